@@ -1,0 +1,142 @@
+#include "autograd/engine.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "tensor/kernels.h"
+
+namespace ropegrad {
+
+std::vector<std::shared_ptr<Node>> topological_order(const std::shared_ptr<Node>& root) {
+  // Iterative depth-first search; a node is emitted after everything it
+  // feeds into, then the list is reversed (deep graphs must not overflow the stack).
+  std::vector<std::shared_ptr<Node>> post_order;
+  std::unordered_set<Node*> visited;
+  std::vector<std::pair<Node*, size_t>> stack;  // node, next edge to explore
+  std::unordered_map<Node*, std::shared_ptr<Node>> owner;
+  visited.insert(root.get());
+  owner[root.get()] = root;
+  stack.emplace_back(root.get(), 0);
+  while (!stack.empty()) {
+    auto& [node, edge] = stack.back();
+    if (edge < node->next.size()) {
+      const std::shared_ptr<Node>& child = node->next[edge++];
+      if (child && visited.insert(child.get()).second) {
+        owner[child.get()] = child;
+        stack.emplace_back(child.get(), 0);
+      }
+      continue;
+    }
+    post_order.push_back(owner[node]);
+    stack.pop_back();
+  }
+  std::reverse(post_order.begin(), post_order.end());
+  return post_order;
+}
+
+namespace {
+
+// Explains a gradient of the wrong shape: the mistakes learners make most.
+std::string shape_hint(const Shape& got, const Shape& want) {
+  Shape reversed(got.rbegin(), got.rend());
+  if (got.size() == 2 && reversed == want) {
+    return " (it looks transposed)";
+  }
+  try {
+    if (broadcast_shapes(want, got, "") == got) {
+      return " (the input was broadcast: sum the gradient back to the input's shape with "
+             "sum_to)";
+    }
+  } catch (const Error&) {
+  }
+  return "";
+}
+
+void accumulate_into_leaf(TensorImpl& leaf, Tensor grad) {
+  if (grad.dtype() != leaf.dtype) grad = kernels::to(grad, leaf.dtype);
+  if (!leaf.grad) {
+    // Keep a private contiguous copy unless this gradient is already one
+    // nobody else can see (the usual case: a fresh result of a kernel).
+    const bool private_buffer =
+        grad.is_contiguous() && grad.storage().use_count() == 1 &&
+        grad.storage()->nbytes() == static_cast<size_t>(grad.numel()) * element_size(grad.dtype());
+    leaf.grad = (private_buffer ? grad.detach() : kernels::clone(grad)).impl_ptr();
+    return;
+  }
+  kernels::binary_(kernels::Binary::Add, Tensor(leaf.grad), grad);
+}
+
+void add_to(std::unordered_map<Node*, Tensor>& grads, Node* node, const Tensor& grad) {
+  auto it = grads.find(node);
+  if (it == grads.end()) {
+    grads.emplace(node, grad);
+  } else {
+    // A tensor used by several ops: its gradients add up.
+    it->second = kernels::binary(kernels::Binary::Add, it->second, grad);
+  }
+}
+
+}  // namespace
+
+void backward(const Tensor& root, const Tensor& grad_in, bool retain_graph) {
+  RG_CHECK(root.requires_grad(), "backward",
+           "the tensor (shape {}) does not require grad and has no grad_fn: nothing to "
+           "differentiate (did you call requires_grad_() on the inputs, or run under no_grad?)",
+           shape_str(root.shape()));
+  Tensor grad = grad_in;
+  if (!grad.defined()) {
+    RG_CHECK(root.numel() == 1, "backward",
+             "grad can be implicitly created only for a one-element output, got shape {}; pass "
+             "the gradient explicitly",
+             shape_str(root.shape()));
+    grad = ones(root.shape(), root.dtype());
+  }
+  RG_CHECK(grad.shape() == root.shape(), "backward",
+           "the gradient has shape {} but the output has shape {}", shape_str(grad.shape()),
+           shape_str(root.shape()));
+  NoGradGuard no_grad;  // backward rules compute plain values (no second-order graph)
+
+  if (root.is_leaf()) {
+    accumulate_into_leaf(root.impl(), grad);
+    return;
+  }
+  std::unordered_map<Node*, Tensor> grads;
+  grads.emplace(root.grad_fn().get(), grad);
+  for (const std::shared_ptr<Node>& node : topological_order(root.grad_fn())) {
+    auto found = grads.find(node.get());
+    if (found == grads.end()) continue;  // no gradient reached this node
+    const Tensor g = std::move(found->second);
+    grads.erase(found);
+    if (node->is_accumulate_grad()) {
+      accumulate_into_leaf(*node->leaf, g);
+      continue;
+    }
+    RG_CHECK(!node->released, "backward",
+             "trying to backward through the graph a second time: '{}' already freed the "
+             "tensors it saved. Pass retain_graph=true to the first backward() if you need a "
+             "second one",
+             node->name);
+    if (auto out = node->output.lock(); out && out->retains_grad) accumulate_into_leaf(*out, g);
+
+    NeedsGrad needs;
+    for (const auto& next : node->next) needs.push_back(next != nullptr);
+    Grads input_grads = node->backward(g, needs);
+    RG_CHECK(input_grads.size() == node->next.size(), "backward",
+             "the backward of '{}' returned {} gradients for {} inputs", node->name,
+             input_grads.size(), node->next.size());
+    for (size_t i = 0; i < input_grads.size(); ++i) {
+      if (!node->next[i] || !input_grads[i].defined()) continue;
+      Tensor gi = input_grads[i];
+      RG_CHECK(gi.shape() == node->input_shapes[i], "backward",
+               "the backward of '{}' returned a gradient of shape {} for input {} of shape {}{}",
+               node->name, shape_str(gi.shape()), i, shape_str(node->input_shapes[i]),
+               shape_hint(gi.shape(), node->input_shapes[i]));
+      if (gi.dtype() != node->input_dtypes[i]) gi = kernels::to(gi, node->input_dtypes[i]);
+      add_to(grads, node->next[i].get(), gi);
+    }
+    if (!retain_graph) node->release();
+  }
+}
+
+}  // namespace ropegrad

@@ -1,0 +1,43 @@
+// Storage: one reference-counted, 64-byte aligned block of memory that any
+// number of tensor views share. It also carries the version counter that
+// autograd uses to detect in-place changes to saved tensors.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace ropegrad {
+
+class Storage {
+ public:
+  // Allocates `nbytes`; zero-filled when `zero` is true.
+  Storage(size_t nbytes, bool zero);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  std::byte* data() { return data_; }
+  const std::byte* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+
+  // Bumped by every in-place op on any view of this storage.
+  uint64_t version() const { return version_; }
+  void bump_version() { ++version_; }
+
+ private:
+  std::byte* data_ = nullptr;
+  size_t nbytes_ = 0;
+  uint64_t version_ = 0;
+};
+
+// Bytes held by live storages, and the most ever held since the last reset:
+// what benchmarks report as memory.
+struct MemoryStats {
+  int64_t current_bytes;
+  int64_t peak_bytes;
+};
+MemoryStats memory_stats();
+void reset_peak_memory();
+
+}  // namespace ropegrad

@@ -91,10 +91,13 @@ void render(const Tensor& t, const Formatter& f, bool summarize, size_t indent, 
   const auto idx = shown(t.shape()[0], summarize);
   // Separator between entries: ", " in the last dim, newlines (one more per
   // level past 2-D) plus indentation elsewhere.
-  const std::string sep = t.dim() == 1
-                              ? std::string(", ")
-                              : "," + std::string(static_cast<size_t>(t.dim() - 1), '\n') +
-                                    std::string(indent + 1, ' ');
+  std::string sep = ",";
+  if (t.dim() == 1) {
+    sep += ' ';
+  } else {
+    sep.append(static_cast<size_t>(t.dim() - 1), '\n');
+    sep.append(indent + 1, ' ');
+  }
   for (size_t k = 0; k < idx.size(); ++k) {
     if (k > 0) out += sep;
     if (idx[k] < 0) {

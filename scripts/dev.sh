@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# ropegrad's set-up-and-run script: installs what is missing, builds, runs.
+#
+#   scripts/dev.sh main            build, then run the main job
+#   scripts/dev.sh test            build, then run the whole test suite
+#   scripts/dev.sh test-sanitize   the suite again, built with ASan + UBSan
+#
+# On Debian 12, missing packages are installed with apt-get when run as root;
+# otherwise the script says what to install and stops.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+jobs=$(nproc 2>/dev/null || echo 2)
+
+packages=(cmake g++ make pkg-config libopenblas-dev libgtest-dev libgmock-dev libfmt-dev libbenchmark-dev)
+
+ensure_packages() {
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
+    echo "dev.sh: installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "dev.sh: missing Debian packages: ${missing[*]}" >&2
+    echo "dev.sh: install them with: sudo apt-get install ${missing[*]}" >&2
+    exit 1
+  fi
+}
+
+# build DIR [extra cmake args...]
+build() {
+  local dir=$1
+  shift
+  cmake -S . -B "$dir" "$@" >/dev/null
+  cmake --build "$dir" -j"$jobs"
+}
+
+case "${1:-}" in
+  main)
+    ensure_packages
+    build build -DCMAKE_BUILD_TYPE=Release
+    ./build/ropegrad gradcheck
+    ;;
+  test)
+    ensure_packages
+    build build -DCMAKE_BUILD_TYPE=Release
+    ctest --test-dir build --output-on-failure -j"$jobs"
+    ;;
+  test-sanitize)
+    ensure_packages
+    # Benchmarks are not tests; skip them in the sanitizer build.
+    build build-sanitize -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
+      -DROPEGRAD_SANITIZE=ON -DROPEGRAD_BENCH=OFF
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      ctest --test-dir build-sanitize --output-on-failure -j"$jobs"
+    ;;
+  *)
+    echo "usage: scripts/dev.sh main | test | test-sanitize" >&2
+    exit 2
+    ;;
+esac

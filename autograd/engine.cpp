@@ -53,13 +53,17 @@ std::string shape_hint(const Shape& got, const Shape& want) {
   return "";
 }
 
+// `grad` is taken by value and should be moved in: when this is the only
+// handle to it and to its memory, the leaf can keep the buffer itself.
 void accumulate_into_leaf(TensorImpl& leaf, Tensor grad) {
   if (grad.dtype() != leaf.dtype) grad = kernels::to(grad, leaf.dtype);
   if (!leaf.grad) {
     // Keep a private contiguous copy unless this gradient is already one
-    // nobody else can see (the usual case: a fresh result of a kernel).
+    // nobody else can see (the usual case: a fresh result of a kernel). A
+    // gradient the caller passed in, or one handed to two inputs (add's
+    // backward returns g for both), has other handles and is copied.
     const bool private_buffer =
-        grad.is_contiguous() && grad.storage().use_count() == 1 &&
+        grad.impl_ptr().use_count() == 1 && grad.storage().use_count() == 1 && grad.is_contiguous() &&
         grad.storage()->nbytes() == static_cast<size_t>(grad.numel()) * element_size(grad.dtype());
     leaf.grad = (private_buffer ? grad.detach() : kernels::clone(grad)).impl_ptr();
     return;
@@ -98,7 +102,7 @@ void backward(const Tensor& root, const Tensor& grad_in, bool retain_graph) {
   NoGradGuard no_grad;  // backward rules compute plain values (no second-order graph)
 
   if (root.is_leaf()) {
-    accumulate_into_leaf(root.impl(), grad);
+    accumulate_into_leaf(root.impl(), std::move(grad));
     return;
   }
   std::unordered_map<Node*, Tensor> grads;
@@ -106,10 +110,10 @@ void backward(const Tensor& root, const Tensor& grad_in, bool retain_graph) {
   for (const std::shared_ptr<Node>& node : topological_order(root.grad_fn())) {
     auto found = grads.find(node.get());
     if (found == grads.end()) continue;  // no gradient reached this node
-    const Tensor g = std::move(found->second);
+    Tensor g = std::move(found->second);
     grads.erase(found);
     if (node->is_accumulate_grad()) {
-      accumulate_into_leaf(*node->leaf, g);
+      accumulate_into_leaf(*node->leaf, std::move(g));
       continue;
     }
     RG_CHECK(!node->released, "backward",

@@ -253,8 +253,10 @@ Tensor log_softmax(const Tensor& t, int64_t dim) {
       }
       T total = 0;
       for (int64_t j = 0; j < n; ++j) total += std::exp(x[j] - m);
-      const T log_total = m + std::log(total);
-      for (int64_t j = 0; j < n; ++j) y[j] = x[j] - log_total;
+      // (x - m) is exact; adding m back to log(total) first would round away
+      // the low bits of large logits.
+      const T log_total = std::log(total);
+      for (int64_t j = 0; j < n; ++j) y[j] = (x[j] - m) - log_total;
     });
   });
 }

@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
 
-packages=(cmake g++ make pkg-config libopenblas-dev libgtest-dev libgmock-dev libfmt-dev libbenchmark-dev)
+packages=(cmake g++ make pkg-config libopenblas-dev libgtest-dev libgmock-dev libfmt-dev libbenchmark-dev python3-numpy)
 
 ensure_packages() {
   local missing=()

@@ -91,6 +91,19 @@ Tensor Tensor::detach() const {
   return from_storage(storage(), shape(), strides(), offset(), dtype());
 }
 
+void Tensor::set_data(const Tensor& other) const {
+  RG_CHECK(is_leaf(), "set_data", "only leaf tensors (parameters, buffers) can have their data replaced");
+  TensorImpl& me = impl();
+  const TensorImpl& src = other.impl();
+  me.storage = src.storage;
+  me.shape = src.shape;
+  me.strides = src.strides;
+  me.offset = src.offset;
+  me.dtype = src.dtype;
+  me.grad.reset();
+  me.grad_accumulator.reset();
+}
+
 namespace detail {
 
 double element_as_double(const Tensor& t, int64_t element_offset) {

@@ -106,6 +106,10 @@ class Tensor {
   bool retains_grad() const { return impl().retains_grad; }
   // Same data, cut from the graph (shares storage and version counter).
   Tensor detach() const;
+  // Points this tensor (and every handle to it) at other's data, shape and
+  // dtype, keeping its autograd identity: how a module's parameters change
+  // dtype in place (Module::to). The old gradient is dropped.
+  void set_data(const Tensor& other) const;
 
   // Version of the underlying storage; in-place ops bump it.
   uint64_t version() const { return impl().storage->version(); }

@@ -1,0 +1,51 @@
+// Standard multi-head attention with RoPE (SPEC.md §4.1).
+#pragma once
+
+#include <memory>
+
+#include "nn/layers.h"
+#include "nn/rope.h"
+
+namespace ropegrad::nn {
+
+// Keys and values of the tokens seen so far, (B, H, L, dh) each, for
+// incremental decoding: each call appends the new tokens' k and v.
+struct KVCache {
+  Tensor k, v;
+  int64_t length() const { return k.defined() ? k.size(2) : 0; }
+  void reset() { k = v = Tensor(); }
+};
+
+// Per-call options of an attention forward.
+struct AttentionCall {
+  Tensor mask;          // bool (true = may attend) or additive float, broadcastable to (B, H, Nq, Nk)
+  bool causal = false;  // query i may attend keys at positions <= its own
+  Tensor positions;     // RoPE positions of the queries/keys, (T) or (B, T); default 0..T-1 (after the cache)
+  KVCache* cache = nullptr;  // self-attention only: append this call's k, v and attend to all
+  Tensor* weights = nullptr;  // receives the attention weights (B, H, Nq, Nk)
+};
+
+class MultiHeadAttention : public Module {
+ public:
+  // rope may be null (no positional rotation); it is shared, not owned.
+  MultiHeadAttention(int64_t d_model, int64_t num_heads, std::shared_ptr<RotaryEmbedding> rope = nullptr,
+                     Generator* gen = nullptr, DType dtype = kDefaultFloat, double dropout = 0.0);
+  std::string type_name() const override { return "MultiHeadAttention"; }
+
+  // Self-attention: x (B, T, D) -> (B, T, D).
+  Tensor forward(const Tensor& x, const AttentionCall& call = {});
+  // Cross-attention: query (B, Nq, D), key and value (B, Nk, D) -> (B, Nq, D);
+  // RoPE positions 0..Nq-1 for queries and 0..Nk-1 for keys.
+  Tensor forward(const Tensor& query, const Tensor& key, const Tensor& value, const AttentionCall& call = {});
+
+  int64_t d_model, num_heads, head_dim;
+  double dropout_p;
+  std::shared_ptr<Linear> q_proj, k_proj, v_proj, o_proj;
+  std::shared_ptr<RotaryEmbedding> rope;
+
+ private:
+  Tensor split_heads(const Tensor& x) const;  // (B, T, D) -> (B, H, T, dh)
+  Tensor merge_heads(const Tensor& x) const;  // (B, H, T, dh) -> (B, T, D)
+};
+
+}  // namespace ropegrad::nn

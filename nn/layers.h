@@ -1,0 +1,53 @@
+// The feed-forward building blocks of CS336 assignment 1 (SPEC.md §2):
+// Linear, Embedding, RMSNorm, SwiGLU.
+#pragma once
+
+#include "nn/functional.h"
+#include "nn/init.h"
+#include "nn/module.h"
+
+namespace ropegrad::nn {
+
+// y = x W^T, no bias; W is (d_out, d_in). x (..., d_in) -> y (..., d_out).
+// W^T is a transposed view: BLAS reads it with a transpose flag.
+class Linear : public Module {
+ public:
+  Linear(int64_t d_in, int64_t d_out, Generator* gen = nullptr, DType dtype = kDefaultFloat);
+  std::string type_name() const override { return "Linear"; }
+  Tensor forward(const Tensor& x) const;
+  Tensor weight;  // (d_out, d_in)
+  int64_t d_in, d_out;
+};
+
+// Rows of a (V, D) table for int64 ids of any shape: (...) -> (..., D).
+class Embedding : public Module {
+ public:
+  Embedding(int64_t num_embeddings, int64_t dim, Generator* gen = nullptr, DType dtype = kDefaultFloat);
+  std::string type_name() const override { return "Embedding"; }
+  Tensor forward(const Tensor& ids) const;
+  Tensor weight;  // (V, D)
+  int64_t num_embeddings, dim;
+};
+
+// y = x / sqrt(mean(x^2) + eps) * g over the last dim; g starts at 1.
+class RMSNorm : public Module {
+ public:
+  explicit RMSNorm(int64_t dim, double eps = 1e-5, DType dtype = kDefaultFloat);
+  std::string type_name() const override { return "RMSNorm"; }
+  Tensor forward(const Tensor& x) const;
+  Tensor weight;  // (D), the gain g
+  double eps;
+};
+
+// FFN(x) = W2 (SiLU(W1 x) * W3 x); W1, W3: (d_ff, D), W2: (D, d_ff).
+class SwiGLU : public Module {
+ public:
+  // d_ff <= 0 picks the default: 8/3 D rounded up to a multiple of 64.
+  SwiGLU(int64_t dim, int64_t d_ff = 0, Generator* gen = nullptr, DType dtype = kDefaultFloat);
+  std::string type_name() const override { return "SwiGLU"; }
+  Tensor forward(const Tensor& x) const;
+  static int64_t default_d_ff(int64_t dim);
+  std::shared_ptr<Linear> w1, w2, w3;
+};
+
+}  // namespace ropegrad::nn

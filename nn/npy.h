@@ -1,0 +1,24 @@
+// NumPy's .npy format (version 1.0/2.0/3.0): the way course material and
+// ropegrad's PyTorch fixtures hand tensors to C++.
+//
+// Layout: magic "\x93NUMPY", major/minor version bytes, a little-endian
+// header length (2 bytes in v1, 4 in v2/v3), a Python-dict header such as
+//   {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
+// padded with spaces to a multiple of 64, then the raw row-major data.
+#pragma once
+
+#include <string>
+
+#include "tensor/tensor.h"
+
+namespace ropegrad::nn {
+
+// Reads float32 ('<f4'), float64 ('<f8'), int64 ('<i8', also '<i4' widened)
+// and bool ('|b1') arrays in C order. A missing, truncated or malformed file
+// is an Error naming the file and what is wrong.
+Tensor load_npy(const std::string& path);
+
+// Writes a tensor as a version 1.0 .npy file.
+void save_npy(const std::string& path, const Tensor& t);
+
+}  // namespace ropegrad::nn

@@ -1,0 +1,390 @@
+// Fused score -> softmax kernels and their backward rules.
+//
+// Shared by all three variants:
+//   forward:  P = softmax_n(S_mn + mask_mn), rows with no allowed key -> 0
+//   backward: dS = P * (dP - sum_n dP P)      (the softmax rule, row by row)
+// then each variant turns dS into gradients of its inputs with GEMMs.
+#include "nn/attention_scores.h"
+
+#include <cmath>
+#include <limits>
+
+#include "tensor/elementwise.h"
+
+namespace ropegrad::nn {
+
+namespace {
+
+using kernels::map_float;
+
+// Geometry shared by the loops: B*H blocks of Nq rows of Nk scores.
+struct Blocks {
+  int64_t b, h, nq, nk;
+};
+
+Blocks check_qk(const Tensor& q, const Tensor& k, const char* op) {
+  RG_CHECK(q.dim() == 4 && k.dim() == 4, op, "expected (B, H, N, dh) inputs, got q {} and k {}", shape_str(q.shape()),
+           shape_str(k.shape()));
+  RG_CHECK(q.size(0) == k.size(0) && q.size(1) == k.size(1) && q.size(3) == k.size(3), op,
+           "q {} and k {} must agree in B, H and dh", shape_str(q.shape()), shape_str(k.shape()));
+  RG_CHECK(q.dtype() == k.dtype() && q.is_floating_point(), op, "q and k must share a float dtype, got {} and {}",
+           dtype_name(q.dtype()), dtype_name(k.dtype()));
+  return {q.size(0), q.size(1), q.size(2), k.size(2)};
+}
+
+// The mask as an additive float tensor broadcast (stride 0) to the scores'
+// shape, or undefined when there is none.
+Tensor additive_mask(const ScoreMask& m, const Blocks& g, DType dtype, const char* op) {
+  if (!m.mask.defined()) return Tensor();
+  const Shape scores{g.b, g.h, g.nq, g.nk};
+  RG_CHECK(broadcast_shapes(scores, m.mask.shape(), op) == scores, op,
+           "mask of shape {} does not broadcast to the scores' shape {} (B, H, Nq, Nk)", shape_str(m.mask.shape()),
+           shape_str(scores));
+  Tensor add;
+  if (m.mask.dtype() == DType::Bool) {
+    add = kernels::where(m.mask, zeros({}, dtype), full({}, -std::numeric_limits<double>::infinity(), dtype));
+  } else {
+    RG_CHECK(m.mask.is_floating_point(), op, "mask must be bool or float, got {}", dtype_name(m.mask.dtype()));
+    add = kernels::to(m.mask, dtype);
+  }
+  return kernels::expand(add, scores);
+}
+
+// Mask element [b, h, m, n] of an expanded 4-D view.
+struct MaskView {
+  const std::byte* base = nullptr;
+  int64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;  // element strides
+  explicit MaskView(const Tensor& t) {
+    if (!t.defined()) return;
+    base = t.raw_data();
+    s0 = t.stride(0), s1 = t.stride(1), s2 = t.stride(2), s3 = t.stride(3);
+  }
+  template <typename T>
+  const T* row(int64_t b, int64_t h, int64_t m) const {
+    return reinterpret_cast<const T*>(base) + b * s0 + h * s1 + m * s2;
+  }
+};
+
+// Turns every row of `p` (which holds raw scores, already written by
+// score_row) into probabilities: adds the mask, applies causality, softmax.
+template <typename T, typename ScoreRow>
+void scores_to_probs(T* p, const Blocks& g, const Tensor& add_mask, const ScoreMask& m, ScoreRow score_row) {
+  const MaskView mask(add_mask);
+  const T neg_inf = -std::numeric_limits<T>::infinity();
+  for (int64_t b = 0; b < g.b; ++b) {
+    for (int64_t h = 0; h < g.h; ++h) {
+      for (int64_t i = 0; i < g.nq; ++i) {
+        T* row = p + ((b * g.h + h) * g.nq + i) * g.nk;
+        score_row(b, h, i, row);
+        if (mask.base != nullptr) {
+          const T* mr = mask.row<T>(b, h, i);
+          for (int64_t j = 0; j < g.nk; ++j) row[j] += mr[j * mask.s3];
+        }
+        int64_t allowed = g.nk;
+        if (m.causal) allowed = std::clamp<int64_t>(i + m.causal_offset + 1, 0, g.nk);
+        T max = neg_inf;
+        for (int64_t j = 0; j < allowed; ++j) max = std::max(max, row[j]);
+        if (max == neg_inf) {  // no allowed key: zeros, not NaN
+          std::fill(row, row + g.nk, T(0));
+          continue;
+        }
+        T total = 0;
+        for (int64_t j = 0; j < allowed; ++j) total += (row[j] = std::exp(row[j] - max));
+        const T inv = T(1) / total;
+        for (int64_t j = 0; j < allowed; ++j) row[j] *= inv;
+        std::fill(row + allowed, row + g.nk, T(0));
+      }
+    }
+  }
+}
+
+// dS = P * (dP - rowsum(dP * P)), a new (B, H, Nq, Nk) tensor.
+Tensor softmax_grad(const Tensor& p, const Tensor& dp_in) {
+  const Tensor dp = kernels::contiguous(dp_in);
+  Tensor ds = Tensor::empty(p.shape(), p.dtype());
+  const int64_t nk = p.size(-1), rows = nk == 0 ? 0 : p.numel() / nk;
+  dispatch_floating(p.dtype(), "attention", [&](auto tag) {
+    using T = decltype(tag);
+    const T* pp = p.data_ptr<T>();
+    const T* g = dp.data_ptr<T>();
+    T* d = ds.data_ptr<T>();
+    for (int64_t r = 0; r < rows; ++r) {
+      const T* pr = pp + r * nk;
+      const T* gr = g + r * nk;
+      T dot = 0;
+      for (int64_t j = 0; j < nk; ++j) dot += pr[j] * gr[j];
+      T* dr = d + r * nk;
+      for (int64_t j = 0; j < nk; ++j) dr[j] = pr[j] * (gr[j] - dot);
+    }
+  });
+  return ds;
+}
+
+Tensor transposed(const Tensor& t) { return kernels::transpose(t, -2, -1); }
+
+// Squared norms of the rows: (B, H, N, dh) -> (B, H, N) as a contiguous tensor.
+Tensor row_norms(const Tensor& x) {
+  return kernels::reduce(kernels::Reduce::Sum, map_float(x, [](auto v) { return v * v; }), {-1}, false);
+}
+
+}  // namespace
+
+// ---- standard: S = scale q k^T ------------------------------------------------------
+//   dq = scale dS k,   dk = scale dS^T q
+
+Tensor dot_attention_probs(const Tensor& q_in, const Tensor& k_in, double scale, const ScoreMask& mask) {
+  const char* op = "dot_attention";
+  const Blocks g = check_qk(q_in, k_in, op);
+  const Tensor q = kernels::contiguous(q_in), k = kernels::contiguous(k_in);
+  const Tensor add = additive_mask(mask, g, q.dtype(), op);
+  Tensor p = kernels::matmul(q, transposed(k));  // raw q.k, becomes P in place
+  dispatch_floating(q.dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    const T s = static_cast<T>(scale);
+    scores_to_probs<T>(p.data_ptr<T>(), g, add, mask, [&](int64_t, int64_t, int64_t, T* row) {
+      for (int64_t j = 0; j < g.nk; ++j) row[j] *= s;
+    });
+  });
+  if (needs_grad({&q_in, &k_in})) {
+    attach_node(p, op, {q_in, k_in},
+                [sq = SavedTensor(q, op), sk = SavedTensor(k, op), sp = SavedTensor(p, op), scale](
+                    const Tensor& dp, const NeedsGrad& needs) -> Grads {
+                  const Tensor ds = softmax_grad(sp.unpack(), dp);
+                  const auto scaled = [scale](auto v) { return v * scale; };
+                  Grads grads(2);
+                  if (needs[0]) grads[0] = map_float(kernels::matmul(ds, sk.unpack()), scaled);
+                  if (needs[1]) grads[1] = map_float(kernels::matmul(transposed(ds), sq.unpack()), scaled);
+                  return grads;
+                });
+  }
+  return p;
+}
+
+// ---- squared distance: S = -|a_m - b_n|^2 / (tau + eps) ---------------------------------
+//
+// The W2 score is this distance on augmented vectors: with
+//   a = [mu_q, c sigma_q],  b = [mu_k, c sigma_k]   (c = sqrt(dh) for scalar sigma, 1 for vector),
+// |a - b|^2 = |mu_q - mu_k|^2 + D_sigma^2, computed as |a|^2 + |b|^2 - 2 a.b (one GEMM).
+// With D2 = |a - b|^2 and dD2 = -dS / (tau + eps):
+//   da_m = 2 a_m sum_n dD2_mn - 2 sum_n dD2_mn b_n      (a GEMM: dD2 b)
+//   db_n = 2 b_n sum_m dD2_mn - 2 sum_m dD2_mn a_m      (a GEMM: dD2^T a)
+//   dtau = sum dS * dS/dtau = -1/(tau + eps) sum dS * S,
+// and since S = log P + LSE_m - mask and sum_n dS_mn = 0, sum dS * S = sum dS * (log P - mask)
+// over the entries with P > 0: P is all we need to keep.
+
+namespace {
+Tensor distance_attention_probs(const Tensor& a_in, const Tensor& b_in, const Tensor& tau, const ScoreMask& mask,
+                                double eps) {
+  const char* op = "w2_attention";
+  const Blocks g = check_qk(a_in, b_in, op);
+  RG_CHECK(tau.dim() == 1 && tau.size(0) == g.h && tau.dtype() == a_in.dtype(), op,
+           "tau must be ({}) of dtype {}, got shape {} of {}", g.h, dtype_name(a_in.dtype()), shape_str(tau.shape()),
+           dtype_name(tau.dtype()));
+  const Tensor a = kernels::contiguous(a_in), b = kernels::contiguous(b_in);
+  const Tensor tau_c = kernels::contiguous(tau);
+  const Tensor add = additive_mask(mask, g, a.dtype(), op);
+  const Tensor na = row_norms(a), nb = row_norms(b);  // (B, H, Nq), (B, H, Nk)
+  Tensor p = kernels::matmul(a, transposed(b));        // a.b, becomes P in place
+  dispatch_floating(a.dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    const T* pa = na.data_ptr<T>();
+    const T* pb = nb.data_ptr<T>();
+    const T* t = tau_c.data_ptr<T>();
+    for (int64_t h = 0; h < g.h; ++h) {
+      RG_CHECK(t[h] > 0 && std::isfinite(t[h]), op, "temperature tau[{}] = {} must be positive and finite", h, t[h]);
+    }
+    scores_to_probs<T>(p.data_ptr<T>(), g, add, mask, [&](int64_t bi, int64_t h, int64_t i, T* row) {
+      const T inv = T(1) / (t[h] + static_cast<T>(eps));
+      const T ai = pa[(bi * g.h + h) * g.nq + i];
+      const T* bn = pb + (bi * g.h + h) * g.nk;
+      for (int64_t j = 0; j < g.nk; ++j) row[j] = -(ai + bn[j] - 2 * row[j]) * inv;
+    });
+  });
+  if (needs_grad({&a_in, &b_in, &tau})) {
+    attach_node(
+        p, op, {a_in, b_in, tau},
+        [sa = SavedTensor(a, op), sb = SavedTensor(b, op), st = SavedTensor(tau_c, op), sp = SavedTensor(p, op),
+         sm = SavedTensor(add, op), g, eps](const Tensor& dp, const NeedsGrad& needs) -> Grads {
+          const Tensor pv = sp.unpack(), av = sa.unpack(), bv = sb.unpack(), tv = st.unpack();
+          const Tensor addv = sm.defined() ? sm.unpack() : Tensor();
+          Tensor dd2 = softmax_grad(pv, dp);  // dS, turned into dD2 in place below
+          Tensor dtau = Tensor::zeros_of({g.h}, DType::Float64);
+          dispatch_floating(pv.dtype(), "w2_attention", [&](auto tag) {
+            using T = decltype(tag);
+            const MaskView mv(addv);
+            const T* pp = pv.data_ptr<T>();
+            const T* t = tv.data_ptr<T>();
+            T* d = dd2.data_ptr<T>();
+            double* dt = dtau.data_ptr<double>();
+            for (int64_t bi = 0; bi < g.b; ++bi) {
+              for (int64_t h = 0; h < g.h; ++h) {
+                const double inv = 1.0 / (static_cast<double>(t[h]) + eps);
+                double ds_dot_s = 0;
+                for (int64_t i = 0; i < g.nq; ++i) {
+                  const int64_t at = ((bi * g.h + h) * g.nq + i) * g.nk;
+                  const T* mr = mv.base != nullptr ? mv.row<T>(bi, h, i) : nullptr;
+                  for (int64_t j = 0; j < g.nk; ++j) {
+                    if (pp[at + j] > 0) {
+                      const double s = std::log(static_cast<double>(pp[at + j])) - (mr ? static_cast<double>(mr[j * mv.s3]) : 0.0);
+                      ds_dot_s += static_cast<double>(d[at + j]) * s;
+                    }
+                    d[at + j] = static_cast<T>(-d[at + j] * inv);  // dD2 = -dS / (tau + eps)
+                  }
+                }
+                dt[h] += -inv * ds_dot_s;
+              }
+            }
+          });
+          // Row and column sums of dD2, shaped to broadcast against a and b.
+          const Tensor row_sum = kernels::reduce(kernels::Reduce::Sum, dd2, {-1}, true);  // (B, H, Nq, 1)
+          const Tensor col_sum = kernels::transpose(kernels::reduce(kernels::Reduce::Sum, dd2, {-2}, true), -2, -1);
+          const auto two_x_s_minus_two_m = [](auto x, auto s, auto m) { return 2 * x * s - 2 * m; };
+          Grads grads(3);
+          if (needs[0]) grads[0] = map_float(av, row_sum, kernels::matmul(dd2, bv), two_x_s_minus_two_m);
+          if (needs[1]) grads[1] = map_float(bv, col_sum, kernels::matmul(transposed(dd2), av), two_x_s_minus_two_m);
+          if (needs[2]) grads[2] = kernels::to(dtau, tv.dtype());
+          return grads;
+        });
+  }
+  return p;
+}
+}  // namespace
+
+Tensor w2_attention_probs(const Tensor& mu_q, const Tensor& mu_k, const Tensor& sigma_q, const Tensor& sigma_k,
+                          const Tensor& tau, const ScoreMask& mask, double eps) {
+  const char* op = "w2_attention";
+  const Blocks g = check_qk(mu_q, mu_k, op);
+  const int64_t dh = mu_q.size(3);
+  const bool scalar = sigma_q.dim() == 3;
+  const Shape want_q = scalar ? Shape{g.b, g.h, g.nq} : Shape{g.b, g.h, g.nq, dh};
+  const Shape want_k = scalar ? Shape{g.b, g.h, g.nk} : Shape{g.b, g.h, g.nk, dh};
+  RG_CHECK(sigma_q.shape() == want_q && sigma_k.shape() == want_k, op,
+           "sigma_q {} and sigma_k {} must be {} and {} ({} sigma)", shape_str(sigma_q.shape()),
+           shape_str(sigma_k.shape()), shape_str(want_q), shape_str(want_k), scalar ? "scalar" : "vector");
+  // Augment: dh (s_q - s_k)^2 = (sqrt(dh) s_q - sqrt(dh) s_k)^2, one extra column.
+  const Tensor sq = scalar ? unsqueeze(sigma_q, -1) * std::sqrt(static_cast<double>(dh)) : sigma_q;
+  const Tensor sk = scalar ? unsqueeze(sigma_k, -1) * std::sqrt(static_cast<double>(dh)) : sigma_k;
+  return distance_attention_probs(cat({mu_q, sq}, -1), cat({mu_k, sk}, -1), tau, mask, eps);
+}
+
+// ---- triple product: S = -scale det G ------------------------------------------------------
+//
+// det G = qq kk rr + 2 qk kr rq - qq kr^2 - kk rq^2 - rr qk^2, where qq, rr, rq
+// belong to query i, kk to key j, and qk = q_i.k_j, kr = r_i.k_j (two GEMMs).
+// With dG = -scale dS, the partial derivatives of det G give
+//   A  = dG (2 kr rq - 2 rr qk)    (gradient w.r.t. the qk matrix)
+//   Bm = dG (2 qk rq - 2 qq kr)    (w.r.t. the kr matrix)
+//   dqq_i = sum_j dG (kk rr - kr^2),  drr_i = sum_j dG (qq kk - qk^2),
+//   drq_i = sum_j dG (2 qk kr - 2 kk rq),  dkk_j = sum_i dG (qq rr - rq^2)
+// and, as qq = q.q etc.,
+//   dq = A k + 2 dqq q + drq r,   dr = Bm k + 2 drr r + drq q,   dk = A^T q + Bm^T r + 2 dkk k.
+// qk and kr are recomputed in the backward (two GEMMs) rather than kept.
+
+Tensor triple_attention_probs(const Tensor& q_in, const Tensor& k_in, const Tensor& r_in, double scale,
+                              const ScoreMask& mask) {
+  const char* op = "triple_attention";
+  const Blocks g = check_qk(q_in, k_in, op);
+  RG_CHECK(r_in.shape() == q_in.shape() && r_in.dtype() == q_in.dtype(), op, "r {} must match q {}",
+           shape_str(r_in.shape()), shape_str(q_in.shape()));
+  const Tensor q = kernels::contiguous(q_in), k = kernels::contiguous(k_in), r = kernels::contiguous(r_in);
+  const Tensor add = additive_mask(mask, g, q.dtype(), op);
+  const Tensor qq = row_norms(q), rr = row_norms(r), kk = row_norms(k);
+  const Tensor rq = kernels::reduce(kernels::Reduce::Sum, map_float(r, q, [](auto x, auto y) { return x * y; }), {-1}, false);
+  Tensor p = kernels::matmul(q, transposed(k));       // qk, becomes P in place
+  const Tensor kr = kernels::matmul(r, transposed(k));  // (B, H, Nq, Nk), freed after the forward
+  dispatch_floating(q.dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    const T* pqq = qq.data_ptr<T>();
+    const T* prr = rr.data_ptr<T>();
+    const T* prq = rq.data_ptr<T>();
+    const T* pkk = kk.data_ptr<T>();
+    const T* pkr = kr.data_ptr<T>();
+    const T s = static_cast<T>(scale);
+    scores_to_probs<T>(p.data_ptr<T>(), g, add, mask, [&](int64_t bi, int64_t h, int64_t i, T* row) {
+      const int64_t qi = (bi * g.h + h) * g.nq + i;
+      const T a = pqq[qi], c = prr[qi], e = prq[qi];
+      const T* kkb = pkk + (bi * g.h + h) * g.nk;
+      const T* krr = pkr + qi * g.nk;
+      for (int64_t j = 0; j < g.nk; ++j) {
+        const T qk = row[j], krj = krr[j], kkj = kkb[j];
+        const T det = a * kkj * c + 2 * qk * krj * e - a * krj * krj - kkj * e * e - c * qk * qk;
+        row[j] = -det * s;
+      }
+    });
+  });
+  if (needs_grad({&q_in, &k_in, &r_in})) {
+    attach_node(
+        p, op, {q_in, k_in, r_in},
+        [sq = SavedTensor(q, op), sk = SavedTensor(k, op), sr = SavedTensor(r, op), sp = SavedTensor(p, op), g, scale](
+            const Tensor& dp, const NeedsGrad& needs) -> Grads {
+          const Tensor qv = sq.unpack(), kv = sk.unpack(), rv = sr.unpack();
+          Tensor a_mat = softmax_grad(sp.unpack(), dp);          // dS, becomes A in place
+          const Tensor qk = kernels::matmul(qv, transposed(kv));  // recomputed
+          const Tensor kr = kernels::matmul(rv, transposed(kv));
+          Tensor b_mat = Tensor::empty(a_mat.shape(), a_mat.dtype());
+          const Tensor qq = row_norms(qv), rr = row_norms(rv), kk = row_norms(kv);
+          const Tensor rq =
+              kernels::reduce(kernels::Reduce::Sum, map_float(rv, qv, [](auto x, auto y) { return x * y; }), {-1}, false);
+          Tensor dqq = Tensor::zeros_of(qq.shape(), qq.dtype()), drr = Tensor::zeros_of(qq.shape(), qq.dtype());
+          Tensor drq = Tensor::zeros_of(qq.shape(), qq.dtype()), dkk = Tensor::zeros_of(kk.shape(), kk.dtype());
+          dispatch_floating(qv.dtype(), "triple_attention", [&](auto tag) {
+            using T = decltype(tag);
+            T* am = a_mat.data_ptr<T>();
+            T* bm = b_mat.data_ptr<T>();
+            const T *pqk = qk.data_ptr<T>(), *pkr = kr.data_ptr<T>();
+            const T *pqq = qq.data_ptr<T>(), *prr = rr.data_ptr<T>(), *prq = rq.data_ptr<T>(), *pkk = kk.data_ptr<T>();
+            T *gqq = dqq.data_ptr<T>(), *grr = drr.data_ptr<T>(), *grq = drq.data_ptr<T>(), *gkk = dkk.data_ptr<T>();
+            const T s = static_cast<T>(scale);
+            for (int64_t bi = 0; bi < g.b; ++bi) {
+              for (int64_t h = 0; h < g.h; ++h) {
+                const int64_t kb = (bi * g.h + h) * g.nk;
+                for (int64_t i = 0; i < g.nq; ++i) {
+                  const int64_t qi = (bi * g.h + h) * g.nq + i;
+                  const T qqi = pqq[qi], rri = prr[qi], rqi = prq[qi];
+                  T sum_qq = 0, sum_rr = 0, sum_rq = 0;
+                  for (int64_t j = 0; j < g.nk; ++j) {
+                    const int64_t at = qi * g.nk + j;
+                    const T dg = -s * am[at];
+                    const T qkv = pqk[at], krv = pkr[at], kkj = pkk[kb + j];
+                    am[at] = dg * (2 * krv * rqi - 2 * rri * qkv);
+                    bm[at] = dg * (2 * qkv * rqi - 2 * qqi * krv);
+                    sum_qq += dg * (kkj * rri - krv * krv);
+                    sum_rr += dg * (qqi * kkj - qkv * qkv);
+                    sum_rq += dg * (2 * qkv * krv - 2 * kkj * rqi);
+                    gkk[kb + j] += dg * (qqi * rri - rqi * rqi);
+                  }
+                  gqq[qi] = sum_qq;
+                  grr[qi] = sum_rr;
+                  grq[qi] = sum_rq;
+                }
+              }
+            }
+          });
+          const Tensor dqq_c = kernels::unsqueeze(dqq, -1), drr_c = kernels::unsqueeze(drr, -1);
+          const Tensor drq_c = kernels::unsqueeze(drq, -1), dkk_c = kernels::unsqueeze(dkk, -1);
+          Grads grads(3);
+          // dq = A k + 2 dqq q + drq r
+          if (needs[0]) {
+            grads[0] = map_float(kernels::matmul(a_mat, kv), map_float(qv, dqq_c, [](auto x, auto d) { return 2 * d * x; }),
+                                 map_float(rv, drq_c, [](auto x, auto d) { return d * x; }),
+                                 [](auto m, auto u, auto w) { return m + u + w; });
+          }
+          // dk = A^T q + Bm^T r + 2 dkk k
+          if (needs[1]) {
+            grads[1] = map_float(kernels::matmul(transposed(a_mat), qv), kernels::matmul(transposed(b_mat), rv),
+                                 map_float(kv, dkk_c, [](auto x, auto d) { return 2 * d * x; }),
+                                 [](auto m, auto u, auto w) { return m + u + w; });
+          }
+          // dr = Bm k + 2 drr r + drq q
+          if (needs[2]) {
+            grads[2] = map_float(kernels::matmul(b_mat, kv), map_float(rv, drr_c, [](auto x, auto d) { return 2 * d * x; }),
+                                 map_float(qv, drq_c, [](auto x, auto d) { return d * x; }),
+                                 [](auto m, auto u, auto w) { return m + u + w; });
+          }
+          return grads;
+        });
+  }
+  return p;
+}
+
+}  // namespace ropegrad::nn

@@ -44,11 +44,23 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   RG_CHECK(a.dim() >= 1 && b.dim() >= 1, "matmul",
            "both arguments need at least 1 dimension, got shapes {} and {}", shape_str(a.shape()),
            shape_str(b.shape()));
+  // Checked here, on the caller's shapes, before the vector cases add dims.
+  const int64_t k_a = a.size(-1), k_b = b.dim() == 1 ? b.size(0) : b.size(-2);
+  RG_CHECK(k_a == k_b, "matmul", "shapes {} and {} cannot be multiplied ({} != {})", shape_str(a.shape()),
+           shape_str(b.shape()), k_a, k_b);
+  if (a.dim() > 2 || b.dim() > 2) {
+    const Shape batch_a(a.shape().begin(), a.shape().end() - std::min<int64_t>(a.dim(), 2));
+    const Shape batch_b(b.shape().begin(), b.shape().end() - std::min<int64_t>(b.dim(), 2));
+    try {
+      broadcast_shapes(batch_a, batch_b, "matmul");
+    } catch (const Error&) {
+      fail("matmul", "the batch dims of shapes {} and {} cannot be broadcast together ({} vs {})",
+           shape_str(a.shape()), shape_str(b.shape()), shape_str(batch_a), shape_str(batch_b));
+    }
+  }
   // torch.matmul's vector rules: a 1-D left operand is a row, a 1-D right
   // operand a column; the added dim is removed from the result.
   if (a.dim() == 1 && b.dim() == 1) {
-    RG_CHECK(a.shape()[0] == b.shape()[0], "matmul", "shapes {} and {} cannot be multiplied ({} != {})",
-             shape_str(a.shape()), shape_str(b.shape()), a.shape()[0], b.shape()[0]);
     return reshape(matmul_nd(unsqueeze(a, 0), unsqueeze(b, 1)), {});
   }
   if (a.dim() == 1) return squeeze(matmul_nd(unsqueeze(a, 0), b), -2);

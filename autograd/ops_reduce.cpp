@@ -121,10 +121,10 @@ std::pair<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim) {
   return extremum_along(x, dim, keepdim, false);
 }
 Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) {
-  return kernels::max_along(x, dim, keepdim, true).second;
+  return kernels::max_along(x, dim, keepdim, true, "argmax").second;
 }
 Tensor argmin(const Tensor& x, int64_t dim, bool keepdim) {
-  return kernels::max_along(x, dim, keepdim, false).second;
+  return kernels::max_along(x, dim, keepdim, false, "argmin").second;
 }
 
 // logsumexp(x) = m + log(sum(exp(x - m))) with m the max (no overflow);

@@ -17,14 +17,14 @@ MultiHeadAttention::MultiHeadAttention(int64_t d_model_, int64_t num_heads_, std
   o_proj = register_module("o_proj", std::make_shared<Linear>(d_model, d_model, gen, dtype));
 }
 
-Tensor MultiHeadAttention::split_heads(const Tensor& x) const {
+Tensor split_heads(const Tensor& x, int64_t num_heads) {
   const int64_t b = x.size(0), t = x.size(1);
-  return transpose(view(x, {b, t, num_heads, head_dim}), 1, 2);  // a view: (B, H, T, dh)
+  return transpose(view(x, {b, t, num_heads, x.size(2) / num_heads}), 1, 2);  // a view: (B, H, T, dh)
 }
 
-Tensor MultiHeadAttention::merge_heads(const Tensor& x) const {
+Tensor merge_heads(const Tensor& x) {
   const int64_t b = x.size(0), t = x.size(2);
-  return reshape(transpose(x, 1, 2), {b, t, d_model});  // (B, T, H, dh) -> (B, T, D)
+  return reshape(transpose(x, 1, 2), {b, t, x.size(1) * x.size(3)});  // (B, T, H, dh) -> (B, T, D)
 }
 
 Tensor MultiHeadAttention::forward(const Tensor& x, const AttentionCall& call) {
@@ -33,10 +33,10 @@ Tensor MultiHeadAttention::forward(const Tensor& x, const AttentionCall& call) {
   const int64_t t = x.size(1);
   const int64_t past = call.cache != nullptr ? call.cache->length() : 0;
   Tensor positions = call.positions;
-  if (!positions.defined() && past > 0) positions = arange(static_cast<double>(past), static_cast<double>(past + t));
-  Tensor q = split_heads(q_proj->forward(x));  // (B, H, T, dh)
-  Tensor k = split_heads(k_proj->forward(x));
-  Tensor v = split_heads(v_proj->forward(x));
+  if (!positions.defined() && past > 0) positions = arange(past, past + t);
+  Tensor q = split_heads(q_proj->forward(x), num_heads);  // (B, H, T, dh)
+  Tensor k = split_heads(k_proj->forward(x), num_heads);
+  Tensor v = split_heads(v_proj->forward(x), num_heads);
   if (rope) {
     q = rope->forward(q, positions, /*is_key=*/false);
     k = rope->forward(k, positions, /*is_key=*/true);
@@ -71,9 +71,9 @@ Tensor MultiHeadAttention::forward(const Tensor& query, const Tensor& key, const
            "MultiHeadAttention", "cross-attention shapes disagree: query {}, key {}, value {}",
            shape_str(query.shape()), shape_str(key.shape()), shape_str(value.shape()));
   RG_CHECK(call.cache == nullptr, "MultiHeadAttention", "the key/value cache is for self-attention only");
-  Tensor q = split_heads(q_proj->forward(query));  // (B, H, Nq, dh)
-  Tensor k = split_heads(k_proj->forward(key));    // (B, H, Nk, dh)
-  Tensor v = split_heads(v_proj->forward(value));
+  Tensor q = split_heads(q_proj->forward(query), num_heads);  // (B, H, Nq, dh)
+  Tensor k = split_heads(k_proj->forward(key), num_heads);    // (B, H, Nk, dh)
+  Tensor v = split_heads(v_proj->forward(value), num_heads);
   if (rope) {
     q = rope->forward(q, Tensor(), false);  // positions 0..Nq-1
     k = rope->forward(k, Tensor(), true);   // positions 0..Nk-1

@@ -25,7 +25,18 @@ struct AttentionCall {
   Tensor* weights = nullptr;  // receives the attention weights (B, H, Nq, Nk)
 };
 
-class MultiHeadAttention : public Module {
+// What a transformer block needs of its attention: x (B, T, D) -> (B, T, D).
+// The three variants (standard, W2, triple product) implement it.
+class AttentionLayer : public Module {
+ public:
+  virtual Tensor forward(const Tensor& x, const AttentionCall& call = {}) = 0;
+};
+
+// Splits (B, T, D) into heads (B, H, T, dh) as a view, and merges them back.
+Tensor split_heads(const Tensor& x, int64_t num_heads);
+Tensor merge_heads(const Tensor& x);
+
+class MultiHeadAttention : public AttentionLayer {
  public:
   // rope may be null (no positional rotation); it is shared, not owned.
   MultiHeadAttention(int64_t d_model, int64_t num_heads, std::shared_ptr<RotaryEmbedding> rope = nullptr,
@@ -33,7 +44,7 @@ class MultiHeadAttention : public Module {
   std::string type_name() const override { return "MultiHeadAttention"; }
 
   // Self-attention: x (B, T, D) -> (B, T, D).
-  Tensor forward(const Tensor& x, const AttentionCall& call = {});
+  Tensor forward(const Tensor& x, const AttentionCall& call = {}) override;
   // Cross-attention: query (B, Nq, D), key and value (B, Nk, D) -> (B, Nq, D);
   // RoPE positions 0..Nq-1 for queries and 0..Nk-1 for keys.
   Tensor forward(const Tensor& query, const Tensor& key, const Tensor& value, const AttentionCall& call = {});
@@ -42,10 +53,6 @@ class MultiHeadAttention : public Module {
   double dropout_p;
   std::shared_ptr<Linear> q_proj, k_proj, v_proj, o_proj;
   std::shared_ptr<RotaryEmbedding> rope;
-
- private:
-  Tensor split_heads(const Tensor& x) const;  // (B, T, D) -> (B, H, T, dh)
-  Tensor merge_heads(const Tensor& x) const;  // (B, H, T, dh) -> (B, T, D)
 };
 
 }  // namespace ropegrad::nn

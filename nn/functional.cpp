@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "nn/attention_scores.h"
 #include "tensor/elementwise.h"
 
 namespace ropegrad::nn {
@@ -228,17 +229,32 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
            shape_str(v.shape()));
   const int64_t nq = q.size(-2), nk = k.size(-2);
   const double scale = o.scale.value_or(1.0 / std::sqrt(static_cast<double>(q.size(-1))));
-  // scores (B, H, Nq, Nk); k^T is a view, passed to BLAS as a transpose flag.
+  if (o.mask.defined()) {
+    Shape scores_shape = broadcast_shapes(Shape(q.shape().begin(), q.shape().end() - 2),
+                                          Shape(k.shape().begin(), k.shape().end() - 2), op);
+    scores_shape.insert(scores_shape.end(), {nq, nk});
+    RG_CHECK(broadcast_shapes(scores_shape, o.mask.shape(), op) == scores_shape, op,
+             "mask of shape {} does not broadcast to the scores' shape {} (B, H, Nq, Nk)", shape_str(o.mask.shape()),
+             shape_str(scores_shape));
+    RG_CHECK(o.mask.dtype() == DType::Bool || o.mask.is_floating_point(), op, "mask must be bool or float, got {}",
+             dtype_name(o.mask.dtype()));
+  }
+  if (q.dim() == 4 && k.dim() == 4 && !(o.mask.defined() && o.mask.requires_grad())) {
+    // The usual (B, H, N, dh) case: one fused kernel builds the scores in the
+    // probabilities' buffer (nn/attention_scores.cpp); only P is kept for backward.
+    // (A float mask that wants a gradient takes the path of separate ops below.)
+    Tensor p = dot_attention_probs(q, k, scale, ScoreMask{o.mask, o.causal, o.causal_offset});
+    p = dropout(p, o.dropout_p, o.training, o.generator);
+    if (weights != nullptr) *weights = p;  // as torch 1.13: the weights that multiplied v
+    return matmul(p, v);
+  }
+  // Any other rank: the same computation from separate ops.
+  // scores (..., Nq, Nk); k^T is a view, passed to BLAS as a transpose flag.
   Tensor scores = mul(matmul(q, transpose(k, -2, -1)), scale);
   if (o.mask.defined()) {
-    const Shape& ms = o.mask.shape();
-    RG_CHECK(broadcast_shapes(scores.shape(), ms, op) == scores.shape(), op,
-             "mask of shape {} does not broadcast to the scores' shape {} (B, H, Nq, Nk)", shape_str(ms),
-             shape_str(scores.shape()));
     if (o.mask.dtype() == DType::Bool) {
       scores = masked_fill(scores, logical_not(o.mask), -std::numeric_limits<double>::infinity());
     } else {
-      RG_CHECK(o.mask.is_floating_point(), op, "mask must be bool or float, got {}", dtype_name(o.mask.dtype()));
       scores = add(scores, kernels::to(o.mask, scores.dtype()));
     }
   }
@@ -246,9 +262,8 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
     const Tensor allowed = kernels::tril(ones({nq, nk}, DType::Bool), o.causal_offset);
     scores = masked_fill(scores, logical_not(allowed), -std::numeric_limits<double>::infinity());
   }
-  Tensor p = softmax(scores, -1);  // a row of all -inf gives zeros
+  Tensor p = dropout(softmax(scores, -1), o.dropout_p, o.training, o.generator);  // a row of all -inf gives zeros
   if (weights != nullptr) *weights = p;
-  p = dropout(p, o.dropout_p, o.training, o.generator);
   return matmul(p, v);
 }
 

@@ -1,6 +1,7 @@
 #include "nn/module.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 namespace ropegrad::nn {
 
@@ -45,8 +46,15 @@ void Module::collect(const std::string& prefix, std::vector<std::pair<std::strin
 }
 
 std::vector<std::pair<std::string, Tensor>> Module::named_parameters() const {
+  std::vector<std::pair<std::string, Tensor>> all;
+  collect("", &all, nullptr, false);
+  // A tensor registered twice (tied weights) is listed once, under its first
+  // name, as torch does: an optimizer must not step it twice.
   std::vector<std::pair<std::string, Tensor>> out;
-  collect("", &out, nullptr, false);
+  std::unordered_set<const TensorImpl*> seen;
+  for (auto& entry : all) {
+    if (seen.insert(&entry.second.impl()).second) out.push_back(std::move(entry));
+  }
   return out;
 }
 
@@ -82,7 +90,10 @@ void Module::to(DType dtype) {
   std::vector<std::pair<std::string, Tensor>> all;
   collect("", &all, &all, false);
   for (auto& [name, t] : all) {
-    if (t.is_floating_point() && t.dtype() != dtype) t.set_data(kernels::to(t, dtype));
+    if (!t.is_floating_point() || t.dtype() == dtype) continue;
+    const Tensor grad = t.grad();  // set_data drops it; convert it too, as torch's m.double() does
+    t.set_data(kernels::to(t, dtype));
+    if (grad.defined()) t.set_grad(kernels::to(grad, dtype));
   }
 }
 

@@ -71,10 +71,18 @@ Tensor load_npy(const std::string& path) {
   else fail("load_npy", "'{}': unsupported dtype '{}' (expected <f4, <f8, <i8, <i4 or |b1)", path, descr);
 
   const size_t data_start = header_start + header_len;
-  const size_t count = static_cast<size_t>(numel_of(shape));
-  RG_CHECK(bytes.size() - data_start == count * stored_size, "load_npy",
+  // Multiply with overflow checks: a corrupt shape must not wrap to a small size.
+  size_t count = 1;
+  for (int64_t n : shape) {
+    RG_CHECK(!__builtin_mul_overflow(count, static_cast<size_t>(n), &count), "load_npy",
+             "'{}': shape {} has more elements than memory can hold", path, shape_text);
+  }
+  size_t needed = 0;
+  RG_CHECK(!__builtin_mul_overflow(count, stored_size, &needed), "load_npy",
+           "'{}': shape {} needs more bytes than memory can hold", path, shape_text);
+  RG_CHECK(bytes.size() - data_start == needed, "load_npy",
            "'{}': data has {} bytes, shape {} of {} needs {} (truncated or corrupt)", path,
-           bytes.size() - data_start, shape_str(shape), descr, count * stored_size);
+           bytes.size() - data_start, shape_str(shape), descr, needed);
   Tensor out = Tensor::empty(shape, dtype);
   const char* data = bytes.data() + data_start;
   if (descr == "<i4") {

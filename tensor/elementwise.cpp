@@ -165,14 +165,12 @@ DType result_type(const Tensor& a, const Tensor& b) {
   const Tensor& full = a_dimless ? b : a;
   const Tensor& dimless = a_dimless ? a : b;
   const auto category = [](DType d) { return d == DType::Bool ? 0 : (d == DType::Int64 ? 1 : 2); };
-  if (category(dimless.dtype()) > category(full.dtype())) {
-    return category(dimless.dtype()) == 2 ? kDefaultFloat : DType::Int64;
-  }
+  if (category(dimless.dtype()) > category(full.dtype())) return dimless.dtype();
   return full.dtype();
 }
 
 DType result_type(const Tensor& a, Scalar b) {
-  const DType scalar_dtype = b.integral ? DType::Int64 : kDefaultFloat;
+  const DType scalar_dtype = b.boolean ? DType::Bool : (b.integral ? DType::Int64 : kDefaultFloat);
   if (is_floating(a.dtype())) return a.dtype();
   if (a.dtype() == DType::Int64) return b.integral ? DType::Int64 : kDefaultFloat;
   return scalar_dtype;  // bool tensor
@@ -240,10 +238,10 @@ Tensor binary_in(Binary op, DType compute, const Tensor& a, const Tensor& b) {
   broadcast_shapes(a.shape(), b.shape(), name);  // a clear error before any work
   if (op == Binary::Div && !is_floating(compute)) compute = kDefaultFloat;  // true division
   if (compute == DType::Bool && !is_comparison(op)) {
-    RG_CHECK(op == Binary::Add || op == Binary::Mul || op == Binary::Maximum ||
-                 op == Binary::Minimum,
-             name, "not supported for bool tensors");
-    compute = DType::Int64;
+    // As torch: on bools, add and maximum are "or", mul and minimum are "and".
+    RG_CHECK(op == Binary::Add || op == Binary::Mul || op == Binary::Maximum || op == Binary::Minimum, name,
+             "not supported for two bool tensors (use logical_xor / logical_not, or cast first)");
+    op = (op == Binary::Add || op == Binary::Maximum) ? Binary::LogicalOr : Binary::LogicalAnd;
   }
   const Tensor ac = to(a, compute), bc = to(b, compute);
   return dispatch_all(compute, [&](auto tag) -> Tensor {
@@ -260,7 +258,6 @@ Tensor binary_in(Binary op, DType compute, const Tensor& a, const Tensor& b) {
 DType binary_result_dtype(Binary op, DType promoted) {
   if (is_comparison(op)) return DType::Bool;
   if (op == Binary::Div && !is_floating(promoted)) return kDefaultFloat;
-  if (promoted == DType::Bool) return DType::Int64;
   return promoted;
 }
 

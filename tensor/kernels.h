@@ -72,7 +72,9 @@ Tensor reduce(Reduce op, const Tensor& t, const std::vector<int64_t>& dims, bool
 // Sums a broadcast gradient back to `shape` (the inverse of broadcasting).
 Tensor sum_to(const Tensor& t, const Shape& shape);
 // Values and int64 indices of the max (or min) along one dim.
-std::pair<Tensor, Tensor> max_along(const Tensor& t, int64_t dim, bool keepdim, bool is_max);
+// `op` names the caller in errors (default "max" / "min").
+std::pair<Tensor, Tensor> max_along(const Tensor& t, int64_t dim, bool keepdim, bool is_max,
+                                    const char* op = nullptr);
 Tensor softmax(const Tensor& t, int64_t dim);
 Tensor log_softmax(const Tensor& t, int64_t dim);
 // grad_in = y * (g - sum(g * y)) along dim, for y = softmax(x).

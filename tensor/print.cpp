@@ -34,7 +34,7 @@ struct Formatter {
       if (!finite_nonzero.empty()) {
         const double max = *std::max_element(finite_nonzero.begin(), finite_nonzero.end());
         const double min = *std::min_element(finite_nonzero.begin(), finite_nonzero.end());
-        sci_mode = int_mode ? max > 1e8 : (max / min > 1000.0 || max > 1e8 || min < 1e-4);
+        sci_mode = int_mode ? (max / min > 1000.0 || max > 1e8) : (max / min > 1000.0 || max > 1e8 || min < 1e-4);
       }
     }
     for (double v : values) width = std::max(width, raw(v).size());
@@ -82,22 +82,41 @@ void collect(const Tensor& t, bool summarize, std::vector<double>& out) {
   }
 }
 
+constexpr size_t kLineWidth = 80;  // torch's print linewidth
+
+// A row of numbers, wrapped at the line width like torch's _vector_str.
+void render_vector(const Tensor& t, const Formatter& f, bool summarize, size_t indent, std::string& out) {
+  std::vector<std::string> items;
+  for (int64_t i : shown(t.shape()[0], summarize)) {
+    items.push_back(i < 0 ? std::string(" ...") : f(kernels::select(t, 0, i).item<double>()));
+  }
+  const size_t element_length = f.width + 2;  // the number, a comma and a space
+  const size_t per_line = std::max<size_t>(1, (kLineWidth - std::min(indent, kLineWidth)) / element_length);
+  out += '[';
+  for (size_t k = 0; k < items.size(); ++k) {
+    if (k > 0) {
+      out += k % per_line == 0 ? ",\n" + std::string(indent + 1, ' ') : std::string(", ");
+    }
+    out += items[k];
+  }
+  out += ']';
+}
+
 void render(const Tensor& t, const Formatter& f, bool summarize, size_t indent, std::string& out) {
   if (t.dim() == 0) {
     out += f(t.item<double>());
     return;
   }
-  out += '[';
-  const auto idx = shown(t.shape()[0], summarize);
-  // Separator between entries: ", " in the last dim, newlines (one more per
-  // level past 2-D) plus indentation elsewhere.
-  std::string sep = ",";
   if (t.dim() == 1) {
-    sep += ' ';
-  } else {
-    sep.append(static_cast<size_t>(t.dim() - 1), '\n');
-    sep.append(indent + 1, ' ');
+    render_vector(t, f, summarize, indent, out);
+    return;
   }
+  out += '[';
+  // Between slices: a comma, one newline per dim past the last two, indentation.
+  std::string sep = ",";
+  sep.append(static_cast<size_t>(t.dim() - 1), '\n');
+  sep.append(indent + 1, ' ');
+  const auto idx = shown(t.shape()[0], summarize);
   for (size_t k = 0; k < idx.size(); ++k) {
     if (k > 0) out += sep;
     if (idx[k] < 0) {
@@ -116,24 +135,35 @@ void set_grad_fn_namer(GradFnNamer namer) { g_namer = namer; }
 std::string to_string(const Tensor& t) {
   if (!t.defined()) return "tensor(undefined)";
   const std::string prefix = "tensor(";
-  const bool summarize = t.numel() > kSummarizeThreshold;
-  std::vector<double> values;
-  collect(t, summarize, values);
-  const Formatter f(t, values);
   std::string out = prefix;
-  render(t, f, summarize, prefix.size(), out);
-  std::vector<std::string> suffix;
-  if (t.numel() == 0 || summarize) {
-    suffix.push_back(t.dim() == 1 ? fmt::format("size=({},)", t.shape()[0])
-                                  : fmt::format("size=({})", fmt::join(t.shape(), ", ")));
+  if (t.numel() == 0) {
+    out += "[]";
+  } else {
+    const bool summarize = t.numel() > kSummarizeThreshold;
+    std::vector<double> values;
+    collect(t, summarize, values);
+    render(t, Formatter(t, values), summarize, prefix.size(), out);
   }
+  std::vector<std::string> suffix;
+  if (t.numel() == 0 && t.dim() != 1) suffix.push_back(fmt::format("size=({})", fmt::join(t.shape(), ", ")));
   if (t.dtype() == DType::Float64) suffix.push_back("dtype=torch.float64");
   if (t.grad_fn() && g_namer != nullptr) {
     suffix.push_back(fmt::format("grad_fn=<{}>", g_namer(t)));
   } else if (t.requires_grad()) {
     suffix.push_back("requires_grad=True");
   }
-  for (const auto& s : suffix) out += ", " + s;
+  // Suffixes go on the last line unless it would pass the line width (torch's _add_suffixes).
+  const size_t newline = out.rfind('\n');
+  size_t last_line = newline == std::string::npos ? out.size() + 2 : out.size() - newline + 1;  // as torch counts
+  for (const auto& s : suffix) {
+    if (last_line + s.size() + 2 > kLineWidth) {
+      out += ",\n" + std::string(prefix.size(), ' ') + s;
+      last_line = prefix.size() + s.size();
+    } else {
+      out += ", " + s;
+      last_line += s.size() + 2;
+    }
+  }
   return out + ")";
 }
 

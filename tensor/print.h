@@ -2,7 +2,7 @@
 //   tensor([[ 1.0000, -2.5000],
 //           [ 3.0000,  4.0000]], dtype=torch.float64, requires_grad=True)
 // Large tensors (more than 1000 elements) are summarised with "..." and the
-// first and last three entries of each dim, followed by their size.
+// first and last three entries of each dim; rows wrap at 80 columns.
 #pragma once
 
 #include <ostream>

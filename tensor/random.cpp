@@ -49,6 +49,8 @@ uint64_t Generator::next_u64() {
 
 double Generator::uniform() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
 
+float Generator::uniform_float() { return static_cast<float>(next_u64() >> 40) * 0x1.0p-24f; }
+
 double Generator::normal() {
   // Box-Muller: two uniforms give two independent normals; keep the second.
   if (has_spare_normal_) {
@@ -85,6 +87,7 @@ void manual_seed(uint64_t seed) { default_generator().manual_seed(seed); }
 Tensor rand(const Shape& shape, DType dtype, Generator* gen) {
   RG_CHECK(is_floating(dtype), "rand", "dtype must be floating, got {}", dtype_name(dtype));
   Generator& g = pick(gen);
+  if (dtype == DType::Float32) return fill_random(shape, dtype, [&] { return g.uniform_float(); });
   return fill_random(shape, dtype, [&] { return g.uniform(); });
 }
 

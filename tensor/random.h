@@ -17,7 +17,8 @@ class Generator {
   void manual_seed(uint64_t seed);
 
   uint64_t next_u64();
-  double uniform();   // [0, 1) with 53 random bits
+  double uniform();        // [0, 1) with 53 random bits
+  float uniform_float();   // [0, 1) with 24 random bits: never rounds up to 1.0f
   double normal();    // mean 0, variance 1
   // Uniform integer in [low, high), without modulo bias.
   int64_t integer(int64_t low, int64_t high);

@@ -151,8 +151,8 @@ Tensor rows_last(const Tensor& t, int64_t dim) {
 }
 }  // namespace
 
-std::pair<Tensor, Tensor> max_along(const Tensor& t, int64_t dim, bool keepdim, bool is_max) {
-  const char* name = is_max ? "max" : "min";
+std::pair<Tensor, Tensor> max_along(const Tensor& t, int64_t dim, bool keepdim, bool is_max, const char* op) {
+  const char* name = op != nullptr ? op : (is_max ? "max" : "min");
   dim = normalize_dim(dim, t.dim(), name);
   if (t.dim() == 0) return {clone(t), zeros({}, DType::Int64)};
   const int64_t n = t.shape()[dim];

@@ -32,12 +32,15 @@ class Storage {
 };
 
 // Bytes held by live storages, and the most ever held since the last reset:
-// what benchmarks report as memory.
+// what benchmarks report as memory. Freed blocks of 1 MiB or more are kept
+// for reuse (up to 1 GiB in all) and are not counted as held.
 struct MemoryStats {
   int64_t current_bytes;
   int64_t peak_bytes;
 };
 MemoryStats memory_stats();
 void reset_peak_memory();
+// Hands the cached free blocks back to the system.
+void release_cached_memory();
 
 }  // namespace ropegrad

@@ -17,9 +17,9 @@ Tensor Tensor::from_storage(std::shared_ptr<Storage> storage, Shape shape, Shape
 }
 
 namespace {
-Tensor allocate(const Shape& shape, DType dtype, bool zero) {
+Tensor allocate(const Shape& shape, DType dtype, bool zero, const char* op) {
   for (int64_t s : shape) {
-    RG_CHECK(s >= 0, "empty", "negative dimension {} in shape {}", s, shape_str(shape));
+    RG_CHECK(s >= 0, op, "negative dimension {} in shape {}", s, shape_str(shape));
   }
   const size_t nbytes = static_cast<size_t>(numel_of(shape)) * element_size(dtype);
   return Tensor::from_storage(std::make_shared<Storage>(nbytes, zero), shape,
@@ -27,8 +27,8 @@ Tensor allocate(const Shape& shape, DType dtype, bool zero) {
 }
 }  // namespace
 
-Tensor Tensor::empty(const Shape& shape, DType dtype) { return allocate(shape, dtype, false); }
-Tensor Tensor::zeros_of(const Shape& shape, DType dtype) { return allocate(shape, dtype, true); }
+Tensor Tensor::empty(const Shape& shape, DType dtype) { return allocate(shape, dtype, false, "empty"); }
+Tensor Tensor::zeros_of(const Shape& shape, DType dtype) { return allocate(shape, dtype, true, "zeros"); }
 
 TensorImpl& Tensor::impl() const {
   if (!impl_) throw Error("tensor: use of an undefined tensor");
@@ -137,8 +137,8 @@ int64_t flat_to_offset(const Tensor& t, int64_t flat_index) {
 namespace {
 // Fill a fresh contiguous tensor from a function of the flat index.
 template <typename Fn>
-Tensor fill_with(const Shape& shape, DType dtype, Fn&& value_at) {
-  Tensor out = Tensor::empty(shape, dtype);
+Tensor fill_with(const Shape& shape, DType dtype, Fn&& value_at, const char* op) {
+  Tensor out = allocate(shape, dtype, false, op);
   dispatch_all(dtype, [&](auto tag) {
     using T = decltype(tag);
     T* p = out.data_ptr<T>();
@@ -147,8 +147,16 @@ Tensor fill_with(const Shape& shape, DType dtype, Fn&& value_at) {
   return out;
 }
 
+// Every element = value; an integral value fills int64 exactly (not via double).
+Tensor full_of(const Shape& shape, Scalar value, DType dtype, const char* op) {
+  if (dtype == DType::Int64 && value.integral) {
+    return fill_with(shape, dtype, [&](int64_t) { return value.int_value; }, op);
+  }
+  return fill_with(shape, dtype, [&](int64_t) { return value.value; }, op);
+}
+
 Shape check_values_shape(size_t count, Shape shape, const char* op) {
-  if (shape.empty() && count != 1) shape = {static_cast<int64_t>(count)};
+  if (shape.empty()) shape = {static_cast<int64_t>(count)};  // a 0-d tensor comes from scalar_tensor
   RG_CHECK(numel_of(shape) == static_cast<int64_t>(count), op,
            "{} values do not fill shape {} ({} elements)", count, shape_str(shape),
            numel_of(shape));
@@ -158,7 +166,7 @@ Shape check_values_shape(size_t count, Shape shape, const char* op) {
 
 Tensor tensor(const std::vector<double>& values, Shape shape, DType dtype) {
   shape = check_values_shape(values.size(), std::move(shape), "tensor");
-  return fill_with(shape, dtype, [&](int64_t i) { return values[i]; });
+  return fill_with(shape, dtype, [&](int64_t i) { return values[i]; }, "tensor");
 }
 
 Tensor tensor(std::initializer_list<double> values, DType dtype) {
@@ -167,25 +175,23 @@ Tensor tensor(std::initializer_list<double> values, DType dtype) {
 
 Tensor tensor_i64(const std::vector<int64_t>& values, Shape shape) {
   shape = check_values_shape(values.size(), std::move(shape), "tensor_i64");
-  return fill_with(shape, DType::Int64, [&](int64_t i) { return values[i]; });
+  return fill_with(shape, DType::Int64, [&](int64_t i) { return values[i]; }, "tensor_i64");
 }
 
 Tensor tensor_bool(const std::vector<bool>& values, Shape shape) {
   shape = check_values_shape(values.size(), std::move(shape), "tensor_bool");
-  return fill_with(shape, DType::Bool, [&](int64_t i) { return static_cast<bool>(values[i]); });
+  return fill_with(shape, DType::Bool, [&](int64_t i) { return static_cast<bool>(values[i]); }, "tensor_bool");
 }
 
-Tensor scalar_tensor(Scalar value, DType dtype) {
-  return fill_with({}, dtype, [&](int64_t) { return value.value; });
-}
+Tensor scalar_tensor(Scalar value, DType dtype) { return full_of(Shape{}, value, dtype, "scalar_tensor"); }
 
 Tensor empty(const Shape& shape, DType dtype) { return Tensor::empty(shape, dtype); }
-Tensor zeros(const Shape& shape, DType dtype) { return Tensor::zeros_of(shape, dtype); }
-Tensor ones(const Shape& shape, DType dtype) { return full(shape, 1.0, dtype); }
-
-Tensor full(const Shape& shape, Scalar value, DType dtype) {
-  return fill_with(shape, dtype, [&](int64_t) { return value.value; });
+Tensor zeros(const Shape& shape, DType dtype) { return allocate(shape, dtype, true, "zeros"); }
+Tensor ones(const Shape& shape, DType dtype) {
+  return fill_with(shape, dtype, [](int64_t) { return 1.0; }, "ones");
 }
+
+Tensor full(const Shape& shape, Scalar value, DType dtype) { return full_of(shape, value, dtype, "full"); }
 
 Tensor zeros_like(const Tensor& t) { return zeros(t.shape(), t.dtype()); }
 Tensor ones_like(const Tensor& t) { return ones(t.shape(), t.dtype()); }
@@ -198,15 +204,16 @@ Tensor arange(double start, double end, double step, DType dtype) {
   RG_CHECK((end - start) / step >= 0, "arange",
            "upper bound and step are inconsistent: start={}, end={}, step={}", start, end, step);
   const auto n = static_cast<int64_t>(std::ceil((end - start) / step));
-  return fill_with({n}, dtype, [&](int64_t i) { return start + static_cast<double>(i) * step; });
+  return fill_with({n}, dtype, [&](int64_t i) { return start + static_cast<double>(i) * step; }, "arange");
 }
 
 Tensor arange(int64_t end, DType dtype) { return arange(0.0, static_cast<double>(end), 1.0, dtype); }
 
 Tensor eye(int64_t n, int64_t m, DType dtype) {
-  if (m < 0) m = n;
   RG_CHECK(n >= 0, "eye", "n must be non-negative, got {}", n);
-  return fill_with({n, m}, dtype, [&](int64_t i) { return i / m == i % m ? 1.0 : 0.0; });
+  RG_CHECK(m >= -1, "eye", "m must be non-negative (or -1 for m = n), got {}", m);
+  if (m == -1) m = n;
+  return fill_with({n, m}, dtype, [&](int64_t i) { return i / m == i % m ? 1.0 : 0.0; }, "eye");
 }
 
 }  // namespace ropegrad

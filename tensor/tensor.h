@@ -10,6 +10,7 @@
 // Every differentiable op lives in autograd/ops.h.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
@@ -31,11 +32,13 @@ struct Node;  // a recorded op in the autograd graph (autograd/node.h)
 struct Scalar {
   double value;
   bool integral;
+  bool boolean = false;     // bool tensor + true stays bool
+  int64_t int_value = 0;    // exact value of an integral scalar (beyond 2^53 too)
   Scalar(double v) : value(v), integral(false) {}  // NOLINT: implicit by design
   Scalar(float v) : value(v), integral(false) {}   // NOLINT
-  Scalar(int v) : value(v), integral(true) {}      // NOLINT
-  Scalar(int64_t v) : value(static_cast<double>(v)), integral(true) {}  // NOLINT
-  Scalar(bool v) : value(v ? 1.0 : 0.0), integral(true) {}             // NOLINT
+  Scalar(int v) : value(v), integral(true), int_value(v) {}  // NOLINT
+  Scalar(int64_t v) : value(static_cast<double>(v)), integral(true), int_value(v) {}  // NOLINT
+  Scalar(bool v) : value(v ? 1.0 : 0.0), integral(true), boolean(true), int_value(v) {}  // NOLINT
 };
 
 struct TensorImpl {
@@ -138,8 +141,13 @@ Tensor full(const Shape& shape, Scalar value, DType dtype = kDefaultFloat);
 Tensor zeros_like(const Tensor& t);
 Tensor ones_like(const Tensor& t);
 Tensor full_like(const Tensor& t, Scalar value);
-// [start, end) in steps of `step`, as torch.arange.
-Tensor arange(double start, double end, double step = 1.0, DType dtype = DType::Int64);
+// [start, end) in steps of `step`, as torch.arange: integer bounds give
+// int64, floating bounds give float32 (unless a dtype is passed).
+Tensor arange(double start, double end, double step = 1.0, DType dtype = kDefaultFloat);
+template <std::integral I>
+Tensor arange(I start, I end, I step = 1, DType dtype = DType::Int64) {
+  return arange(static_cast<double>(start), static_cast<double>(end), static_cast<double>(step), dtype);
+}
 Tensor arange(int64_t end, DType dtype = DType::Int64);
 // n x m identity (m defaults to n).
 Tensor eye(int64_t n, int64_t m = -1, DType dtype = kDefaultFloat);

@@ -1,0 +1,156 @@
+// Optimizers (torch.optim semantics) and gradient clipping.
+//
+//   nn::AdamW opt(model.parameters(), /*lr=*/1e-3);
+//   for (int64_t t = 0; t < steps; ++t) {
+//     opt.set_lr(nn::cosine_lr(t, lr_max, lr_min, warmup, cycle));
+//     opt.zero_grad();
+//     Tensor loss = ...;
+//     backward(loss);
+//     nn::clip_grad_norm_(model.parameters(), 1.0);
+//     opt.step();
+//   }
+//
+// step() runs without recording a graph (as torch.optim's @no_grad) and skips
+// parameters whose .grad is undefined, so their state does not advance. The
+// update of each parameter is one fused pass over its elements, written with
+// the same operations in the same order as torch's single-tensor kernels, in
+// the parameter's own dtype.
+//
+// state_dict() is a snapshot (copies) that load_state_dict() restores
+// exactly; its keys:
+//   "step"                  int64 0-d: number of step() calls
+//   "lr"                    float64 0-d: the current learning rate
+//   "state.<i>.<name>"      per parameter i (its index in `params`), present
+//                           once that parameter has been updated:
+//     SGD    momentum_buffer              (param's shape and dtype; momentum != 0)
+//     AdamW  step (int64 0-d), exp_avg, exp_avg_sq
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "autograd/ops.h"
+#include "nn/module.h"
+
+namespace ropegrad::nn {
+
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+  Optimizer(const Optimizer&) = delete;
+  Optimizer& operator=(const Optimizer&) = delete;
+
+  // The class name used in errors ("AdamW").
+  virtual std::string type_name() const = 0;
+
+  // One update of every parameter that has a gradient.
+  virtual void step() = 0;
+  // Drops every parameter's .grad (torch's zero_grad(set_to_none=True)).
+  void zero_grad();
+
+  double lr() const { return lr_; }
+  // The learning rate of the next step() (a schedule sets it every step).
+  void set_lr(double lr);
+  // Number of step() calls so far (restored by load_state_dict).
+  int64_t step_count() const { return step_count_; }
+  const std::vector<Tensor>& params() const { return params_; }
+
+  virtual StateDict state_dict() const;
+  // Restores a state_dict() of an optimizer of the same type over parameters
+  // of the same shapes. Strict: a missing, unexpected or wrongly shaped entry
+  // is an Error naming the key.
+  virtual void load_state_dict(const StateDict& state);
+
+ protected:
+  // Checks params (non-empty, defined, floating, leaf, no duplicates) and lr.
+  Optimizer(std::vector<Tensor> params, double lr, const std::string& type);
+
+  // ---- helpers for subclasses' state_dict / load_state_dict ----
+  static std::string state_key(size_t index, const std::string& name);
+  // A copy of state[key] checked to have param `index`'s shape, cast to its dtype.
+  Tensor load_param_like(const StateDict& state, const std::string& key, size_t index,
+                         std::set<std::string>& used) const;
+  // A 0-d (or one-element) int64 entry.
+  int64_t load_int(const StateDict& state, const std::string& key,
+                   std::set<std::string>& used) const;
+  // Whether any "state.<index>." key is present.
+  static bool has_param_state(const StateDict& state, size_t index);
+  // Fails naming the first key of `state` not in `used`.
+  void check_no_unexpected(const StateDict& state, const std::set<std::string>& used) const;
+  // Loads "step" and "lr" (the base's keys) into locals checked for validity.
+  std::pair<int64_t, double> load_base(const StateDict& state, std::set<std::string>& used) const;
+  void set_step_count(int64_t n) { step_count_ = n; }
+  void count_step() { ++step_count_; }
+
+ private:
+  std::vector<Tensor> params_;
+  double lr_;
+  int64_t step_count_ = 0;
+};
+
+// torch.optim.SGD: d = g + weight_decay * p; with momentum,
+// buf = momentum * buf + (1 - dampening) * d (buf = d on the first step) and
+// d = nesterov ? d + momentum * buf : buf; then p -= lr * d.
+class SGD : public Optimizer {
+ public:
+  SGD(std::vector<Tensor> params, double lr, double momentum = 0, double weight_decay = 0,
+      double dampening = 0, bool nesterov = false);
+  std::string type_name() const override { return "SGD"; }
+  void step() override;
+  StateDict state_dict() const override;
+  void load_state_dict(const StateDict& state) override;
+
+  double momentum() const { return momentum_; }
+  double weight_decay() const { return weight_decay_; }
+  // The momentum buffer of parameter i (undefined before its first update).
+  Tensor momentum_buffer(size_t i) const { return buffers_.at(i); }
+
+ private:
+  double momentum_, weight_decay_, dampening_;
+  bool nesterov_;
+  std::vector<Tensor> buffers_;  // per parameter; undefined until first used
+};
+
+// torch.optim.AdamW (single-tensor, amsgrad=False), per parameter with a grad:
+//   step += 1
+//   p *= 1 - lr * weight_decay
+//   m = beta1 * m + (1 - beta1) * g;  v = beta2 * v + (1 - beta2) * g * g
+//   p -= lr / (1 - beta1^step) * m / (sqrt(v) / sqrt(1 - beta2^step) + eps)
+class AdamW : public Optimizer {
+ public:
+  AdamW(std::vector<Tensor> params, double lr = 1e-3,
+        std::pair<double, double> betas = {0.9, 0.999}, double eps = 1e-8,
+        double weight_decay = 0.01);
+  std::string type_name() const override { return "AdamW"; }
+  void step() override;
+  StateDict state_dict() const override;
+  void load_state_dict(const StateDict& state) override;
+
+  std::pair<double, double> betas() const { return {beta1_, beta2_}; }
+  double eps() const { return eps_; }
+  double weight_decay() const { return weight_decay_; }
+
+  struct ParamState {
+    int64_t step = 0;
+    Tensor exp_avg;     // first moment, param's shape and dtype
+    Tensor exp_avg_sq;  // second moment
+  };
+  // Parameter i's state; nullopt until its first update.
+  const std::optional<ParamState>& state(size_t i) const { return state_.at(i); }
+
+ private:
+  double beta1_, beta2_, eps_, weight_decay_;
+  std::vector<std::optional<ParamState>> state_;
+};
+
+// Rescales the gradients of `params` (those that have one) so that their
+// global L2 norm, accumulated in double, is at most max_norm: when the norm
+// exceeds max_norm every grad is multiplied by max_norm / (norm + 1e-6).
+// Returns the norm before clipping, as torch.nn.utils.clip_grad_norm_.
+double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm);
+
+}  // namespace ropegrad::nn

@@ -1,0 +1,666 @@
+// Attention (SPEC.md §4, §4.1): scaled_dot_product_attention and dropout from
+// nn/functional.h, MultiHeadAttention (with RoPE, masks, cross-attention and a
+// key/value cache) from nn/attention.h.
+//
+// 1. Parity with PyTorch (tests/fixtures/make_attention_fixtures.py wrote the
+//    .npy files; torch 1.13 has no SDPA, so the script writes the formula):
+//    outputs and d(sum(out * w))/d(every input), float64 and float32, for no
+//    mask, causal, boolean padding (B,1,1,Nk), additive float (ALiBi-like) and
+//    cross-attention (Nq != Nk); MHA also w.r.t. all four projection weights.
+// 2. float64 gradchecks of SDPA for each mask kind and of the whole MHA module.
+// 3. Behaviour: fully masked rows, causal == explicit masks, weights, KV cache,
+//    dropout. 4. Bad inputs: every Error names the op and the shapes.
+//
+// Tolerances: float64 |a - e| <= 1e-12 + 1e-10 |e|; float32 |a - e| <= 1e-6 + 1e-5 |e|.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "autograd/engine.h"
+#include "autograd/gradcheck.h"
+#include "autograd/ops.h"
+#include "nn/attention.h"
+#include "nn/functional.h"
+#include "nn/npy.h"
+#include "nn/rope.h"
+#include "tensor/random.h"
+
+using namespace ropegrad;
+using namespace ropegrad::nn;
+using ::testing::HasSubstr;
+
+namespace {
+
+// ---- helpers --------------------------------------------------------------------------------
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+Tensor fixture(const std::string& name) {
+  return load_npy(std::string(ROPEGRAD_FIXTURES) + "/attention/" + name + ".npy");
+}
+
+struct Tol {
+  double rtol, atol;
+};
+constexpr Tol kTol64{1e-10, 1e-12};
+constexpr Tol kTol32{1e-5, 1e-6};
+Tol tol_for(DType dtype) { return dtype == DType::Float64 ? kTol64 : kTol32; }
+const char* tag_for(DType dtype) { return dtype == DType::Float64 ? "f64" : "f32"; }
+
+// Same shape, no NaN, and |actual - expected| <= atol + rtol |expected| everywhere;
+// on failure names the worst element (llm.c's check_tensor, as a gtest assertion).
+::testing::AssertionResult AllClose(const Tensor& actual, const Tensor& expected, Tol tol) {
+  if (!actual.defined()) return ::testing::AssertionFailure() << "actual is undefined (no gradient?)";
+  if (actual.shape() != expected.shape())
+    return ::testing::AssertionFailure() << "shape " << shape_str(actual.shape()) << " != expected "
+                                         << shape_str(expected.shape());
+  const std::vector<double> a = actual.to_vector<double>(), e = expected.to_vector<double>();
+  double worst_excess = 0;
+  int64_t worst = -1;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const double excess = std::abs(a[i] - e[i]) - (tol.atol + tol.rtol * std::abs(e[i]));
+    if (std::isnan(a[i]) || excess > worst_excess) {
+      worst_excess = std::isnan(a[i]) ? INFINITY : excess;
+      worst = static_cast<int64_t>(i);
+    }
+  }
+  if (worst < 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "element " << worst << ": " << a[worst] << " vs expected " << e[worst]
+                                       << " (|diff| " << std::abs(a[worst] - e[worst]) << ")";
+}
+
+double max_abs_diff(const Tensor& a, const Tensor& b) {
+  EXPECT_EQ(a.shape(), b.shape());
+  const std::vector<double> x = a.to_vector<double>(), y = b.to_vector<double>();
+  double m = 0;
+  for (size_t i = 0; i < x.size(); ++i) m = std::max(m, std::abs(x[i] - y[i]));
+  return m;
+}
+
+bool all_finite(const Tensor& t) {
+  for (double v : t.to_vector<double>())
+    if (!std::isfinite(v)) return false;
+  return true;
+}
+
+// A float leaf of the given dtype, holding t's values (rounded when narrowing).
+Tensor leaf(const Tensor& t, DType dtype, bool grad = true) {
+  return to(t, dtype).detach().requires_grad_(grad);
+}
+
+// The message of the ropegrad::Error that f throws ("" and a failure if none).
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "threw a non-ropegrad exception: " << e.what();
+    return "";
+  }
+  ADD_FAILURE() << "expected a ropegrad::Error, nothing was thrown";
+  return "";
+}
+
+std::shared_ptr<RotaryEmbedding> make_rope(int64_t head_dim, DType dtype) {
+  RopeConfig c;
+  c.head_dim = head_dim;
+  c.max_seq_len = 16;
+  return std::make_shared<RotaryEmbedding>(c, dtype);
+}
+
+// D = 16, H = 2 (dh = 8), with RoPE, weights from the fixture case `name`.
+std::unique_ptr<MultiHeadAttention> fixture_mha(const std::string& name, DType dtype) {
+  auto mha = std::make_unique<MultiHeadAttention>(16, 2, make_rope(8, dtype), nullptr, dtype);
+  StateDict weights;
+  for (const char* w : {"q", "k", "v", "o"}) {
+    weights[std::string(w) + "_proj.weight"] = to(fixture(name + ".w" + w), dtype);
+  }
+  mha->load_state_dict(weights);
+  return mha;
+}
+
+// The boolean mask of 0 <= j <= i + offset: (Nq, Nk).
+Tensor lower_triangular(int64_t nq, int64_t nk, int64_t offset = 0) {
+  std::vector<bool> v;
+  for (int64_t i = 0; i < nq; ++i)
+    for (int64_t j = 0; j < nk; ++j) v.push_back(j <= i + offset);
+  return tensor_bool(v, {nq, nk});
+}
+
+enum class MaskKind { None, Causal, BoolPadding, Additive, Cross };
+
+const char* sdpa_case(MaskKind kind) {
+  switch (kind) {
+    case MaskKind::None: return "sdpa_no_mask";
+    case MaskKind::Causal: return "sdpa_causal";
+    case MaskKind::BoolPadding: return "sdpa_bool_padding";
+    case MaskKind::Additive: return "sdpa_additive";
+    case MaskKind::Cross: return "sdpa_cross";
+  }
+  return "";
+}
+
+const char* mha_case(MaskKind kind) {
+  switch (kind) {
+    case MaskKind::None: return "mha_no_mask";
+    case MaskKind::Causal: return "mha_causal";
+    case MaskKind::BoolPadding: return "mha_bool_padding";
+    case MaskKind::Additive: return "mha_additive";
+    case MaskKind::Cross: return "mha_cross";
+  }
+  return "";
+}
+
+bool has_mask(MaskKind kind) {
+  return kind == MaskKind::BoolPadding || kind == MaskKind::Additive || kind == MaskKind::Cross;
+}
+
+// Masks of the kind for q (B, H, Nq, dh), k (B, H, Nk, dh): padding hides the
+// last two keys of batch 1; the additive one is ALiBi-like, -slope_h |i - j|.
+AttentionOptions options_for(MaskKind kind, int64_t b, int64_t h, int64_t nq, int64_t nk) {
+  AttentionOptions o;
+  if (kind == MaskKind::Causal) o.causal = true;
+  if (kind == MaskKind::BoolPadding || kind == MaskKind::Cross) {
+    std::vector<bool> keep;
+    for (int64_t i = 0; i < b; ++i)
+      for (int64_t j = 0; j < nk; ++j) keep.push_back(!(i == 1 && j >= nk - 2));
+    o.mask = tensor_bool(keep, {b, 1, 1, nk});
+  }
+  if (kind == MaskKind::Additive) {
+    std::vector<double> bias;
+    for (int64_t hh = 0; hh < h; ++hh)
+      for (int64_t i = 0; i < nq; ++i)
+        for (int64_t j = 0; j < nk; ++j) bias.push_back(-0.5 / static_cast<double>(hh + 1) * std::abs(i - j));
+    o.mask = tensor(bias, {1, h, nq, nk}, DType::Float64);
+  }
+  return o;
+}
+
+const std::vector<MaskKind> kAllMaskKinds = {MaskKind::None, MaskKind::Causal, MaskKind::BoolPadding,
+                                              MaskKind::Additive, MaskKind::Cross};
+
+std::string mask_name(MaskKind kind) { return std::string(sdpa_case(kind)).substr(5); }
+
+}  // namespace
+
+// ---- 1. parity with PyTorch ---------------------------------------------------------------------
+
+class SdpaParity : public ::testing::TestWithParam<std::tuple<MaskKind, DType>> {};
+
+TEST_P(SdpaParity, ForwardAndGradientsMatchTorch) {
+  const auto [kind, dtype] = GetParam();
+  const std::string name = sdpa_case(kind), tag = tag_for(dtype);
+  Tensor q = leaf(fixture(name + ".q"), dtype);  // (B, H, Nq, dh) = (2, 2, 5, 4); cross: Nq = 3
+  Tensor k = leaf(fixture(name + ".k"), dtype);  // (B, H, Nk, dh);                  cross: Nk = 6
+  Tensor v = leaf(fixture(name + ".v"), dtype);  // (B, H, Nk, 3)
+  AttentionOptions o;
+  o.causal = kind == MaskKind::Causal;
+  if (has_mask(kind)) {
+    const Tensor m = fixture(name + ".mask");  // bool (B, 1, 1, Nk) or float (1, H, Nq, Nk)
+    o.mask = m.dtype() == DType::Bool ? m : to(m, dtype);
+  }
+  const Tensor out = scaled_dot_product_attention(q, k, v, o);
+  EXPECT_TRUE(AllClose(out, fixture(name + "." + tag + ".out"), tol_for(dtype)));
+  backward(sum(mul(out, to(fixture(name + ".w"), dtype))));
+  EXPECT_TRUE(AllClose(q.grad(), fixture(name + "." + tag + ".grad_q"), tol_for(dtype))) << "grad q";
+  EXPECT_TRUE(AllClose(k.grad(), fixture(name + "." + tag + ".grad_k"), tol_for(dtype))) << "grad k";
+  EXPECT_TRUE(AllClose(v.grad(), fixture(name + "." + tag + ".grad_v"), tol_for(dtype))) << "grad v";
+}
+
+INSTANTIATE_TEST_SUITE_P(Torch, SdpaParity,
+                         ::testing::Combine(::testing::ValuesIn(kAllMaskKinds),
+                                            ::testing::Values(DType::Float64, DType::Float32)),
+                         [](const auto& info) {
+                           return mask_name(std::get<0>(info.param)) + "_" + tag_for(std::get<1>(info.param));
+                         });
+
+// An additive mask is a learnable bias in some models (T5's relative bias,
+// learned ALiBi slopes): as in PyTorch, the gradient reaches it.
+TEST(SdpaParityMaskGrad, AdditiveMaskReceivesItsGradient) {
+  for (DType dtype : {DType::Float64, DType::Float32}) {
+    const std::string tag = tag_for(dtype);
+    const Tensor q = to(fixture("sdpa_additive.q"), dtype), k = to(fixture("sdpa_additive.k"), dtype);
+    const Tensor v = to(fixture("sdpa_additive.v"), dtype);
+    AttentionOptions o;
+    o.mask = leaf(fixture("sdpa_additive.mask"), dtype);  // (1, H, Nq, Nk)
+    const Tensor out = scaled_dot_product_attention(q, k, v, o);
+    ASSERT_TRUE(out.requires_grad()) << tag << ": the mask requires grad, so the output must too";
+    backward(sum(mul(out, to(fixture("sdpa_additive.w"), dtype))));
+    EXPECT_TRUE(AllClose(o.mask.grad(), fixture("sdpa_additive." + tag + ".grad_mask"), tol_for(dtype))) << tag;
+  }
+}
+
+class MhaParity : public ::testing::TestWithParam<std::tuple<MaskKind, DType>> {};
+
+TEST_P(MhaParity, ForwardAndGradientsMatchTorch) {
+  const auto [kind, dtype] = GetParam();
+  const std::string name = mha_case(kind), tag = tag_for(dtype);
+  auto mha = fixture_mha(name, dtype);
+  AttentionCall call;
+  call.causal = kind == MaskKind::Causal;
+  if (has_mask(kind)) {
+    const Tensor m = fixture(name + ".mask");  // bool (B, 1, 1, Nk) or float (1, H, T, T)
+    call.mask = m.dtype() == DType::Bool ? m : to(m, dtype);
+  }
+  Tensor out, x, memory;
+  if (kind == MaskKind::Cross) {
+    x = leaf(fixture(name + ".query"), dtype);        // (B, Nq, D) = (2, 4, 16)
+    memory = leaf(fixture(name + ".memory"), dtype);  // (B, Nk, D) = (2, 6, 16), both key and value
+    out = mha->forward(x, memory, memory, call);
+  } else {
+    x = leaf(fixture(name + ".x"), dtype);  // (B, T, D) = (2, 6, 16)
+    out = mha->forward(x, call);
+  }
+  EXPECT_TRUE(AllClose(out, fixture(name + "." + tag + ".out"), tol_for(dtype)));
+  backward(sum(mul(out, to(fixture(name + ".w"), dtype))));
+  const std::string x_name = kind == MaskKind::Cross ? "query" : "x";
+  EXPECT_TRUE(AllClose(x.grad(), fixture(name + "." + tag + ".grad_" + x_name), tol_for(dtype))) << "grad x";
+  if (kind == MaskKind::Cross) {
+    EXPECT_TRUE(AllClose(memory.grad(), fixture(name + "." + tag + ".grad_memory"), tol_for(dtype)))
+        << "grad memory";
+  }
+  const std::vector<std::pair<const char*, Tensor>> weights = {{"wq", mha->q_proj->weight},
+                                                               {"wk", mha->k_proj->weight},
+                                                               {"wv", mha->v_proj->weight},
+                                                               {"wo", mha->o_proj->weight}};
+  for (const auto& [w, param] : weights) {
+    EXPECT_TRUE(AllClose(param.grad(), fixture(name + "." + tag + ".grad_" + w), tol_for(dtype))) << "grad " << w;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Torch, MhaParity,
+                         ::testing::Combine(::testing::ValuesIn(kAllMaskKinds),
+                                            ::testing::Values(DType::Float64, DType::Float32)),
+                         [](const auto& info) {
+                           return mask_name(std::get<0>(info.param)) + "_" + tag_for(std::get<1>(info.param));
+                         });
+
+// ---- 2. gradchecks (float64) ------------------------------------------------------------------------
+
+class SdpaGradcheck : public ::testing::TestWithParam<MaskKind> {};
+
+TEST_P(SdpaGradcheck, QKV) {
+  const MaskKind kind = GetParam();
+  const int64_t b = 2, h = 2, nq = kind == MaskKind::Cross ? 3 : 4, nk = kind == MaskKind::Cross ? 5 : 4;
+  Generator gen(21);
+  Tensor q = randn({b, h, nq, 3}, DType::Float64, &gen).requires_grad_();
+  Tensor k = randn({b, h, nk, 3}, DType::Float64, &gen).requires_grad_();
+  Tensor v = randn({b, h, nk, 2}, DType::Float64, &gen).requires_grad_();
+  const AttentionOptions o = options_for(kind, b, h, nq, nk);
+  const GradcheckResult r = gradcheck(
+      [&](const std::vector<Tensor>& in) { return scaled_dot_product_attention(in[0], in[1], in[2], o); },
+      {q, k, v});
+  EXPECT_TRUE(r.passed) << r.report;
+}
+
+INSTANTIATE_TEST_SUITE_P(MaskKinds, SdpaGradcheck, ::testing::ValuesIn(kAllMaskKinds),
+                         [](const auto& info) { return mask_name(info.param); });
+
+TEST(SdpaGradcheckMask, AdditiveMaskAsAnInput) {
+  Generator gen(22);
+  Tensor q = randn({1, 2, 3, 3}, DType::Float64, &gen).requires_grad_();
+  Tensor k = randn({1, 2, 4, 3}, DType::Float64, &gen).requires_grad_();
+  Tensor v = randn({1, 2, 4, 2}, DType::Float64, &gen).requires_grad_();
+  Tensor bias = randn({2, 3, 4}, DType::Float64, &gen).requires_grad_();  // (H, Nq, Nk), broadcast over B
+  const GradcheckResult r = gradcheck(
+      [](const std::vector<Tensor>& in) {
+        AttentionOptions o;
+        o.mask = in[3];
+        return scaled_dot_product_attention(in[0], in[1], in[2], o);
+      },
+      {q, k, v, bias});
+  EXPECT_TRUE(r.passed) << r.report;
+}
+
+TEST(MhaGradcheck, SelfAttentionOverInputAndAllParameters) {
+  // Built in float32, then converted: the way a model is gradchecked.
+  Generator gen(23);
+  MultiHeadAttention mha(16, 2, make_rope(8, DType::Float32), &gen);  // D = 16, H = 2, dh = 8
+  mha.to(DType::Float64);
+  std::vector<Tensor> inputs = {randn({1, 8, 16}, DType::Float64, &gen).requires_grad_()};  // (B, T, D)
+  for (const Tensor& p : mha.parameters()) {
+    EXPECT_EQ(p.dtype(), DType::Float64);
+    inputs.push_back(p);  // gradcheck perturbs them in place: the module sees every change
+  }
+  ASSERT_EQ(inputs.size(), 5u);  // x and q, k, v, o projections
+  AttentionCall call;
+  call.causal = true;
+  const GradcheckResult r =
+      gradcheck([&](const std::vector<Tensor>& in) { return mha.forward(in[0], call); }, inputs);
+  EXPECT_TRUE(r.passed) << r.report;
+}
+
+TEST(MhaGradcheck, CrossAttentionWithPaddingMask) {
+  Generator gen(24);
+  MultiHeadAttention mha(8, 2, make_rope(4, DType::Float64), &gen, DType::Float64);
+  std::vector<Tensor> inputs = {randn({2, 3, 8}, DType::Float64, &gen).requires_grad_(),   // query (B, Nq, D)
+                                randn({2, 5, 8}, DType::Float64, &gen).requires_grad_(),   // key (B, Nk, D)
+                                randn({2, 5, 8}, DType::Float64, &gen).requires_grad_()};  // value
+  for (const Tensor& p : mha.parameters()) inputs.push_back(p);
+  AttentionCall call;
+  call.mask = options_for(MaskKind::Cross, 2, 2, 3, 5).mask;  // (B, 1, 1, Nk)
+  const GradcheckResult r = gradcheck(
+      [&](const std::vector<Tensor>& in) { return mha.forward(in[0], in[1], in[2], call); }, inputs);
+  EXPECT_TRUE(r.passed) << r.report;
+}
+
+// ---- 3. behaviour ---------------------------------------------------------------------------------------
+
+TEST(SdpaMasks, FullyMaskedRowGivesZerosAndZeroGradient) {
+  Generator gen(25);
+  Tensor q = randn({1, 2, 3, 4}, DType::Float64, &gen).requires_grad_();
+  Tensor k = randn({1, 2, 5, 4}, DType::Float64, &gen).requires_grad_();
+  Tensor v = randn({1, 2, 5, 3}, DType::Float64, &gen).requires_grad_();
+  // Query 1 may attend to nothing: by a boolean mask, and by an additive -inf one.
+  std::vector<bool> keep(15, true);
+  for (int j = 0; j < 5; ++j) keep[5 + j] = false;
+  std::vector<double> bias(15, 0.0);
+  for (int j = 0; j < 5; ++j) bias[5 + j] = -kInf;
+  for (const Tensor& mask : {tensor_bool(keep, {3, 5}), tensor(bias, {3, 5}, DType::Float64)}) {
+    q.set_grad(Tensor());
+    k.set_grad(Tensor());
+    v.set_grad(Tensor());
+    AttentionOptions o;
+    o.mask = mask;
+    Tensor weights;
+    const Tensor out = scaled_dot_product_attention(q, k, v, o, &weights);  // (1, 2, 3, 3)
+    ASSERT_TRUE(all_finite(out)) << "NaN or inf in the output, mask " << dtype_name(mask.dtype());
+    EXPECT_EQ(max_abs_diff(select(out, 2, 1), zeros({1, 2, 3}, DType::Float64)), 0.0);
+    EXPECT_EQ(max_abs_diff(select(weights, 2, 1), zeros({1, 2, 5}, DType::Float64)), 0.0);
+    EXPECT_GT(max_abs_diff(select(out, 2, 0), zeros({1, 2, 3}, DType::Float64)), 0.0);  // other rows live
+    backward(sum(mul(out, randn(out.shape(), DType::Float64, &gen))));
+    ASSERT_TRUE(all_finite(q.grad()) && all_finite(k.grad()) && all_finite(v.grad()));
+    EXPECT_EQ(max_abs_diff(select(q.grad(), 2, 1), zeros({1, 2, 4}, DType::Float64)), 0.0);
+    EXPECT_GT(max_abs_diff(select(q.grad(), 2, 0), zeros({1, 2, 4}, DType::Float64)), 0.0);
+  }
+}
+
+TEST(SdpaMasks, CausalEqualsExplicitLowerTriangularAndAdditiveMasks) {
+  for (auto [nq, nk, offset] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{{5, 5, 0}, {3, 7, 4}}) {
+    Generator gen(26);
+    const Tensor q0 = randn({2, 2, nq, 4}, DType::Float64, &gen), k0 = randn({2, 2, nk, 4}, DType::Float64, &gen);
+    const Tensor v0 = randn({2, 2, nk, 3}, DType::Float64, &gen), w = randn({2, 2, nq, 3}, DType::Float64, &gen);
+    const Tensor allowed = lower_triangular(nq, nk, offset);  // (Nq, Nk)
+    const Tensor additive = masked_fill(zeros({nq, nk}, DType::Float64), logical_not(allowed), -kInf);
+    std::vector<std::vector<Tensor>> results;  // out, grad q, grad k, grad v per variant
+    for (int variant = 0; variant < 3; ++variant) {
+      Tensor q = clone(q0).requires_grad_(), k = clone(k0).requires_grad_(), v = clone(v0).requires_grad_();
+      AttentionOptions o;
+      if (variant == 0) {
+        o.causal = true;
+        o.causal_offset = offset;
+      }
+      if (variant == 1) o.mask = allowed;
+      if (variant == 2) o.mask = additive;
+      const Tensor out = scaled_dot_product_attention(q, k, v, o);
+      backward(sum(mul(out, w)));
+      results.push_back({out, q.grad(), k.grad(), v.grad()});
+    }
+    for (int variant = 1; variant < 3; ++variant) {
+      for (int t = 0; t < 4; ++t) {
+        EXPECT_LE(max_abs_diff(results[variant][t], results[0][t]), 1e-15)
+            << "variant " << variant << " tensor " << t << " (Nq " << nq << ", Nk " << nk << ")";
+      }
+    }
+  }
+}
+
+TEST(SdpaMasks, CausalFirstRowSeesOnlyTheFirstKey) {
+  // Query 0 attends to key 0 alone: its output is v_0 exactly.
+  Generator gen(27);
+  const Tensor q = randn({1, 1, 4, 2}, DType::Float64, &gen), k = randn({1, 1, 4, 2}, DType::Float64, &gen);
+  const Tensor v = randn({1, 1, 4, 3}, DType::Float64, &gen);
+  AttentionOptions o;
+  o.causal = true;
+  const Tensor out = scaled_dot_product_attention(q, k, v, o);
+  EXPECT_EQ(max_abs_diff(select(out, 2, 0), select(v, 2, 0)), 0.0);
+}
+
+TEST(SdpaWeights, RowsSumToOneAndAreZeroWhereMasked) {
+  Generator gen(28);
+  const Tensor q = randn({2, 3, 4, 5}, DType::Float64, &gen), k = randn({2, 3, 6, 5}, DType::Float64, &gen);
+  const Tensor v = randn({2, 3, 6, 2}, DType::Float64, &gen);
+  AttentionOptions o = options_for(MaskKind::BoolPadding, 2, 3, 4, 6);  // (B, 1, 1, Nk): batch 1 hides keys 4, 5
+  o.causal = true;
+  o.causal_offset = 2;  // query i sees keys 0..i + 2
+  Tensor weights;
+  const Tensor out = scaled_dot_product_attention(q, k, v, o, &weights);
+  ASSERT_EQ(weights.shape(), (Shape{2, 3, 4, 6}));  // (B, H, Nq, Nk)
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t h = 0; h < 3; ++h)
+      for (int64_t i = 0; i < 4; ++i) {
+        double row = 0;
+        for (int64_t j = 0; j < 6; ++j) {
+          const double w = weights.at({b, h, i, j});
+          const bool allowed = j <= i + 2 && !(b == 1 && j >= 4);
+          if (allowed) {
+            EXPECT_GT(w, 0.0) << "(b, h, i, j) = " << b << h << i << j;
+          } else {
+            EXPECT_EQ(w, 0.0) << "(b, h, i, j) = " << b << h << i << j;
+          }
+          row += w;
+        }
+        EXPECT_NEAR(row, 1.0, 1e-14) << "row " << b << h << i;
+      }
+  // And the output is those weights times v.
+  EXPECT_LE(max_abs_diff(out, matmul(weights, v)), 1e-14);
+}
+
+TEST(MhaWeights, ReturnedWeightsHaveShapeBHNqNk) {
+  Generator gen(29);
+  MultiHeadAttention mha(16, 4, make_rope(4, DType::Float64), &gen, DType::Float64);
+  Tensor weights;
+  AttentionCall call;
+  call.weights = &weights;
+  mha.forward(randn({2, 3, 16}, DType::Float64, &gen), randn({2, 7, 16}, DType::Float64, &gen),
+              randn({2, 7, 16}, DType::Float64, &gen), call);
+  ASSERT_EQ(weights.shape(), (Shape{2, 4, 3, 7}));
+  EXPECT_LE(max_abs_diff(sum(weights, {-1}), ones({2, 4, 3}, DType::Float64)), 1e-14);
+}
+
+TEST(MhaCache, DecodingInChunksEqualsTheFullCausalPass) {
+  Generator gen(30);
+  MultiHeadAttention mha(16, 2, make_rope(8, DType::Float64), &gen, DType::Float64);
+  mha.eval();
+  const Tensor x = randn({2, 8, 16}, DType::Float64, &gen);  // (B, T, D)
+  AttentionCall full_call;
+  full_call.causal = true;
+  const Tensor full = mha.forward(x, full_call);
+  KVCache cache;
+  std::vector<Tensor> outs;
+  std::vector<int64_t> lengths;
+  int64_t start = 0;
+  for (int64_t chunk : {5, 1, 2}) {
+    AttentionCall call;
+    call.cache = &cache;
+    call.causal = true;  // within a chunk, token i sees the prefix and tokens <= i
+    outs.push_back(mha.forward(narrow(x, 1, start, chunk), call));  // (B, chunk, D)
+    lengths.push_back(cache.length());
+    start += chunk;
+  }
+  EXPECT_EQ(lengths, (std::vector<int64_t>{5, 6, 8}));
+  EXPECT_EQ(cache.k.shape(), (Shape{2, 2, 8, 8}));  // (B, H, L, dh)
+  EXPECT_LE(max_abs_diff(cat(outs, 1), full), 1e-12);
+  // A single new token needs no mask at all: it may see the whole cache.
+  KVCache cache2;
+  AttentionCall prefix;
+  prefix.cache = &cache2;
+  prefix.causal = true;
+  mha.forward(narrow(x, 1, 0, 7), prefix);
+  AttentionCall last;
+  last.cache = &cache2;
+  EXPECT_LE(max_abs_diff(mha.forward(narrow(x, 1, 7, 1), last), narrow(full, 1, 7, 1)), 1e-12);
+  // reset() starts a new sequence.
+  cache.reset();
+  EXPECT_EQ(cache.length(), 0);
+}
+
+TEST(MhaCache, ExplicitPositionsEqualTheCachedDefault) {
+  Generator gen(31);
+  MultiHeadAttention mha(16, 2, make_rope(8, DType::Float64), &gen, DType::Float64);
+  const Tensor x = randn({1, 6, 16}, DType::Float64, &gen);
+  KVCache a, b;
+  for (int64_t start : {0, 4}) {
+    const int64_t len = start == 0 ? 4 : 2;
+    AttentionCall implicit, explicit_pos;
+    implicit.cache = &a;
+    implicit.causal = true;
+    explicit_pos.cache = &b;
+    explicit_pos.causal = true;
+    explicit_pos.positions = arange(start, start + len);
+    const Tensor chunk = narrow(x, 1, start, len);
+    EXPECT_LE(max_abs_diff(mha.forward(chunk, implicit), mha.forward(chunk, explicit_pos)), 0.0);
+  }
+}
+
+TEST(Dropout, EvalModeIsIdentity) {
+  Generator gen(32);
+  const Tensor x = randn({4, 5}, DType::Float64, &gen);
+  EXPECT_EQ(max_abs_diff(dropout(x, 0.5, /*training=*/false), x), 0.0);
+  // SDPA: dropout_p without training changes nothing.
+  const Tensor q = randn({1, 2, 4, 3}, DType::Float64, &gen), k = randn({1, 2, 4, 3}, DType::Float64, &gen);
+  const Tensor v = randn({1, 2, 4, 3}, DType::Float64, &gen);
+  AttentionOptions o;
+  o.dropout_p = 0.5;
+  o.training = false;
+  EXPECT_EQ(max_abs_diff(scaled_dot_product_attention(q, k, v, o), scaled_dot_product_attention(q, k, v)), 0.0);
+  // MHA: a module with dropout in eval() equals the same weights without dropout.
+  MultiHeadAttention with(16, 2, nullptr, &gen, DType::Float64, /*dropout=*/0.5);
+  MultiHeadAttention without(16, 2, nullptr, nullptr, DType::Float64, 0.0);
+  without.load_state_dict(with.state_dict());
+  with.eval();
+  const Tensor xm = randn({2, 5, 16}, DType::Float64, &gen);
+  EXPECT_EQ(max_abs_diff(with.forward(xm), without.forward(xm)), 0.0);
+  with.train();
+  EXPECT_GT(max_abs_diff(with.forward(xm), without.forward(xm)), 1e-6);  // train mode does drop
+}
+
+TEST(Dropout, TrainModeZeroesAboutPOfTheWeightsReproducibly) {
+  const double p = 0.3;
+  const int64_t n = 64;
+  Generator data(33);
+  const Tensor q = randn({1, 1, n, 8}, DType::Float64, &data), k = randn({1, 1, n, 8}, DType::Float64, &data);
+  // v = I: the output is the (dropped) weight matrix itself, (1, 1, N, N).
+  const Tensor v = view(eye(n, -1, DType::Float64), {1, 1, n, n});
+  auto run = [&](uint64_t seed, Tensor* weights) {
+    Generator gen(seed);
+    AttentionOptions o;
+    o.dropout_p = p;
+    o.training = true;
+    o.generator = &gen;
+    return scaled_dot_product_attention(q, k, v, o, weights);
+  };
+  Tensor clean;
+  const Tensor dropped = run(5, &clean);
+  const std::vector<double> d = dropped.to_vector<double>();
+  // The clean softmax weights, recomputed without dropout (every one > 0).
+  const std::vector<double> w = scaled_dot_product_attention(q, k, v).to_vector<double>();
+  int64_t zeros_count = 0;
+  for (size_t i = 0; i < d.size(); ++i) {
+    ASSERT_GT(w[i], 0.0);
+    if (d[i] == 0.0) {
+      ++zeros_count;
+    } else {
+      EXPECT_NEAR(d[i], w[i] / (1 - p), 1e-15) << "kept weights are scaled by 1 / (1 - p)";
+    }
+  }
+  const double fraction = static_cast<double>(zeros_count) / static_cast<double>(n * n);
+  EXPECT_NEAR(fraction, p, 0.04);  // 4096 draws: one standard deviation is 0.007
+  // The same seed drops the same weights; another seed drops others.
+  EXPECT_EQ(max_abs_diff(run(5, nullptr), dropped), 0.0);
+  EXPECT_GT(max_abs_diff(run(6, nullptr), dropped), 0.0);
+}
+
+// PyTorch's MultiheadAttention returns the weights after dropout: the ones
+// that actually multiplied v. Returning the pre-dropout ones would not explain
+// the output.
+TEST(Dropout, TrainModeReturnsTheWeightsThatMultipliedV) {
+  Generator data(34);
+  const Tensor q = randn({1, 2, 6, 4}, DType::Float64, &data), k = randn({1, 2, 6, 4}, DType::Float64, &data);
+  const Tensor v = randn({1, 2, 6, 3}, DType::Float64, &data);
+  Generator gen(7);
+  AttentionOptions o;
+  o.dropout_p = 0.5;
+  o.training = true;
+  o.generator = &gen;
+  Tensor weights;
+  const Tensor out = scaled_dot_product_attention(q, k, v, o, &weights);
+  EXPECT_LE(max_abs_diff(out, matmul(weights, v)), 1e-14);
+}
+
+// ---- 4. bad inputs ------------------------------------------------------------------------------------
+
+TEST(AttentionErrors, MaskThatDoesNotBroadcast) {
+  const Tensor q = zeros({2, 2, 5, 4}), k = zeros({2, 2, 5, 4}), v = zeros({2, 2, 5, 3});
+  for (const Shape& mask_shape : {Shape{3, 5}, Shape{2, 2, 4, 5}, Shape{3, 2, 2, 5, 5}}) {
+    AttentionOptions o;
+    o.mask = ones(mask_shape, DType::Bool);
+    const std::string msg = error_of([&] { scaled_dot_product_attention(q, k, v, o); });
+    EXPECT_THAT(msg, HasSubstr("scaled_dot_product_attention"));
+    EXPECT_THAT(msg, HasSubstr(shape_str(mask_shape)));
+    EXPECT_THAT(msg, HasSubstr(shape_str({2, 2, 5, 5})));  // the scores' shape (B, H, Nq, Nk)
+  }
+}
+
+TEST(AttentionErrors, DModelNotDivisibleByHeads) {
+  const std::string msg = error_of([] { MultiHeadAttention mha(10, 3); });
+  EXPECT_THAT(msg, HasSubstr("MultiHeadAttention"));
+  EXPECT_THAT(msg, HasSubstr("10"));
+  EXPECT_THAT(msg, HasSubstr("3"));
+}
+
+TEST(AttentionErrors, RopeHeadSizeDiffersFromTheHeads) {
+  const std::string msg = error_of([] { MultiHeadAttention mha(16, 2, make_rope(4, DType::Float32)); });
+  EXPECT_THAT(msg, HasSubstr("MultiHeadAttention"));
+  EXPECT_THAT(msg, HasSubstr("4"));
+  EXPECT_THAT(msg, HasSubstr("8"));
+}
+
+TEST(AttentionErrors, WrongInputDims) {
+  MultiHeadAttention mha(16, 2);
+  const std::string two_d = error_of([&] { mha.forward(zeros({8, 16})); });
+  EXPECT_THAT(two_d, HasSubstr("MultiHeadAttention"));
+  EXPECT_THAT(two_d, HasSubstr(shape_str({8, 16})));
+  const std::string wrong_d = error_of([&] { mha.forward(zeros({2, 8, 12})); });
+  EXPECT_THAT(wrong_d, HasSubstr("MultiHeadAttention"));
+  EXPECT_THAT(wrong_d, HasSubstr(shape_str({2, 8, 12})));
+  const std::string sdpa_1d = error_of([] { scaled_dot_product_attention(zeros({4}), zeros({4}), zeros({4})); });
+  EXPECT_THAT(sdpa_1d, HasSubstr("scaled_dot_product_attention"));
+  EXPECT_THAT(sdpa_1d, HasSubstr(shape_str({4})));
+}
+
+TEST(AttentionErrors, QueryKeyHeadSizeMismatch) {
+  const std::string msg = error_of(
+      [] { scaled_dot_product_attention(zeros({1, 1, 4, 3}), zeros({1, 1, 4, 5}), zeros({1, 1, 4, 2})); });
+  EXPECT_THAT(msg, HasSubstr("scaled_dot_product_attention"));
+  EXPECT_THAT(msg, HasSubstr(shape_str({1, 1, 4, 3})));
+  EXPECT_THAT(msg, HasSubstr(shape_str({1, 1, 4, 5})));
+}
+
+TEST(AttentionErrors, CrossAttentionBatchMismatch) {
+  MultiHeadAttention mha(16, 2);
+  const std::string msg =
+      error_of([&] { mha.forward(zeros({2, 4, 16}), zeros({3, 6, 16}), zeros({3, 6, 16})); });
+  EXPECT_THAT(msg, HasSubstr("MultiHeadAttention"));
+  EXPECT_THAT(msg, HasSubstr(shape_str({2, 4, 16})));
+  EXPECT_THAT(msg, HasSubstr(shape_str({3, 6, 16})));
+}
+
+TEST(AttentionErrors, CacheWithCrossAttention) {
+  MultiHeadAttention mha(16, 2);
+  KVCache cache;
+  AttentionCall call;
+  call.cache = &cache;
+  const std::string msg =
+      error_of([&] { mha.forward(zeros({2, 4, 16}), zeros({2, 6, 16}), zeros({2, 6, 16}), call); });
+  EXPECT_THAT(msg, HasSubstr("MultiHeadAttention"));
+  EXPECT_THAT(msg, HasSubstr("cache"));
+  EXPECT_EQ(cache.length(), 0);
+}

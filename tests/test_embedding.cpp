@@ -1,0 +1,182 @@
+// nn::Embedding (SPEC.md §2): rows of a (V, D) table for int64 ids of any shape,
+// (...) -> (..., D). Backward adds each row's gradient back at its id, so a
+// row picked twice gets two gradients.
+//
+// Parity: tests/fixtures/make_nn_fixtures.py wrote ids (2, 3) (id 2 three
+// times), W (7, 4), F.embedding(ids, W) and d sum(out * w) / dW with torch 1.13,
+// under tests/fixtures/nn/embedding/. Tolerances: |actual - torch| <= atol +
+// rtol |torch| with float64 rtol 1e-10 atol 1e-12, float32 rtol 1e-5 atol 1e-7.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "autograd/gradcheck.h"
+#include "autograd/ops.h"
+#include "nn/layers.h"
+#include "nn/npy.h"
+
+using namespace ropegrad;
+using ::testing::HasSubstr;
+
+namespace {
+
+// ---- fixtures and comparison (the same helpers open every nn test file) -------------------
+
+Tensor fixture(const std::string& case_name, const std::string& dt, const std::string& name) {
+  return nn::load_npy(std::string(ROPEGRAD_FIXTURES) + "/nn/" + case_name + "/" + dt + "/" + name + ".npy");
+}
+
+// Every element within atol + rtol |expected|; a failure names the worst element.
+void expect_close(const Tensor& actual, const Tensor& expected, const std::string& label) {
+  ASSERT_TRUE(actual.defined()) << label << ": undefined tensor";
+  ASSERT_EQ(shape_str(actual.shape()), shape_str(expected.shape())) << label;
+  ASSERT_EQ(dtype_name(actual.dtype()), dtype_name(expected.dtype())) << label;
+  const bool f64 = expected.dtype() == DType::Float64;
+  const double rtol = f64 ? 1e-10 : 1e-5, atol = f64 ? 1e-12 : 1e-7;
+  const std::vector<double> a = actual.to_vector<double>(), e = expected.to_vector<double>();
+  size_t bad = 0, worst = 0;
+  double worst_ratio = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const double ratio = std::abs(a[i] - e[i]) / (atol + rtol * std::abs(e[i]));
+    if (!(ratio <= 1)) {  // also catches NaN
+      if (bad++ == 0 || !(ratio <= worst_ratio)) worst = i, worst_ratio = ratio;
+    }
+  }
+  EXPECT_EQ(bad, 0u) << label << ": " << bad << " of " << a.size() << " elements differ; worst at flat index "
+                     << worst << ": " << fmt::format("{:.17g} vs torch {:.17g}", a[worst], e[worst]);
+}
+
+std::string error_message(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected a ropegrad::Error";
+  return "";
+}
+
+}  // namespace
+
+namespace {
+
+void check_parity(const std::string& dt) {
+  nn::Embedding m(7, 4);
+  if (dt == "f64") m.to(DType::Float64);
+  m.load_state_dict({{"weight", fixture("embedding", dt, "weight")}});
+  const Tensor ids = fixture("embedding", dt, "ids");  // (2, 3) int64
+  ASSERT_EQ(dtype_name(ids.dtype()), "int64");
+  const Tensor out = m.forward(ids);  // (2, 3, 4)
+  expect_close(out, fixture("embedding", dt, "out"), "embedding/" + dt + " forward");
+  backward(sum(mul(out, fixture("embedding", dt, "w"))));
+  expect_close(m.weight.grad(), fixture("embedding", dt, "grad_weight"), "embedding/" + dt + " grad weight");
+}
+
+}  // namespace
+
+// ---- parity with torch -----------------------------------------------------------------
+
+TEST(EmbeddingParity, Float32) { check_parity("f32"); }
+TEST(EmbeddingParity, Float64) { check_parity("f64"); }
+
+// ---- lookups and their gradient, by hand ------------------------------------------------------
+
+TEST(Embedding, IdsOfShapeBTGiveRowsOfShapeBTD) {
+  // W (5, 2) = [[0, 1], [10, 11], [20, 21], [30, 31], [40, 41]]; ids (2, 3).
+  nn::Embedding m(5, 2);
+  m.load_state_dict({{"weight", tensor({0, 1, 10, 11, 20, 21, 30, 31, 40, 41}, {5, 2})}});
+  const Tensor out = m.forward(tensor_i64({4, 0, 2, 2, 1, 3}, {2, 3}));
+  EXPECT_EQ(shape_str(out.shape()), "[2, 3, 2]");
+  EXPECT_EQ(out.to_vector<double>(), (std::vector<double>{40, 41, 0, 1, 20, 21, 20, 21, 10, 11, 30, 31}));
+  // A 0-d id gives one row (D); a 1-D list of ids gives (N, D).
+  EXPECT_EQ(shape_str(m.forward(reshape(tensor_i64({3}), {})).shape()), "[2]");
+  EXPECT_EQ(m.forward(reshape(tensor_i64({3}), {})).to_vector<double>(), (std::vector<double>{30, 31}));
+  EXPECT_EQ(shape_str(m.forward(tensor_i64({1, 1}, {2})).shape()), "[2, 2]");
+}
+
+TEST(Embedding, RepeatedIdsAccumulateTheirGradients) {
+  // ids [1, 3, 1, 1] with upstream gradient rows g_k = (k+1) * [1, 1]:
+  // row 1 gets g_0 + g_2 + g_3 = [8, 8], row 3 gets g_1 = [2, 2], the rest 0.
+  nn::Embedding m(4, 2);
+  const Tensor out = m.forward(tensor_i64({1, 3, 1, 1}, {4}));  // (4, 2)
+  backward(sum(mul(out, tensor({1, 1, 2, 2, 3, 3, 4, 4}, {4, 2}))));
+  EXPECT_EQ(m.weight.grad().to_vector<double>(), (std::vector<double>{0, 0, 8, 8, 0, 0, 2, 2}));
+}
+
+// ---- gradcheck ----------------------------------------------------------------------------
+
+TEST(EmbeddingGradcheck, Float64Weight) {
+  Generator gen(2);
+  nn::Embedding m(6, 16, &gen);
+  m.to(DType::Float64);
+  const Tensor ids = tensor_i64({0, 5, 2, 2, 3, 0}, {2, 3});  // ids are passed through, not perturbed
+  const GradcheckResult r =
+      gradcheck([&](const std::vector<Tensor>& in) { return m.forward(in[0]); }, {ids, m.weight});
+  EXPECT_TRUE(r.passed) << r.report;
+}
+
+// ---- init ------------------------------------------------------------------------------------
+
+TEST(EmbeddingInit, StandardNormalCutAtThree) {
+  // CS336: W ~ N(0, 1) cut at +-3; the cut shrinks the std to 0.98658.
+  Generator gen(11);
+  nn::Embedding m(1000, 64, &gen);
+  ASSERT_EQ(shape_str(m.weight.shape()), "[1000, 64]");
+  EXPECT_EQ(dtype_name(m.weight.dtype()), "float32");
+  const std::vector<double> w = m.weight.to_vector<double>();
+  const double n = static_cast<double>(w.size());
+  double mean = 0, sq = 0, max_abs = 0;
+  for (double v : w) mean += v / n;
+  for (double v : w) sq += (v - mean) * (v - mean) / n, max_abs = std::max(max_abs, std::abs(v));
+  EXPECT_NEAR(mean, 0.0, 0.02);  // ~5 standard errors for n = 64000
+  EXPECT_NEAR(std::sqrt(sq), 0.98658, 0.015);
+  EXPECT_LE(max_abs, 3.0);
+  EXPECT_GT(max_abs, 2.9);  // n = 64000 draws reach close to the cut
+}
+
+// ---- names and shapes ---------------------------------------------------------------------------
+
+TEST(Embedding, OneParameterNamedWeightOfShapeVD) {
+  nn::Embedding m(7, 4);
+  EXPECT_EQ(m.type_name(), "Embedding");
+  EXPECT_EQ(m.num_embeddings, 7);
+  EXPECT_EQ(m.dim, 4);
+  const auto params = m.named_parameters();
+  ASSERT_EQ(params.size(), 1u);
+  EXPECT_EQ(params[0].first, "weight");
+  EXPECT_EQ(shape_str(params[0].second.shape()), "[7, 4]");
+  EXPECT_TRUE(params[0].second.requires_grad());
+  EXPECT_EQ(m.num_parameters(), 28);
+}
+
+// ---- bad input ----------------------------------------------------------------------------------
+
+TEST(EmbeddingErrors, NegativeIdNamesEmbeddingAndTheId) {
+  nn::Embedding m(7, 4);
+  const std::string msg = error_message([&] { m.forward(tensor_i64({0, -1, 3, 2}, {2, 2})); });
+  EXPECT_THAT(msg, HasSubstr("embedding"));
+  EXPECT_THAT(msg, HasSubstr("id -1"));
+  EXPECT_THAT(msg, HasSubstr("7 embeddings"));
+  EXPECT_THAT(msg, HasSubstr("[2, 2]"));  // the ids' shape
+}
+
+TEST(EmbeddingErrors, IdEqualToVNamesEmbeddingAndTheId) {
+  nn::Embedding m(7, 4);
+  const std::string msg = error_message([&] { m.forward(tensor_i64({6, 7}, {2})); });  // 6 is the last valid id
+  EXPECT_THAT(msg, HasSubstr("embedding"));
+  EXPECT_THAT(msg, HasSubstr("id 7"));
+  EXPECT_THAT(msg, HasSubstr("out of range"));
+}
+
+TEST(EmbeddingErrors, FloatIdsNameEmbeddingAndTheDtype) {
+  nn::Embedding m(7, 4);
+  const std::string msg = error_message([&] { m.forward(tensor({1, 2}, {2})); });
+  EXPECT_THAT(msg, HasSubstr("embedding"));
+  EXPECT_THAT(msg, HasSubstr("int64"));
+  EXPECT_THAT(msg, HasSubstr("float32"));
+}

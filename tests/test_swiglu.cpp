@@ -1,0 +1,220 @@
+// nn::SwiGLU (SPEC.md §2): FFN(x) = W2 (SiLU(W1 x) * W3 x), no biases, with
+// W1, W3 (d_ff, D) and W2 (D, d_ff); d_ff defaults to 8/3 D rounded up to a
+// multiple of 64.
+//
+// Parity: tests/fixtures/make_nn_fixtures.py wrote x (2, 3, 16), the three
+// weights (d_ff = 64), (F.silu(x @ W1.T) * (x @ W3.T)) @ W2.T and the gradients
+// of sum(out * w) w.r.t. x and every weight with torch 1.13, under
+// tests/fixtures/nn/swiglu/. Tolerances: |actual - torch| <= atol + rtol |torch|
+// with float64 rtol 1e-10 atol 1e-12, float32 rtol 1e-5 atol 1e-7.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "autograd/gradcheck.h"
+#include "autograd/ops.h"
+#include "nn/layers.h"
+#include "nn/npy.h"
+
+using namespace ropegrad;
+using ::testing::HasSubstr;
+
+namespace {
+
+// ---- fixtures and comparison (the same helpers open every nn test file) -------------------
+
+Tensor fixture(const std::string& case_name, const std::string& dt, const std::string& name) {
+  return nn::load_npy(std::string(ROPEGRAD_FIXTURES) + "/nn/" + case_name + "/" + dt + "/" + name + ".npy");
+}
+
+// Every element within atol + rtol |expected|; a failure names the worst element.
+void expect_close(const Tensor& actual, const Tensor& expected, const std::string& label) {
+  ASSERT_TRUE(actual.defined()) << label << ": undefined tensor";
+  ASSERT_EQ(shape_str(actual.shape()), shape_str(expected.shape())) << label;
+  ASSERT_EQ(dtype_name(actual.dtype()), dtype_name(expected.dtype())) << label;
+  const bool f64 = expected.dtype() == DType::Float64;
+  const double rtol = f64 ? 1e-10 : 1e-5, atol = f64 ? 1e-12 : 1e-7;
+  const std::vector<double> a = actual.to_vector<double>(), e = expected.to_vector<double>();
+  size_t bad = 0, worst = 0;
+  double worst_ratio = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const double ratio = std::abs(a[i] - e[i]) / (atol + rtol * std::abs(e[i]));
+    if (!(ratio <= 1)) {  // also catches NaN
+      if (bad++ == 0 || !(ratio <= worst_ratio)) worst = i, worst_ratio = ratio;
+    }
+  }
+  EXPECT_EQ(bad, 0u) << label << ": " << bad << " of " << a.size() << " elements differ; worst at flat index "
+                     << worst << ": " << fmt::format("{:.17g} vs torch {:.17g}", a[worst], e[worst]);
+}
+
+// Loads the case's parameters into m (by state_dict name), runs x through it and
+// compares y and the gradients of sum(y * w) w.r.t. x and every parameter.
+void check_parity(nn::Module& m, const std::function<Tensor(const Tensor&)>& forward, const std::string& c,
+                  const std::string& dt) {
+  if (dt == "f64") m.to(DType::Float64);
+  nn::StateDict state;
+  for (const auto& [name, p] : m.named_parameters()) state[name] = fixture(c, dt, name);
+  m.load_state_dict(state);
+  Tensor x = fixture(c, dt, "x");
+  x.requires_grad_(true);
+  const Tensor y = forward(x);
+  expect_close(y, fixture(c, dt, "out"), c + "/" + dt + " forward");
+  backward(sum(mul(y, fixture(c, dt, "w"))));
+  expect_close(x.grad(), fixture(c, dt, "grad_x"), c + "/" + dt + " grad x");
+  for (const auto& [name, p] : m.named_parameters()) {
+    expect_close(p.grad(), fixture(c, dt, "grad_" + name), c + "/" + dt + " grad " + name);
+  }
+}
+
+std::string error_message(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected a ropegrad::Error";
+  return "";
+}
+
+}  // namespace
+
+// ---- parity with torch -----------------------------------------------------------------
+
+TEST(SwiGLUParity, Float32) {  // x (2, 3, 16) -> (2, 3, 64) -> (2, 3, 16)
+  nn::SwiGLU m(16, 64);
+  check_parity(m, [&](const Tensor& x) { return m.forward(x); }, "swiglu", "f32");
+}
+
+TEST(SwiGLUParity, Float64) {
+  nn::SwiGLU m(16, 64);
+  check_parity(m, [&](const Tensor& x) { return m.forward(x); }, "swiglu", "f64");
+}
+
+// ---- the formula, by hand ----------------------------------------------------------------
+
+TEST(SwiGLU, GatesTheW3BranchWithSiLUOfTheW1Branch) {
+  // D = d_ff = 1: W1 = [[1]], W3 = [[2]], W2 = [[3]], x = [1]:
+  //   out = 3 * silu(1 * 1) * (2 * 1) = 6 / (1 + e^-1) = 4.3863514717800...
+  // (SiLU on the W3 branch instead would give 3 * silu(2) * 1 = 5.2848).
+  nn::SwiGLU m(1, 1);
+  m.to(DType::Float64);
+  m.load_state_dict({{"w1.weight", tensor({1}, {1, 1}, DType::Float64)},
+                     {"w2.weight", tensor({3}, {1, 1}, DType::Float64)},
+                     {"w3.weight", tensor({2}, {1, 1}, DType::Float64)}});
+  const Tensor out = m.forward(tensor({1}, {1}, DType::Float64));
+  ASSERT_EQ(shape_str(out.shape()), "[1]");
+  EXPECT_NEAR(out.item<double>(), 6.0 / (1.0 + std::exp(-1.0)), 1e-15);
+}
+
+TEST(SwiGLU, LeadingBatchDimsActRowByRow) {
+  // x (B=2, T=3, D=16) -> (2, 3, 16); each row equals the 1-D forward of that row.
+  Generator gen(9);
+  nn::SwiGLU m(16, 32, &gen);
+  m.to(DType::Float64);
+  const Tensor x = randn({2, 3, 16}, DType::Float64, &gen);
+  const Tensor y = m.forward(x);
+  ASSERT_EQ(shape_str(y.shape()), "[2, 3, 16]");
+  for (int64_t b = 0; b < 2; ++b) {
+    for (int64_t t = 0; t < 3; ++t) {
+      const Tensor row = m.forward(select(select(x, 0, b), 0, t));  // (16) -> (16)
+      ASSERT_EQ(shape_str(row.shape()), "[16]");
+      const std::vector<double> expected = row.to_vector<double>();
+      const std::vector<double> got = select(select(y, 0, b), 0, t).to_vector<double>();
+      for (size_t i = 0; i < 16; ++i) EXPECT_NEAR(got[i], expected[i], 1e-13 * (1 + std::abs(expected[i])));
+    }
+  }
+}
+
+// ---- gradcheck ----------------------------------------------------------------------------
+
+TEST(SwiGLUGradcheck, Float64InputAndAllThreeWeights) {
+  Generator gen(10);
+  nn::SwiGLU m(16, 32, &gen);
+  m.to(DType::Float64);
+  Tensor x = randn({2, 16}, DType::Float64, &gen);
+  x.requires_grad_(true);
+  std::vector<Tensor> inputs = {x};
+  for (const Tensor& p : m.parameters()) inputs.push_back(p);  // w1, w2, w3 weights
+  ASSERT_EQ(inputs.size(), 4u);
+  const GradcheckResult r = gradcheck([&](const std::vector<Tensor>& in) { return m.forward(in[0]); }, inputs);
+  EXPECT_TRUE(r.passed) << r.report;
+}
+
+// ---- default d_ff -------------------------------------------------------------------------------
+
+TEST(SwiGLU, DefaultDffIsEightThirdsDRoundedUpToAMultipleOf64) {
+  EXPECT_EQ(nn::SwiGLU::default_d_ff(16), 64);      // 42.67 -> 64
+  EXPECT_EQ(nn::SwiGLU::default_d_ff(24), 64);      // exactly 64
+  EXPECT_EQ(nn::SwiGLU::default_d_ff(25), 128);     // 66.67 -> 128
+  EXPECT_EQ(nn::SwiGLU::default_d_ff(64), 192);     // 170.67 -> 192
+  EXPECT_EQ(nn::SwiGLU::default_d_ff(512), 1408);   // 1365.33 -> 1408
+  EXPECT_EQ(nn::SwiGLU::default_d_ff(768), 2048);   // exactly 2048, not rounded further
+  EXPECT_EQ(nn::SwiGLU::default_d_ff(1024), 2752);  // 2730.67 -> 2752
+  EXPECT_EQ(nn::SwiGLU::default_d_ff(1600), 4288);  // 4266.67 -> 4288
+  // d_ff <= 0 in the constructor picks the default.
+  nn::SwiGLU m(512);
+  EXPECT_EQ(shape_str(m.w1->weight.shape()), "[1408, 512]");
+  nn::SwiGLU explicit_dff(512, 100);
+  EXPECT_EQ(shape_str(explicit_dff.w1->weight.shape()), "[100, 512]");
+}
+
+// ---- names, shapes, init -------------------------------------------------------------------------
+
+TEST(SwiGLU, ParametersAreW1W2W3WeightsWithCS336Shapes) {
+  nn::SwiGLU m(16, 48);
+  EXPECT_EQ(m.type_name(), "SwiGLU");
+  const auto params = m.named_parameters();
+  ASSERT_EQ(params.size(), 3u);
+  EXPECT_EQ(params[0].first, "w1.weight");
+  EXPECT_EQ(shape_str(params[0].second.shape()), "[48, 16]");  // (d_ff, D)
+  EXPECT_EQ(params[1].first, "w2.weight");
+  EXPECT_EQ(shape_str(params[1].second.shape()), "[16, 48]");  // (D, d_ff)
+  EXPECT_EQ(params[2].first, "w3.weight");
+  EXPECT_EQ(shape_str(params[2].second.shape()), "[48, 16]");  // (d_ff, D)
+  EXPECT_TRUE(params[1].second.is_same(m.w2->weight));
+  EXPECT_EQ(m.num_parameters(), 3 * 16 * 48);
+  const nn::StateDict state = m.state_dict();
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : state) keys.push_back(k);
+  EXPECT_EQ(keys, (std::vector<std::string>{"w1.weight", "w2.weight", "w3.weight"}));
+  const auto children = m.named_children();
+  ASSERT_EQ(children.size(), 3u);
+  EXPECT_EQ(children[0].second->type_name(), "Linear");
+}
+
+TEST(SwiGLUInit, EachLinearHasStdSqrt2OverFanSum) {
+  // All three are (d_ff, D) or (D, d_ff), so sigma = sqrt(2 / (D + d_ff)) for
+  // each; cut at 3 sigma, the sample std is 0.98658 sigma.
+  Generator gen(12);
+  const int64_t d = 64, d_ff = 192;
+  nn::SwiGLU m(d, 0, &gen);
+  const double sigma = std::sqrt(2.0 / (d + d_ff));
+  for (const auto& [name, p] : m.named_parameters()) {
+    const std::vector<double> w = p.to_vector<double>();
+    ASSERT_EQ(w.size(), static_cast<size_t>(d * d_ff)) << name;
+    const double n = static_cast<double>(w.size());
+    double mean = 0, sq = 0, max_abs = 0;
+    for (double v : w) mean += v / n;
+    for (double v : w) sq += (v - mean) * (v - mean) / n, max_abs = std::max(max_abs, std::abs(v));
+    EXPECT_NEAR(mean, 0.0, 0.05 * sigma) << name;  // ~5 standard errors for n = 12288
+    EXPECT_NEAR(std::sqrt(sq), 0.98658 * sigma, 0.035 * sigma) << name;
+    EXPECT_LE(max_abs, 3 * sigma) << name;
+  }
+  // Three different draws, not one weight copied three times.
+  EXPECT_NE(m.w1->weight.to_vector<double>(), m.w3->weight.to_vector<double>());
+}
+
+// ---- bad input ----------------------------------------------------------------------------------
+
+TEST(SwiGLUErrors, WrongInputSizeNamesLinearAndShapes) {
+  nn::SwiGLU m(16, 64);
+  const std::string msg = error_message([&] { m.forward(zeros({2, 15})); });
+  EXPECT_THAT(msg, HasSubstr("Linear"));
+  EXPECT_THAT(msg, HasSubstr("[2, 15]"));
+  EXPECT_THAT(msg, HasSubstr("[64, 16]"));  // w1's weight
+}

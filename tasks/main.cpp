@@ -1,76 +1,334 @@
-// `ropegrad`: the command-line program. Subcommands:
-//   ropegrad gradcheck [--op NAME]   gradcheck report over every registered op
+// `ropegrad`: the command-line program.
+//   ropegrad train      train one model on one task
+//   ropegrad compare    train all three attention variants with the same budget
+//   ropegrad generate   sample from a trained checkpoint
+//   ropegrad gradcheck  the gradient-check report of every op and module
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "autograd/op_catalog.h"
-#include "autograd/ops.h"
+#include "nn/checkpoint.h"
+#include "nn/module_catalog.h"
+#include "tasks/plot.h"
+#include "tasks/trainer.h"
+
+using namespace ropegrad;
 
 namespace {
+
+// ---- options -----------------------------------------------------------------------------------
+
+struct Option {
+  std::string name, default_value, help;
+  bool is_flag = false;
+};
+
+class Args {
+ public:
+  Args(std::string command, std::string summary, std::vector<Option> options)
+      : command_(std::move(command)), summary_(std::move(summary)), options_(std::move(options)) {}
+
+  // false when --help was asked (the help is printed); throws on a bad argument.
+  bool parse(int argc, char** argv) {
+    for (int i = 0; i < argc; ++i) {
+      const std::string arg = argv[i];
+      if (arg == "--help" || arg == "-h") {
+        print_help();
+        return false;
+      }
+      const Option* opt = arg.rfind("--", 0) == 0 ? find(arg.substr(2)) : nullptr;
+      RG_CHECK(opt != nullptr, where(), "unknown argument '{}' (see --help)", arg);
+      if (opt->is_flag) {
+        values_.insert_or_assign(opt->name, std::string(1, '1'));  // a flag is present
+      } else {
+        RG_CHECK(i + 1 < argc, where(), "--{} needs a value", opt->name);
+        values_[opt->name] = argv[++i];
+      }
+    }
+    return true;
+  }
+
+  std::string str(const std::string& name) const {
+    auto it = values_.find(name);
+    return it != values_.end() ? it->second : find(name)->default_value;
+  }
+  int64_t integer(const std::string& name) const { return to_number<int64_t>(name); }
+  double real(const std::string& name) const { return to_number<double>(name); }
+  bool flag(const std::string& name) const { return values_.count(name) > 0; }
+
+ private:
+  std::string where() const { return fmt::format("ropegrad {}", command_); }
+  const Option* find(const std::string& name) const {
+    for (const Option& o : options_) {
+      if (o.name == name) return &o;
+    }
+    return nullptr;
+  }
+  template <typename T>
+  T to_number(const std::string& name) const {
+    const std::string text = str(name);
+    try {
+      size_t used = 0;
+      const T value = std::is_integral_v<T> ? static_cast<T>(std::stoll(text, &used)) : static_cast<T>(std::stod(text, &used));
+      if (used == text.size()) return value;
+    } catch (const std::exception&) {
+    }
+    fail(where(), "--{} expects a number, got '{}'", name, text);
+  }
+  void print_help() const {
+    fmt::print("usage: ropegrad {} [options]\n\n{}\n\noptions:\n", command_, summary_);
+    for (const Option& o : options_) {
+      const std::string left = o.is_flag ? fmt::format("--{}", o.name)
+                                         : fmt::format("--{} {}", o.name, o.default_value.empty() ? "X" : o.default_value);
+      fmt::print("  {:<26} {}\n", left, o.help);
+    }
+  }
+
+  std::string command_, summary_;
+  std::vector<Option> options_;
+  std::map<std::string, std::string> values_;
+};
+
+// Options shared by train and compare.
+std::vector<Option> training_options(bool with_attention) {
+  std::vector<Option> o = {
+      {"task", "copy", "copy | recall | entailment | text"},
+      {"text", "", "text task: the file to model (bytes)"},
+      {"vocab", "0", "copy: token kinds (16); recall: keys = values (32)"},
+      {"length", "0", "copy: tokens per sequence (32); text: context (128)"},
+      {"pairs", "0", "recall: key-value pairs (8)"},
+      {"queries", "0", "recall: queried keys (4)"},
+      {"concepts", "0", "entailment: concepts in the hierarchy (8)"},
+      {"d-model", "64", "model width D"},
+      {"layers", "2", "transformer blocks L"},
+      {"heads", "4", "attention heads H"},
+      {"d-ff", "0", "SwiGLU width (0: 8/3 D rounded up to 64)"},
+      {"sigma", "scalar", "W2: scalar | vector sigma"},
+      {"tie", "", "tie the output head to the embedding", true},
+      {"steps", "300", "training steps"},
+      {"batch", "32", "sequences per step"},
+      {"lr", "0.003", "peak learning rate (AdamW)"},
+      {"min-lr", "0.0003", "final learning rate of the cosine schedule"},
+      {"warmup", "20", "linear warmup steps"},
+      {"weight-decay", "0.01", "AdamW decoupled weight decay"},
+      {"clip", "1.0", "global gradient-norm clip (0: off)"},
+      {"eval-every", "50", "steps between evaluations"},
+      {"eval-batches", "4", "batches per evaluation"},
+      {"seed", "0", "seed of the initialisation and the data"},
+      {"out", "", "directory for metrics.csv, summary.json, checkpoints"},
+      {"quiet", "", "no progress line", true},
+  };
+  if (with_attention) {
+    o.insert(o.begin() + 7, {"attention", "standard", "standard | w2 | triple"});
+    o.push_back({"checkpoint-every", "0", "steps between checkpoints (0: only at the end)"});
+    o.push_back({"resume", "", "continue from OUT/checkpoint.safetensors", true});
+    o.push_back({"stop-after", "0", "stop after this step, as if interrupted (0: run all)"});
+  }
+  return o;
+}
+
+tasks::TrainConfig train_config(const Args& a, bool with_attention) {
+  tasks::TrainConfig c;
+  c.task = a.str("task");
+  c.task_options.text_path = a.str("text");
+  c.task_options.vocab = a.integer("vocab");
+  c.task_options.length = a.integer("length");
+  c.task_options.pairs = a.integer("pairs");
+  c.task_options.queries = a.integer("queries");
+  c.task_options.concepts = a.integer("concepts");
+  c.model.d_model = a.integer("d-model");
+  c.model.num_layers = a.integer("layers");
+  c.model.num_heads = a.integer("heads");
+  c.model.d_ff = a.integer("d-ff");
+  c.model.sigma = a.str("sigma") == "vector" ? nn::SigmaMode::Vector : nn::SigmaMode::Scalar;
+  RG_CHECK(a.str("sigma") == "vector" || a.str("sigma") == "scalar", "ropegrad", "--sigma must be scalar or vector");
+  c.model.tie_embeddings = a.flag("tie");
+  if (with_attention) {
+    c.model.attention = nn::parse_attention_kind(a.str("attention"));
+    c.checkpoint_every = a.integer("checkpoint-every");
+    c.resume = a.flag("resume");
+    c.stop_after = a.integer("stop-after");
+  }
+  c.steps = a.integer("steps");
+  c.batch_size = a.integer("batch");
+  c.lr = a.real("lr");
+  c.min_lr = a.real("min-lr");
+  c.warmup = a.integer("warmup");
+  c.weight_decay = a.real("weight-decay");
+  c.clip = a.real("clip");
+  c.eval_every = a.integer("eval-every");
+  c.eval_batches = a.integer("eval-batches");
+  c.seed = static_cast<uint64_t>(a.integer("seed"));
+  c.out_dir = a.str("out");
+  c.quiet = a.flag("quiet");
+  return c;
+}
+
+std::string megabytes(int64_t bytes) { return fmt::format("{:.1f} MB", static_cast<double>(bytes) / 1e6); }
+
+// ---- train -------------------------------------------------------------------------------------
+
+int run_train(int argc, char** argv) {
+  Args args("train", "Trains one transformer LM on one task and reports loss and the task's metric.",
+            training_options(true));
+  if (!args.parse(argc, argv)) return 0;
+  const tasks::TrainResult r = tasks::train(train_config(args, true));
+  fmt::print("{} / {}: {} parameters, eval loss {:.4f}, {} {:.4f}, {:.0f} tokens/s, peak memory {}\n", r.task,
+             r.attention, r.parameters, r.final_loss, r.metric_name, r.final_metric, r.tokens_per_second,
+             megabytes(r.peak_bytes));
+  return 0;
+}
+
+// ---- compare -----------------------------------------------------------------------------------
+
+int run_compare(int argc, char** argv) {
+  Args args("compare",
+            "Trains standard, W2 and triple-product attention on one task with the same budget and prints a\n"
+            "Markdown table; with --out, also the loss curves (loss_curves.svg) and each run's files.",
+            training_options(false));
+  if (!args.parse(argc, argv)) return 0;
+  const tasks::TrainConfig base = train_config(args, false);
+  std::vector<tasks::TrainResult> results;
+  for (const nn::AttentionKind kind : {nn::AttentionKind::Standard, nn::AttentionKind::W2, nn::AttentionKind::Triple}) {
+    tasks::TrainConfig c = base;
+    c.model.attention = kind;
+    if (!base.out_dir.empty()) c.out_dir = base.out_dir + "/" + nn::attention_kind_name(kind);
+    results.push_back(tasks::train(c));
+  }
+  const double base_step = results[0].seconds_per_step;
+  std::string table = fmt::format("| variant | parameters | final loss | {} | peak memory | tokens/s | time/step vs standard |\n",
+                                  results[0].metric_name);
+  table += "|---|---:|---:|---:|---:|---:|---:|\n";
+  for (const auto& r : results) {
+    table += fmt::format("| {} | {} | {:.4f} | {:.4f} | {} | {:.0f} | {:.2f}x |\n", r.attention, r.parameters,
+                         r.final_loss, r.final_metric, megabytes(r.peak_bytes), r.tokens_per_second,
+                         r.seconds_per_step / base_step);
+  }
+  fmt::print("\n{}", table);
+  if (!base.out_dir.empty()) {
+    std::vector<tasks::Series> series;
+    for (const auto& r : results) {
+      tasks::Series s{r.attention, {}};
+      for (const auto& st : r.steps) s.points.emplace_back(static_cast<double>(st.step), st.loss);
+      series.push_back(std::move(s));
+    }
+    const std::string plot = base.out_dir + "/loss_curves.svg";
+    tasks::write_svg_plot(plot, series, fmt::format("{} task: training loss", base.task), "step", "loss");
+    std::ofstream(base.out_dir + "/results.md") << table;
+    fmt::print("\nwrote {} and {}/results.md\n", plot, base.out_dir);
+  }
+  return 0;
+}
+
+// ---- generate ----------------------------------------------------------------------------------
+
+int run_generate(int argc, char** argv) {
+  Args args("generate", "Samples tokens from a checkpoint written by `ropegrad train --out DIR`.",
+            {{"checkpoint", "", "the run's directory (config.txt and checkpoint.safetensors)"},
+             {"prompt", "0", "prompt token ids, space separated"},
+             {"text", "", "prompt as text (byte-level models)"},
+             {"max-new-tokens", "32", "tokens to generate"},
+             {"temperature", "1.0", "sampling temperature (0: greedy)"},
+             {"top-p", "1.0", "nucleus sampling mass"},
+             {"stop-token", "-1", "stop after this token (-1: none)"},
+             {"seed", "0", "sampling seed"}});
+  if (!args.parse(argc, argv)) return 0;
+  const std::string dir = args.str("checkpoint");
+  RG_CHECK(!dir.empty(), "ropegrad generate", "--checkpoint DIR is required");
+  nn::TransformerLM model(tasks::read_model_config(dir + "/config.txt"));
+  nn::load_checkpoint(dir + "/checkpoint.safetensors", model, nullptr);
+  std::vector<int64_t> prompt;
+  const std::string text = args.str("text");
+  if (!text.empty()) {
+    for (unsigned char ch : text) prompt.push_back(ch);
+  } else {
+    std::istringstream in(args.str("prompt"));
+    for (int64_t id; in >> id;) prompt.push_back(id);
+  }
+  Generator gen(static_cast<uint64_t>(args.integer("seed")));
+  nn::GenerateOptions o;
+  o.max_new_tokens = args.integer("max-new-tokens");
+  o.temperature = args.real("temperature");
+  o.top_p = args.real("top-p");
+  if (args.integer("stop-token") >= 0) o.stop_token = args.integer("stop-token");
+  o.generator = &gen;
+  const std::vector<int64_t> out = model.generate(prompt, o);
+  if (!text.empty()) {
+    std::string s(out.begin(), out.end());
+    fmt::print("{}{}\n", text, s);
+  } else {
+    fmt::print("{}\n", fmt::join(out, " "));
+  }
+  return 0;
+}
+
+// ---- gradcheck ---------------------------------------------------------------------------------
+
+int run_gradcheck(int argc, char** argv) {
+  Args args("gradcheck",
+            "Checks the full Jacobian of every op (autograd/op_catalog.cpp) and module (nn/module_catalog.cpp)\n"
+            "in float64 with torch.autograd.gradcheck's defaults (eps=1e-6, atol=1e-5, rtol=1e-3).\n"
+            "Exit status: 0 when every case passes, 1 otherwise.",
+            {{"op", "", "check only the cases of one op or module (e.g. matmul, rope)"}});
+  if (!args.parse(argc, argv)) return 0;
+  const std::string only = args.str("op");
+  const auto start = std::chrono::steady_clock::now();
+  int passed = 0, failed = 0;
+  std::string failures;
+  fmt::print("| {:<22} | {:<50} | {:>9} | {:<4} |\n", "op / module", "shapes", "max error", "");
+  fmt::print("|{:-<24}|{:-<52}|{:-<11}|{:-<6}|\n", "", "", "", "");
+  const auto report = [&](const std::string& op, const std::string& shapes, const GradcheckFn& fn,
+                          const std::vector<Tensor>& inputs) {
+    GradcheckResult r;
+    try {
+      r = gradcheck(fn, inputs);
+    } catch (const Error& e) {
+      r.report = e.what();
+    }
+    fmt::print("| {:<22} | {:<50} | {:>9.2e} | {:<4} |\n", op, shapes, r.max_abs_error, r.passed ? "ok" : "FAIL");
+    if (r.passed) {
+      ++passed;
+    } else {
+      ++failed;
+      failures += fmt::format("\n{} {}:\n{}\n", op, shapes, r.report);
+    }
+  };
+  for (const OpCase& c : op_catalog()) {
+    if (only.empty() || c.op == only) report(c.op, c.shapes, c.fn, make_inputs(c));
+  }
+  for (const nn::ModuleCase& c : nn::module_catalog()) {
+    if (!only.empty() && c.name != only) continue;
+    const nn::ModuleCheck check = c.make();
+    report(c.name, c.shapes, check.fn, check.inputs);
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!failures.empty()) fmt::print("{}", failures);
+  fmt::print("\n{} passed, {} failed ({:.2f} s)\n", passed, failed, seconds);
+  if (passed + failed == 0) {
+    fmt::print(stderr, "ropegrad gradcheck: no op or module named '{}'\n", only);
+    return 2;
+  }
+  return failed == 0 ? 0 : 1;
+}
 
 void print_usage() {
   std::puts(
       "usage: ropegrad <command> [options]\n"
       "\n"
       "commands:\n"
-      "  gradcheck   float64 gradient check of every registered op against central\n"
-      "              differences; prints a table of op, shapes, max error, pass/fail\n"
+      "  train       train one transformer LM on one task (copy, recall, entailment, text)\n"
+      "  compare     train standard, W2 and triple-product attention with the same budget\n"
+      "  generate    sample from a trained checkpoint\n"
+      "  gradcheck   float64 gradient check of every op and module\n"
       "\n"
       "Run 'ropegrad <command> --help' for a command's options.");
-}
-
-int run_gradcheck(int argc, char** argv) {
-  std::string only;
-  for (int i = 0; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
-      std::puts(
-          "usage: ropegrad gradcheck [--op NAME]\n"
-          "\n"
-          "Checks the full Jacobian of every op in autograd/op_catalog.cpp, in float64,\n"
-          "with torch.autograd.gradcheck's defaults (eps=1e-6, atol=1e-5, rtol=1e-3).\n"
-          "  --op NAME   check only the cases of one op (e.g. matmul)\n"
-          "Exit status: 0 when every case passes, 1 otherwise.");
-      return 0;
-    }
-    if (!std::strcmp(argv[i], "--op") && i + 1 < argc) {
-      only = argv[++i];
-    } else {
-      std::fprintf(stderr, "ropegrad gradcheck: unknown argument '%s' (see --help)\n", argv[i]);
-      return 2;
-    }
-  }
-  const auto start = std::chrono::steady_clock::now();
-  int passed = 0, failed = 0;
-  std::string failures;
-  fmt::print("| {:<13} | {:<50} | {:>9} | {:<4} |\n", "op", "shapes", "max error", "");
-  fmt::print("|{:-<15}|{:-<52}|{:-<11}|{:-<6}|\n", "", "", "", "");
-  for (const ropegrad::OpCase& c : ropegrad::op_catalog()) {
-    if (!only.empty() && c.op != only) continue;
-    ropegrad::GradcheckResult r;
-    try {
-      r = ropegrad::gradcheck(c.fn, ropegrad::make_inputs(c));
-    } catch (const ropegrad::Error& e) {
-      r.passed = false;
-      r.report = e.what();
-    }
-    fmt::print("| {:<13} | {:<50} | {:>9.2e} | {:<4} |\n", c.op, c.shapes, r.max_abs_error, r.passed ? "ok" : "FAIL");
-    if (r.passed) {
-      ++passed;
-    } else {
-      ++failed;
-      failures += fmt::format("\n{} {}:\n{}\n", c.op, c.shapes, r.report);
-    }
-  }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!failures.empty()) fmt::print("{}", failures);
-  fmt::print("\n{} passed, {} failed ({:.2f} s)\n", passed, failed, seconds);
-  if (passed + failed == 0) {
-    fmt::print(stderr, "ropegrad gradcheck: no op named '{}'\n", only);
-    return 2;
-  }
-  return failed == 0 ? 0 : 1;
 }
 
 }  // namespace
@@ -82,9 +340,12 @@ int main(int argc, char** argv) {
   }
   const std::string command = argv[1];
   try {
+    if (command == "train") return run_train(argc - 2, argv + 2);
+    if (command == "compare") return run_compare(argc - 2, argv + 2);
+    if (command == "generate") return run_generate(argc - 2, argv + 2);
     if (command == "gradcheck") return run_gradcheck(argc - 2, argv + 2);
-  } catch (const ropegrad::Error& e) {
-    std::fprintf(stderr, "ropegrad %s: %s\n", command.c_str(), e.what());
+  } catch (const Error& e) {
+    fmt::print(stderr, "ropegrad {}: {}\n", command, e.what());
     return 1;
   }
   std::fprintf(stderr, "ropegrad: unknown command '%s'\n\n", command.c_str());

@@ -1,0 +1,92 @@
+// The transformer language model (SPEC.md §5): pre-norm blocks
+//   h <- h + Attn(RMSNorm(h)),   h <- h + SwiGLU(RMSNorm(h)),
+// Embedding -> L blocks -> RMSNorm -> Linear head to V (untied by default).
+// The attention variant (standard, W2 or triple product) is chosen by the
+// config; one RoPE table is shared by every layer.
+//
+// Parameter names follow CS336: token_embeddings.weight,
+// layers.0.attn.q_proj.weight, layers.0.ln1.weight, layers.0.ffn.w1.weight,
+// ln_final.weight, lm_head.weight.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nn/attention.h"
+#include "nn/triple_attention.h"
+#include "nn/w2_attention.h"
+
+namespace ropegrad::nn {
+
+enum class AttentionKind { Standard, W2, Triple };
+const char* attention_kind_name(AttentionKind kind);          // "standard", "w2", "triple"
+AttentionKind parse_attention_kind(const std::string& name);  // Error for an unknown name
+
+struct TransformerConfig {
+  int64_t vocab_size = 256;
+  int64_t context_length = 128;
+  int64_t d_model = 128;
+  int64_t num_layers = 2;
+  int64_t num_heads = 4;
+  int64_t d_ff = 0;  // <= 0: 8/3 d_model rounded up to a multiple of 64
+  double rope_theta = 10000.0;
+  AttentionKind attention = AttentionKind::Standard;
+  SigmaMode sigma = SigmaMode::Scalar;  // W2 only
+  bool tie_embeddings = false;          // lm_head reuses token_embeddings.weight
+  double dropout = 0.0;                 // attention dropout (train mode only)
+  double norm_eps = 1e-5;
+};
+
+class TransformerBlock : public Module {
+ public:
+  TransformerBlock(const TransformerConfig& config, std::shared_ptr<RotaryEmbedding> rope, Generator* gen, DType dtype);
+  std::string type_name() const override { return "TransformerBlock"; }
+  // x (B, T, D) -> (B, T, D)
+  Tensor forward(const Tensor& x, const AttentionCall& call = {}) const;
+
+  std::shared_ptr<RMSNorm> ln1, ln2;
+  std::shared_ptr<AttentionLayer> attn;
+  std::shared_ptr<SwiGLU> ffn;
+};
+
+struct GenerateOptions {
+  int64_t max_new_tokens = 32;
+  double temperature = 1.0;  // 0: greedy (argmax)
+  double top_p = 1.0;        // nucleus sampling: the smallest set of tokens with this much probability
+  std::optional<int64_t> stop_token;
+  Generator* generator = nullptr;
+  bool use_cache = true;  // KV cache (standard attention only)
+};
+
+class TransformerLM : public Module {
+ public:
+  explicit TransformerLM(const TransformerConfig& config, Generator* gen = nullptr, DType dtype = kDefaultFloat);
+  std::string type_name() const override { return "TransformerLM"; }
+
+  // ids (B, T) int64 -> logits (B, T, V). `caches` (one per layer) and
+  // `positions` serve incremental decoding with standard attention.
+  Tensor forward(const Tensor& ids, std::vector<KVCache>* caches = nullptr, const Tensor& positions = Tensor());
+
+  // Continues `prompt` (1-D token ids) and returns the new tokens only.
+  std::vector<int64_t> generate(const std::vector<int64_t>& prompt, const GenerateOptions& options);
+
+  // Parameters per top-level part ("token_embeddings", "layers.0", ..., "lm_head") and the total.
+  std::vector<std::pair<std::string, int64_t>> parameter_counts() const;
+
+  const TransformerConfig& config() const { return config_; }
+
+  std::shared_ptr<Embedding> token_embeddings;
+  std::shared_ptr<ModuleList<TransformerBlock>> layers;
+  std::shared_ptr<RMSNorm> ln_final;
+  std::shared_ptr<Linear> lm_head;  // null when tied
+  std::shared_ptr<RotaryEmbedding> rope;
+
+ private:
+  TransformerConfig config_;
+};
+
+// Samples one token id from logits (V) with temperature and top-p.
+int64_t sample_token(const Tensor& logits, double temperature, double top_p, Generator& gen);
+
+}  // namespace ropegrad::nn

@@ -1,0 +1,82 @@
+#include "tasks/plot.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <limits>
+
+#include "tensor/error.h"
+
+namespace ropegrad::tasks {
+
+namespace {
+// "Nice" tick spacing (1, 2 or 5 times a power of ten) for about `count` ticks.
+double tick_step(double range, int count) {
+  const double raw = range / count;
+  const double power = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0, 10.0}) {
+    if (m * power >= raw) return m * power;
+  }
+  return 10 * power;
+}
+}  // namespace
+
+void write_svg_plot(const std::string& path, const std::vector<Series>& series, const std::string& title,
+                    const std::string& x_label, const std::string& y_label) {
+  double x0 = std::numeric_limits<double>::infinity(), x1 = -x0, y0 = x0, y1 = -x0;
+  for (const Series& s : series) {
+    for (const auto& [x, y] : s.points) {
+      if (!std::isfinite(y)) continue;
+      x0 = std::min(x0, x), x1 = std::max(x1, x), y0 = std::min(y0, y), y1 = std::max(y1, y);
+    }
+  }
+  RG_CHECK(std::isfinite(x0) && std::isfinite(y0), "plot", "nothing to plot in '{}'", path);
+  if (x1 == x0) x1 = x0 + 1;
+  if (y1 == y0) y1 = y0 + 1;
+  y0 = std::min(y0, 0.0);
+  const double w = 720, h = 440, left = 70, right = 170, top = 40, bottom = 55;
+  const double pw = w - left - right, ph = h - top - bottom;
+  const auto px = [&](double x) { return left + (x - x0) / (x1 - x0) * pw; };
+  const auto py = [&](double y) { return top + ph - (y - y0) / (y1 - y0) * ph; };
+  static const char* colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"};
+
+  std::string svg = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" font-family=\"sans-serif\" font-size=\"12\">\n"
+      "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+      "<text x=\"{}\" y=\"22\" font-size=\"15\" text-anchor=\"middle\">{}</text>\n",
+      w, h, left + pw / 2, title);
+  const double xs = tick_step(x1 - x0, 6), ys = tick_step(y1 - y0, 6);
+  for (double x = std::ceil(x0 / xs) * xs; x <= x1 + 1e-9; x += xs) {
+    svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#ddd\"/>"
+                       "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4:g}</text>\n",
+                       px(x), top, top + ph, top + ph + 18, x);
+  }
+  for (double y = std::ceil(y0 / ys) * ys; y <= y1 + 1e-9; y += ys) {
+    svg += fmt::format("<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#ddd\"/>"
+                       "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5:g}</text>\n",
+                       left, py(y), left + pw, left - 6, py(y) + 4, y);
+  }
+  svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"black\"/>\n", left, top,
+                     pw, ph);
+  svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", left + pw / 2, h - 12, x_label);
+  svg += fmt::format("<text x=\"16\" y=\"{}\" text-anchor=\"middle\" transform=\"rotate(-90 16 {})\">{}</text>\n",
+                     top + ph / 2, top + ph / 2, y_label);
+  for (size_t i = 0; i < series.size(); ++i) {
+    const char* color = colors[i % 6];
+    std::string points;
+    for (const auto& [x, y] : series[i].points) {
+      if (std::isfinite(y)) points += fmt::format("{:.1f},{:.1f} ", px(x), py(y));
+    }
+    svg += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\" points=\"{}\"/>\n", color, points);
+    const double ly = top + 16 + 20 * static_cast<double>(i);
+    svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"{3}\" stroke-width=\"3\"/>"
+                       "<text x=\"{4}\" y=\"{5}\">{6}</text>\n",
+                       left + pw + 12, ly, left + pw + 36, color, left + pw + 42, ly + 4, series[i].name);
+  }
+  svg += "</svg>\n";
+  std::ofstream out(path);
+  RG_CHECK(out.good(), "plot", "cannot write '{}'", path);
+  out << svg;
+}
+
+}  // namespace ropegrad::tasks

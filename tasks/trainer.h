@@ -1,0 +1,69 @@
+// The training loop: AdamW, cosine schedule with warmup, global-norm
+// clipping, periodic evaluation, checkpoint and exact resume.
+//
+// Deterministic for a given seed: the model is initialised from the seed,
+// and the batch of step t is drawn from a generator seeded with (seed, t), so
+// a run stopped at step k and resumed from its checkpoint computes exactly
+// the losses of an uninterrupted run.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "nn/transformer.h"
+#include "tasks/synthetic.h"
+
+namespace ropegrad::tasks {
+
+struct TrainConfig {
+  std::string task = "copy";
+  TaskOptions task_options;
+  nn::TransformerConfig model;  // vocab_size and context_length are taken from the task
+  int64_t steps = 300;
+  int64_t batch_size = 32;
+  double lr = 3e-3;
+  double min_lr = 3e-4;
+  int64_t warmup = 20;
+  double weight_decay = 0.01;
+  double beta1 = 0.9, beta2 = 0.98;
+  double clip = 1.0;
+  int64_t eval_every = 50;
+  int64_t eval_batches = 4;
+  uint64_t seed = 0;
+  std::string out_dir;           // when set: metrics.csv, summary.json, config.txt, checkpoint.safetensors
+  int64_t checkpoint_every = 0;  // 0: only at the end (when out_dir is set)
+  bool resume = false;           // continue from out_dir/checkpoint.safetensors
+  int64_t stop_after = 0;        // > 0: stop after this step (as if interrupted)
+  bool quiet = false;            // no progress line
+};
+
+struct StepRecord {
+  int64_t step;
+  double loss, lr, grad_norm;
+};
+struct EvalRecord {
+  int64_t step;
+  double loss, metric;
+};
+
+struct TrainResult {
+  std::string task, metric_name, attention;
+  std::vector<StepRecord> steps;  // the steps this call ran
+  std::vector<EvalRecord> evals;
+  int64_t parameters = 0;
+  double final_loss = 0, final_metric = 0;  // of the last evaluation
+  int64_t peak_bytes = 0;                   // most tensor memory held at once (model, optimizer, activations)
+  double tokens_per_second = 0, seconds_per_step = 0, seconds = 0;
+};
+
+TrainResult train(const TrainConfig& config, std::FILE* progress = stderr);
+
+// Evaluation loss and metric of a model on a task's fixed evaluation batches.
+EvalRecord evaluate(nn::TransformerLM& model, const Task& task, int64_t batches, int64_t batch_size, uint64_t seed);
+
+// config.txt: the settings `ropegrad generate` needs to rebuild the model.
+void write_model_config(const std::string& path, const TrainConfig& config, const Task& task);
+nn::TransformerConfig read_model_config(const std::string& path);
+
+}  // namespace ropegrad::tasks

@@ -122,6 +122,19 @@ Tensor softmax_grad(const Tensor& p, const Tensor& dp_in) {
 
 Tensor transposed(const Tensor& t) { return kernels::transpose(t, -2, -1); }
 
+// A float mask that requires grad is one more input of the node: it was added
+// to the scores, so its gradient is dS summed back to its shape.
+bool mask_wants_grad(const ScoreMask& m) { return m.mask.defined() && m.mask.requires_grad(); }
+
+std::vector<Tensor> node_inputs(std::vector<Tensor> inputs, const ScoreMask& m) {
+  if (mask_wants_grad(m)) inputs.push_back(m.mask);
+  return inputs;
+}
+
+Tensor mask_grad(const Tensor& ds, const Shape& mask_shape, DType mask_dtype) {
+  return kernels::to(kernels::sum_to(ds, mask_shape), mask_dtype);
+}
+
 // Squared norms of the rows: (B, H, N, dh) -> (B, H, N) as a contiguous tensor.
 Tensor row_norms(const Tensor& x) {
   return kernels::reduce(kernels::Reduce::Sum, map_float(x, [](auto v) { return v * v; }), {-1}, false);
@@ -145,15 +158,19 @@ Tensor dot_attention_probs(const Tensor& q_in, const Tensor& k_in, double scale,
       for (int64_t j = 0; j < g.nk; ++j) row[j] *= s;
     });
   });
-  if (needs_grad({&q_in, &k_in})) {
-    attach_node(p, op, {q_in, k_in},
-                [sq = SavedTensor(q, op), sk = SavedTensor(k, op), sp = SavedTensor(p, op), scale](
+  const std::vector<Tensor> inputs = node_inputs({q_in, k_in}, mask);
+  if (needs_grad(inputs)) {
+    attach_node(p, op, inputs,
+                [sq = SavedTensor(q, op), sk = SavedTensor(k, op), sp = SavedTensor(p, op), scale,
+                 mask_shape = mask.mask.defined() ? mask.mask.shape() : Shape{},
+                 mask_dtype = mask.mask.defined() ? mask.mask.dtype() : q.dtype()](
                     const Tensor& dp, const NeedsGrad& needs) -> Grads {
                   const Tensor ds = softmax_grad(sp.unpack(), dp);
                   const auto scaled = [scale](auto v) { return v * scale; };
-                  Grads grads(2);
+                  Grads grads(needs.size());
                   if (needs[0]) grads[0] = map_float(kernels::matmul(ds, sk.unpack()), scaled);
                   if (needs[1]) grads[1] = map_float(kernels::matmul(transposed(ds), sq.unpack()), scaled);
+                  if (needs.size() > 2 && needs[2]) grads[2] = mask_grad(ds, mask_shape, mask_dtype);
                   return grads;
                 });
   }
@@ -200,14 +217,19 @@ Tensor distance_attention_probs(const Tensor& a_in, const Tensor& b_in, const Te
       for (int64_t j = 0; j < g.nk; ++j) row[j] = -(ai + bn[j] - 2 * row[j]) * inv;
     });
   });
-  if (needs_grad({&a_in, &b_in, &tau})) {
+  const std::vector<Tensor> inputs = node_inputs({a_in, b_in, tau}, mask);
+  if (needs_grad(inputs)) {
     attach_node(
-        p, op, {a_in, b_in, tau},
+        p, op, inputs,
         [sa = SavedTensor(a, op), sb = SavedTensor(b, op), st = SavedTensor(tau_c, op), sp = SavedTensor(p, op),
-         sm = SavedTensor(add, op), g, eps](const Tensor& dp, const NeedsGrad& needs) -> Grads {
+         sm = SavedTensor(add, op), g, eps, mask_shape = mask.mask.defined() ? mask.mask.shape() : Shape{},
+         mask_dtype = mask.mask.defined() ? mask.mask.dtype() : a.dtype()](const Tensor& dp,
+                                                                          const NeedsGrad& needs) -> Grads {
           const Tensor pv = sp.unpack(), av = sa.unpack(), bv = sb.unpack(), tv = st.unpack();
           const Tensor addv = sm.defined() ? sm.unpack() : Tensor();
           Tensor dd2 = softmax_grad(pv, dp);  // dS, turned into dD2 in place below
+          Grads grads(needs.size());
+          if (needs.size() > 3 && needs[3]) grads[3] = mask_grad(dd2, mask_shape, mask_dtype);  // before the in-place change
           Tensor dtau = Tensor::zeros_of({g.h}, DType::Float64);
           dispatch_floating(pv.dtype(), "w2_attention", [&](auto tag) {
             using T = decltype(tag);
@@ -239,7 +261,6 @@ Tensor distance_attention_probs(const Tensor& a_in, const Tensor& b_in, const Te
           const Tensor row_sum = kernels::reduce(kernels::Reduce::Sum, dd2, {-1}, true);  // (B, H, Nq, 1)
           const Tensor col_sum = kernels::transpose(kernels::reduce(kernels::Reduce::Sum, dd2, {-2}, true), -2, -1);
           const auto two_x_s_minus_two_m = [](auto x, auto s, auto m) { return 2 * x * s - 2 * m; };
-          Grads grads(3);
           if (needs[0]) grads[0] = map_float(av, row_sum, kernels::matmul(dd2, bv), two_x_s_minus_two_m);
           if (needs[1]) grads[1] = map_float(bv, col_sum, kernels::matmul(transposed(dd2), av), two_x_s_minus_two_m);
           if (needs[2]) grads[2] = kernels::to(dtau, tv.dtype());
@@ -312,13 +333,18 @@ Tensor triple_attention_probs(const Tensor& q_in, const Tensor& k_in, const Tens
       }
     });
   });
-  if (needs_grad({&q_in, &k_in, &r_in})) {
+  const std::vector<Tensor> inputs = node_inputs({q_in, k_in, r_in}, mask);
+  if (needs_grad(inputs)) {
     attach_node(
-        p, op, {q_in, k_in, r_in},
-        [sq = SavedTensor(q, op), sk = SavedTensor(k, op), sr = SavedTensor(r, op), sp = SavedTensor(p, op), g, scale](
-            const Tensor& dp, const NeedsGrad& needs) -> Grads {
+        p, op, inputs,
+        [sq = SavedTensor(q, op), sk = SavedTensor(k, op), sr = SavedTensor(r, op), sp = SavedTensor(p, op), g, scale,
+         mask_shape = mask.mask.defined() ? mask.mask.shape() : Shape{},
+         mask_dtype = mask.mask.defined() ? mask.mask.dtype() : q.dtype()](const Tensor& dp,
+                                                                          const NeedsGrad& needs) -> Grads {
           const Tensor qv = sq.unpack(), kv = sk.unpack(), rv = sr.unpack();
           Tensor a_mat = softmax_grad(sp.unpack(), dp);          // dS, becomes A in place
+          Grads grads(needs.size());
+          if (needs.size() > 3 && needs[3]) grads[3] = mask_grad(a_mat, mask_shape, mask_dtype);  // before the in-place change
           const Tensor qk = kernels::matmul(qv, transposed(kv));  // recomputed
           const Tensor kr = kernels::matmul(rv, transposed(kv));
           Tensor b_mat = Tensor::empty(a_mat.shape(), a_mat.dtype());
@@ -362,7 +388,6 @@ Tensor triple_attention_probs(const Tensor& q_in, const Tensor& k_in, const Tens
           });
           const Tensor dqq_c = kernels::unsqueeze(dqq, -1), drr_c = kernels::unsqueeze(drr, -1);
           const Tensor drq_c = kernels::unsqueeze(drq, -1), dkk_c = kernels::unsqueeze(dkk, -1);
-          Grads grads(3);
           // dq = A k + 2 dqq q + drq r
           if (needs[0]) {
             grads[0] = map_float(kernels::matmul(a_mat, kv), map_float(qv, dqq_c, [](auto x, auto d) { return 2 * d * x; }),

@@ -13,7 +13,8 @@ namespace ropegrad::nn {
 // What a query may attend: an optional mask (bool: true = may attend; float:
 // added to the scores), broadcastable to (B, H, Nq, Nk), and/or causality
 // (query i sees keys j <= i + causal_offset). A row with no allowed key gets
-// probabilities 0 (and so an attention output of 0), never NaN.
+// probabilities 0 (and so an attention output of 0), never NaN. A float mask
+// that requires grad receives one (dS summed to its shape), as in PyTorch.
 struct ScoreMask {
   Tensor mask;
   bool causal = false;

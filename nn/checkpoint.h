@@ -3,7 +3,7 @@
 // resume exactly, and the weights open in any safetensors reader.
 //
 //   tensors   "model.<name>"      every parameter and persistent buffer
-//             "optimizer.<name>"  the optimizer's state (e.g. "exp_avg.0")
+//             "optimizer.<name>"  the optimizer's state (e.g. "optimizer.state.0.exp_avg", "optimizer.step")
 //   metadata  {"format": "ropegrad-checkpoint-1", "step": "1200"}
 #pragma once
 

@@ -239,10 +239,9 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
     RG_CHECK(o.mask.dtype() == DType::Bool || o.mask.is_floating_point(), op, "mask must be bool or float, got {}",
              dtype_name(o.mask.dtype()));
   }
-  if (q.dim() == 4 && k.dim() == 4 && !(o.mask.defined() && o.mask.requires_grad())) {
+  if (q.dim() == 4 && k.dim() == 4) {
     // The usual (B, H, N, dh) case: one fused kernel builds the scores in the
     // probabilities' buffer (nn/attention_scores.cpp); only P is kept for backward.
-    // (A float mask that wants a gradient takes the path of separate ops below.)
     Tensor p = dot_attention_probs(q, k, scale, ScoreMask{o.mask, o.causal, o.causal_offset});
     p = dropout(p, o.dropout_p, o.training, o.generator);
     if (weights != nullptr) *weights = p;  // as torch 1.13: the weights that multiplied v

@@ -92,6 +92,18 @@ void RotaryEmbedding::ensure_length(int64_t length) {
   xpos_.set_data(config_.scaling == RopeScaling::XPos ? tensor(z, {n, half}, xpos_.dtype()) : zeros({0, half}, xpos_.dtype()));
 }
 
+void RotaryEmbedding::check_xpos_range(int64_t max_position, DType dtype) const {
+  if (config_.scaling != RopeScaling::XPos) return;
+  // zeta_0^(p/b) shrinks geometrically with p: past this position the query
+  // scale underflows and the key scale (its inverse) overflows.
+  const double zeta0 = config_.xpos_gamma / (1.0 + config_.xpos_gamma);
+  const double log_min = dtype == DType::Float32 ? std::log(1e-37) : std::log(1e-307);
+  const double limit = config_.xpos_scale_base * log_min / std::log(zeta0);
+  RG_CHECK(static_cast<double>(max_position) < limit, "RotaryEmbedding",
+           "xPos position {} is past {:.0f}, where zeta^(p/{}) leaves the range of {}", max_position, limit,
+           config_.xpos_scale_base, dtype_name(dtype));
+}
+
 std::pair<Tensor, Tensor> RotaryEmbedding::tables_for(const Tensor& x, const Tensor& positions, bool is_key) {
   RG_CHECK(x.dim() >= 2, "RotaryEmbedding", "input must be (..., T, dh), got shape {}", shape_str(x.shape()));
   RG_CHECK(x.size(-1) == config_.head_dim, "RotaryEmbedding", "input head size {} differs from head_dim {} (shape {})",
@@ -100,6 +112,7 @@ std::pair<Tensor, Tensor> RotaryEmbedding::tables_for(const Tensor& x, const Ten
   Tensor c, s, z;
   if (!positions.defined()) {
     ensure_length(t);
+    check_xpos_range(t - 1, x.dtype());
     c = kernels::narrow(cos_, 0, 0, t);  // (T, dh/2) views: no copy
     s = kernels::narrow(sin_, 0, 0, t);
     if (config_.scaling == RopeScaling::XPos) z = kernels::narrow(xpos_, 0, 0, t);
@@ -121,6 +134,7 @@ std::pair<Tensor, Tensor> RotaryEmbedding::tables_for(const Tensor& x, const Ten
       max_pos = std::max(max_pos, p[i]);
     }
     ensure_length(max_pos + 1);
+    check_xpos_range(max_pos, x.dtype());
     const int64_t half = config_.head_dim / 2;
     Shape shape = positions.shape();  // (T) or (B, T)
     if (positions.dim() == 2) shape.insert(shape.begin() + 1, x.dim() - 3, 1);  // (B, 1.., T)

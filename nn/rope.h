@@ -55,6 +55,8 @@ class RotaryEmbedding : public Module {
 
  private:
   void ensure_length(int64_t length);
+  // xPos scales grow geometrically with the position: an Error where they would leave the dtype's range.
+  void check_xpos_range(int64_t max_position, DType dtype) const;
   // cos and sin for x's positions, shaped to broadcast against x's pairs.
   std::pair<Tensor, Tensor> tables_for(const Tensor& x, const Tensor& positions, bool is_key);
 

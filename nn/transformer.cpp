@@ -67,8 +67,9 @@ Tensor TransformerLM::forward(const Tensor& ids, std::vector<KVCache>* caches, c
   RG_CHECK(ids.dim() == 2 && ids.dtype() == DType::Int64, "TransformerLM", "ids must be (B, T) int64, got shape {} of {}",
            shape_str(ids.shape()), dtype_name(ids.dtype()));
   const int64_t past = caches != nullptr && !caches->empty() ? (*caches)[0].length() : 0;
-  RG_CHECK(past + ids.size(1) <= config_.context_length || caches != nullptr, "TransformerLM",
-           "sequence length {} exceeds the context length {}", ids.size(1), config_.context_length);
+  RG_CHECK(past + ids.size(1) <= config_.context_length, "TransformerLM",
+           "sequence length {} (after {} cached tokens) exceeds the context length {}", ids.size(1), past,
+           config_.context_length);
   if (caches != nullptr) {
     RG_CHECK(config_.attention == AttentionKind::Standard, "TransformerLM",
              "the KV cache is implemented for standard attention, not {}", attention_kind_name(config_.attention));
@@ -117,6 +118,8 @@ int64_t sample_token(const Tensor& logits_in, double temperature, double top_p, 
 std::vector<int64_t> TransformerLM::generate(const std::vector<int64_t>& prompt, const GenerateOptions& o) {
   RG_CHECK(!prompt.empty(), "generate", "the prompt must contain at least one token");
   RG_CHECK(o.max_new_tokens >= 0, "generate", "max_new_tokens must be >= 0, got {}", o.max_new_tokens);
+  RG_CHECK(o.temperature >= 0, "generate", "temperature must be >= 0, got {}", o.temperature);
+  RG_CHECK(o.top_p > 0 && o.top_p <= 1, "generate", "top_p must be in (0, 1], got {}", o.top_p);
   NoGradGuard no_grad;
   const bool was_training = is_training();
   eval();

@@ -19,6 +19,17 @@ double tick_step(double range, int count) {
   }
   return 10 * power;
 }
+// Text as SVG character data: &, < and > escaped.
+std::string xml_escape(const std::string& text) {
+  std::string out;
+  for (char ch : text) {
+    if (ch == '&') out += "&amp;";
+    else if (ch == '<') out += "&lt;";
+    else if (ch == '>') out += "&gt;";
+    else out += ch;
+  }
+  return out;
+}
 }  // namespace
 
 void write_svg_plot(const std::string& path, const std::vector<Series>& series, const std::string& title,
@@ -44,7 +55,7 @@ void write_svg_plot(const std::string& path, const std::vector<Series>& series, 
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" font-family=\"sans-serif\" font-size=\"12\">\n"
       "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
       "<text x=\"{}\" y=\"22\" font-size=\"15\" text-anchor=\"middle\">{}</text>\n",
-      w, h, left + pw / 2, title);
+      w, h, left + pw / 2, xml_escape(title));
   const double xs = tick_step(x1 - x0, 6), ys = tick_step(y1 - y0, 6);
   for (double x = std::ceil(x0 / xs) * xs; x <= x1 + 1e-9; x += xs) {
     svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#ddd\"/>"
@@ -58,9 +69,9 @@ void write_svg_plot(const std::string& path, const std::vector<Series>& series, 
   }
   svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"black\"/>\n", left, top,
                      pw, ph);
-  svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", left + pw / 2, h - 12, x_label);
+  svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", left + pw / 2, h - 12, xml_escape(x_label));
   svg += fmt::format("<text x=\"16\" y=\"{}\" text-anchor=\"middle\" transform=\"rotate(-90 16 {})\">{}</text>\n",
-                     top + ph / 2, top + ph / 2, y_label);
+                     top + ph / 2, top + ph / 2, xml_escape(y_label));
   for (size_t i = 0; i < series.size(); ++i) {
     const char* color = colors[i % 6];
     std::string points;
@@ -71,7 +82,7 @@ void write_svg_plot(const std::string& path, const std::vector<Series>& series, 
     const double ly = top + 16 + 20 * static_cast<double>(i);
     svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"{3}\" stroke-width=\"3\"/>"
                        "<text x=\"{4}\" y=\"{5}\">{6}</text>\n",
-                       left + pw + 12, ly, left + pw + 36, color, left + pw + 42, ly + 4, series[i].name);
+                       left + pw + 12, ly, left + pw + 36, color, left + pw + 42, ly + 4, xml_escape(series[i].name));
   }
   svg += "</svg>\n";
   std::ofstream out(path);

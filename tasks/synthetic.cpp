@@ -41,6 +41,9 @@ std::vector<int64_t> sample_distinct(int64_t n, int64_t k, Generator& gen) {
 }  // namespace
 
 double Task::metric(const Tensor& logits, const Batch& batch) const {
+  const Shape& bt = batch.targets.shape();
+  RG_CHECK(logits.dim() == 3 && logits.size(0) == bt[0] && logits.size(1) == bt[1], "metric",
+           "logits of shape {} do not match the batch {}", shape_str(logits.shape()), shape_str(bt));
   // Accuracy of the argmax prediction over the scored positions.
   const Tensor predicted = argmax(logits, -1);  // (B, T)
   const std::vector<int64_t> pred = predicted.to_vector<int64_t>();
@@ -191,7 +194,7 @@ Batch TextTask::batch(int64_t b, Generator& gen) const { return text_batch(train
 Batch TextTask::eval_batch(int64_t b, Generator& gen) const { return text_batch(heldout_, b, context_, gen); }
 
 double TextTask::metric(const Tensor& logits, const Batch& batch) const {
-  NoGradGuard no_grad;
+  NoGradGuard no_grad;  // cross_entropy checks the shapes
   return nn::cross_entropy(logits, batch.targets).item<double>() / std::log(2.0);  // nats -> bits per byte
 }
 

@@ -10,6 +10,7 @@ context length (512) the scaled models were stretched from.
 """
 import csv
 import sys
+from xml.sax.saxutils import escape
 
 LABELS = {
     "none": "RoPE, no scaling (base 10000)",
@@ -85,7 +86,7 @@ def main():
             svg.append('<use xlink:href="#base" href="#base"/>')
         svg.append(f'<polyline fill="none" stroke="{COLOURS.get(name, "#000")}" stroke-width="1" '
                    f'points="{points(cols[name])}"/>')
-        svg.append(f'<text x="{LEFT + 8}" y="14" fill="{COLOURS.get(name, "#000")}">{LABELS.get(name, name)}'
+        svg.append(f'<text x="{LEFT}" y="-7" fill="{COLOURS.get(name, "#000")}">{escape(LABELS.get(name, name))}'
                    + ("" if name == "none" else ' <tspan fill="#999">(grey: no scaling)</tspan>') + "</text>")
         svg.append("</g>")
     bottom = TOP + len(names) * PANEL_H + (len(names) - 1) * GAP

@@ -1,0 +1,471 @@
+// The training loop (tasks/trainer.h) on tiny models (D 16, one layer, a few
+// dozen steps, well under a second each):
+// - determinism: same seed -> the same losses, bit for bit;
+// - exact resume: stop at step k, resume from the checkpoint, and the resumed
+//   steps' losses equal an uninterrupted run's bit for bit (every variant);
+// - the files of --out DIR: metrics.csv columns and rows, summary.json keys,
+//   config.txt round trip through read_model_config (and the checkpoint
+//   loads into the model it describes);
+// - learning: the copy task's loss falls well below its start;
+// - the SVG plot of `ropegrad compare`;
+// - bad configurations: an Error naming the problem.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "nn/checkpoint.h"
+#include "nn/transformer.h"
+#include "tasks/plot.h"
+#include "tasks/trainer.h"
+
+using namespace ropegrad;
+using namespace ropegrad::tasks;
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected a ropegrad::Error";
+  return "";
+}
+
+// A fresh directory under /tmp, removed with everything in it at scope exit.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& tag) {
+    static int counter = 0;
+    path_ = (fs::temp_directory_path() /
+             ("ropegrad_test_train_" + tag + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++)))
+                .string();
+    fs::remove_all(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << "cannot read " << path;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> parts;
+  std::string cur;
+  for (char c : s) {
+    if (c == sep) {
+      parts.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  parts.push_back(cur);
+  return parts;
+}
+
+// Copy task over 8 token kinds, sequences of 8 (inputs of 7); D 16, 1 layer.
+TrainConfig tiny_config(nn::AttentionKind kind = nn::AttentionKind::Standard) {
+  TrainConfig c;
+  c.task = "copy";
+  c.task_options.vocab = 8;
+  c.task_options.length = 8;
+  c.model.d_model = 16;
+  c.model.num_layers = 1;
+  c.model.num_heads = 2;
+  c.model.d_ff = 32;
+  c.model.attention = kind;
+  c.steps = 12;
+  c.batch_size = 8;
+  c.warmup = 3;
+  c.eval_every = 4;
+  c.eval_batches = 2;
+  c.seed = 5;
+  c.quiet = true;
+  return c;
+}
+
+const std::vector<nn::AttentionKind> kAllKinds = {nn::AttentionKind::Standard, nn::AttentionKind::W2,
+                                                  nn::AttentionKind::Triple};
+
+std::vector<double> losses(const TrainResult& r) {
+  std::vector<double> out;
+  for (const StepRecord& s : r.steps) out.push_back(s.loss);
+  return out;
+}
+
+// ---- determinism and resume --------------------------------------------------------------------------
+
+TEST(Train, SameSeedSameLossesDifferentSeedDifferentLosses) {
+  const TrainConfig c = tiny_config();
+  const TrainResult a = train(c, nullptr);
+  const TrainResult b = train(c, nullptr);
+  ASSERT_EQ(a.steps.size(), 12u);
+  EXPECT_EQ(losses(a), losses(b));  // bit for bit
+  for (size_t i = 0; i < a.steps.size(); ++i) {
+    EXPECT_EQ(a.steps[i].step, static_cast<int64_t>(i) + 1);
+    EXPECT_EQ(a.steps[i].grad_norm, b.steps[i].grad_norm);
+    EXPECT_EQ(a.steps[i].lr, b.steps[i].lr);
+  }
+  ASSERT_EQ(a.evals.size(), 3u);  // steps 4, 8, 12
+  EXPECT_EQ(a.evals[2].step, 12);
+  EXPECT_EQ(a.final_loss, b.final_loss);
+  EXPECT_EQ(a.final_metric, b.final_metric);
+  EXPECT_EQ(a.final_loss, a.evals.back().loss);
+
+  TrainConfig other = c;
+  other.seed = 6;
+  EXPECT_NE(losses(train(other, nullptr)), losses(a));
+}
+
+TEST(Train, LearningRateFollowsWarmupAndCosine) {
+  TrainConfig c = tiny_config();
+  c.lr = 1e-2;
+  c.min_lr = 1e-3;
+  const TrainResult r = train(c, nullptr);
+  // Step t uses lr(t): warmup t/3 * lr for t < 3, then cosine down to min_lr at step 12.
+  EXPECT_DOUBLE_EQ(r.steps[0].lr, 1e-2 / 3);
+  EXPECT_DOUBLE_EQ(r.steps[1].lr, 2e-2 / 3);
+  EXPECT_DOUBLE_EQ(r.steps[2].lr, 1e-2);
+  EXPECT_NEAR(r.steps[11].lr, 1e-3, 1e-15);
+  const double mid = 1e-3 + 0.5 * (1 + std::cos(M_PI * (7.0 - 3.0) / 9.0)) * (1e-2 - 1e-3);
+  EXPECT_NEAR(r.steps[6].lr, mid, 1e-15);
+  // Clipping at 1.0: every recorded pre-clip norm is positive and finite.
+  for (const StepRecord& s : r.steps) EXPECT_TRUE(std::isfinite(s.grad_norm) && s.grad_norm > 0);
+}
+
+TEST(Train, ResumeFromCheckpointReproducesTheUninterruptedRunExactly) {
+  for (const nn::AttentionKind kind : kAllKinds) {
+    SCOPED_TRACE(nn::attention_kind_name(kind));
+    const TrainConfig base = tiny_config(kind);
+    const TrainResult whole = train(base, nullptr);
+    ASSERT_EQ(whole.steps.size(), 12u);
+
+    const TempDir dir("resume");
+    TrainConfig first = base;
+    first.out_dir = dir.path();
+    first.stop_after = 5;
+    const TrainResult head = train(first, nullptr);
+    ASSERT_EQ(head.steps.size(), 5u);
+    ASSERT_TRUE(fs::exists(dir.file("checkpoint.safetensors")));
+    for (size_t i = 0; i < 5; ++i) EXPECT_EQ(head.steps[i].loss, whole.steps[i].loss) << "step " << i + 1;
+
+    TrainConfig rest = base;
+    rest.out_dir = dir.path();
+    rest.resume = true;
+    const TrainResult tail = train(rest, nullptr);
+    ASSERT_EQ(tail.steps.size(), 7u);
+    for (size_t i = 0; i < 7; ++i) {
+      const StepRecord& got = tail.steps[i];
+      const StepRecord& want = whole.steps[i + 5];
+      EXPECT_EQ(got.step, want.step);
+      EXPECT_EQ(got.loss, want.loss) << "step " << want.step;  // bit for bit
+      EXPECT_EQ(got.lr, want.lr) << "step " << want.step;
+      EXPECT_EQ(got.grad_norm, want.grad_norm) << "step " << want.step;
+    }
+    ASSERT_EQ(tail.evals.size(), 2u);  // steps 8 and 12
+    EXPECT_EQ(tail.evals[1].loss, whole.evals[2].loss);
+    EXPECT_EQ(tail.final_metric, whole.final_metric);
+
+    // metrics.csv holds each of the 12 steps once, in order, across both calls.
+    const std::vector<std::string> lines = split(read_text(dir.file("metrics.csv")), '\n');
+    ASSERT_EQ(lines.size(), 14u);  // header, 12 rows, "" after the final newline
+    EXPECT_EQ(lines[0], "step,loss,lr,grad_norm,eval_loss,eval_metric");
+    for (int64_t s = 1; s <= 12; ++s) {
+      const std::vector<std::string> f = split(lines[static_cast<size_t>(s)], ',');
+      ASSERT_EQ(f.size(), 6u) << lines[static_cast<size_t>(s)];
+      EXPECT_EQ(f[0], std::to_string(s));
+      EXPECT_EQ(f[1], fmt::format("{:.6f}", whole.steps[static_cast<size_t>(s - 1)].loss));
+    }
+    EXPECT_EQ(lines[13], "");
+  }
+}
+
+TEST(Train, ResumeWithoutACheckpointNamesTheFile) {
+  const TempDir dir("nockpt");
+  TrainConfig c = tiny_config();
+  c.out_dir = dir.path();
+  c.resume = true;
+  const std::string msg = error_of([&] { train(c, nullptr); });
+  EXPECT_THAT(msg, HasSubstr("checkpoint.safetensors"));
+}
+
+// ---- files of --out DIR ----------------------------------------------------------------------------
+
+TEST(Train, WritesMetricsSummaryConfigAndCheckpoint) {
+  const TempDir dir("files");
+  TrainConfig c = tiny_config();
+  c.out_dir = dir.path();
+  const TrainResult r = train(c, nullptr);
+
+  // Parameters by hand: embedding 8*16, attention 4*16^2, SwiGLU 3*16*32, norms 3*16, head 8*16.
+  EXPECT_EQ(r.parameters, 128 + 1024 + 1536 + 48 + 128);
+  EXPECT_EQ(r.task, "copy");
+  EXPECT_EQ(r.attention, "standard");
+  EXPECT_EQ(r.metric_name, "accuracy (second half)");
+  EXPECT_GT(r.peak_bytes, 0);
+  EXPECT_GT(r.tokens_per_second, 0);
+
+  // metrics.csv: eval columns only on eval steps (4, 8, 12).
+  const std::vector<std::string> lines = split(read_text(dir.file("metrics.csv")), '\n');
+  ASSERT_EQ(lines.size(), 14u);
+  EXPECT_EQ(lines[0], "step,loss,lr,grad_norm,eval_loss,eval_metric");
+  for (size_t s = 1; s <= 12; ++s) {
+    const std::vector<std::string> f = split(lines[s], ',');
+    ASSERT_EQ(f.size(), 6u);
+    EXPECT_EQ(std::stod(f[1]), std::stod(fmt::format("{:.6f}", r.steps[s - 1].loss)));
+    EXPECT_EQ(f[4].empty(), s % 4 != 0) << lines[s];
+    EXPECT_EQ(f[5].empty(), s % 4 != 0) << lines[s];
+  }
+  const std::vector<std::string> last = split(lines[12], ',');
+  EXPECT_EQ(last[4], fmt::format("{:.6f}", r.final_loss));
+  EXPECT_EQ(last[5], fmt::format("{:.6f}", r.final_metric));
+
+  // summary.json: every key, with the run's values.
+  const std::string json = read_text(dir.file("summary.json"));
+  EXPECT_EQ(json.front(), '{');
+  EXPECT_EQ(json.substr(json.size() - 2), "}\n");
+  for (const char* key : {"task", "attention", "parameters", "steps", "final_eval_loss", "metric", "final_metric",
+                          "peak_bytes", "tokens_per_second", "seconds_per_step", "seed"}) {
+    EXPECT_THAT(json, HasSubstr(fmt::format("\"{}\": ", key))) << key;
+  }
+  EXPECT_THAT(json, HasSubstr("\"task\": \"copy\""));
+  EXPECT_THAT(json, HasSubstr("\"attention\": \"standard\""));
+  EXPECT_THAT(json, HasSubstr("\"parameters\": 2864"));
+  EXPECT_THAT(json, HasSubstr("\"steps\": 12"));
+  EXPECT_THAT(json, HasSubstr("\"seed\": 5"));
+  EXPECT_THAT(json, HasSubstr("\"metric\": \"accuracy (second half)\""));
+  EXPECT_THAT(json, HasSubstr(fmt::format("\"final_eval_loss\": {:.6f}", r.final_loss)));
+  // Well-formed enough for a JSON reader: "key": value pairs separated by commas.
+  const std::regex pair_re(R"re(^  "[a-z_]+": ("[^"]*"|-?[0-9]+(\.[0-9]+)?),?$)re");
+  const std::vector<std::string> json_lines = split(json, '\n');
+  for (size_t i = 1; i + 2 < json_lines.size(); ++i) {
+    EXPECT_TRUE(std::regex_match(json_lines[i], pair_re)) << json_lines[i];
+    EXPECT_EQ(json_lines[i].back() == ',', i + 3 < json_lines.size()) << "commas between pairs only";
+  }
+
+  // config.txt rebuilds the model, and the checkpoint loads into it strictly.
+  const nn::TransformerConfig mc = read_model_config(dir.file("config.txt"));
+  EXPECT_EQ(mc.vocab_size, 8);
+  EXPECT_EQ(mc.context_length, 7);
+  nn::TransformerLM model(mc);
+  EXPECT_EQ(model.num_parameters(), r.parameters);
+  EXPECT_EQ(nn::load_checkpoint(dir.file("checkpoint.safetensors"), model, nullptr), 12);
+  // The loaded model reproduces the final evaluation.
+  const auto task = make_task("copy", c.task_options);
+  const EvalRecord ev = evaluate(model, *task, c.eval_batches, c.batch_size, c.seed);
+  EXPECT_NEAR(ev.loss, r.final_loss, 1e-12);
+  EXPECT_NEAR(ev.metric, r.final_metric, 1e-12);
+}
+
+TEST(Train, ModelConfigRoundTrip) {
+  const TempDir dir("config");
+  fs::create_directories(dir.path());
+  TrainConfig c = tiny_config(nn::AttentionKind::W2);
+  c.model.sigma = nn::SigmaMode::Vector;
+  c.model.tie_embeddings = true;
+  c.model.rope_theta = 12345.678;
+  c.model.num_layers = 3;
+  c.model.d_ff = 48;
+  const EntailmentTask task(5);
+  write_model_config(dir.file("config.txt"), c, task);
+  const nn::TransformerConfig m = read_model_config(dir.file("config.txt"));
+  EXPECT_EQ(m.vocab_size, 8);       // from the task: 5 concepts + 3 tokens
+  EXPECT_EQ(m.context_length, 11);  // 2 (5 - 1) + 3
+  EXPECT_EQ(m.d_model, 16);
+  EXPECT_EQ(m.num_layers, 3);
+  EXPECT_EQ(m.num_heads, 2);
+  EXPECT_EQ(m.d_ff, 48);
+  EXPECT_EQ(m.rope_theta, 12345.678);
+  EXPECT_EQ(m.attention, nn::AttentionKind::W2);
+  EXPECT_EQ(m.sigma, nn::SigmaMode::Vector);
+  EXPECT_TRUE(m.tie_embeddings);
+
+  c.model.attention = nn::AttentionKind::Triple;
+  c.model.tie_embeddings = false;
+  write_model_config(dir.file("config.txt"), c, task);
+  const nn::TransformerConfig t = read_model_config(dir.file("config.txt"));
+  EXPECT_EQ(t.attention, nn::AttentionKind::Triple);
+  EXPECT_FALSE(t.tie_embeddings);
+}
+
+TEST(Train, BadModelConfigFiles) {
+  const TempDir dir("badconfig");
+  fs::create_directories(dir.path());
+  std::string msg = error_of([&] { read_model_config(dir.file("missing.txt")); });
+  EXPECT_THAT(msg, HasSubstr("cannot open"));
+  EXPECT_THAT(msg, HasSubstr("missing.txt"));
+
+  std::ofstream(dir.file("no_dmodel.txt")) << "vocab_size=8\ncontext_length=7\n";
+  msg = error_of([&] { read_model_config(dir.file("no_dmodel.txt")); });
+  EXPECT_THAT(msg, HasSubstr("no_dmodel.txt"));
+  EXPECT_THAT(msg, HasSubstr("'d_model'"));
+
+  std::ofstream(dir.file("bad_attention.txt"))
+      << "vocab_size=8\ncontext_length=7\nd_model=16\nnum_layers=1\nnum_heads=2\nd_ff=32\n"
+         "rope_theta=10000\nattention=w9\nsigma=scalar\ntie_embeddings=0\n";
+  msg = error_of([&] { read_model_config(dir.file("bad_attention.txt")); });
+  EXPECT_THAT(msg, HasSubstr("attention"));
+  EXPECT_THAT(msg, HasSubstr("'w9'"));
+}
+
+// ---- learning ---------------------------------------------------------------------------------------
+
+TEST(Train, CopyTaskLossFallsWellBelowItsStart) {
+  // Loss on every next token: the first half is random (3 of 7 targets at
+  // ln 8 each), the second half can be copied, so the floor is 3/7 ln 8 = 0.89
+  // against ln 8 = 2.08 for uniform guessing. 120 steps of batch 32 (~0.1 s);
+  // seeds 0..7 all end between 1.09 and 1.46, with copy accuracy >= 0.78.
+  TrainConfig c = tiny_config();
+  c.steps = 120;
+  c.batch_size = 32;
+  c.lr = 3e-2;
+  c.min_lr = 3e-3;
+  c.warmup = 5;
+  c.eval_every = 120;
+  c.eval_batches = 4;
+  c.seed = 3;
+  const TrainResult r = train(c, nullptr);
+  const double start = r.steps.front().loss;
+  EXPECT_GT(start, std::log(8.0) - 0.2);  // a random model cannot beat uniform guessing by much
+  double end = 0;
+  for (size_t i = r.steps.size() - 5; i < r.steps.size(); ++i) end += r.steps[i].loss / 5;
+  EXPECT_LT(end, 0.8 * start) << "start " << start << ", mean of the last 5 steps " << end;
+  EXPECT_LT(r.final_loss, 0.8 * std::log(8.0)) << "held-out loss vs uniform guessing";
+  EXPECT_GT(r.final_metric, 0.6) << "second-half copy accuracy (chance is 1/8)";
+}
+
+// ---- plot ---------------------------------------------------------------------------------------------
+
+int count_of(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
+  return n;
+}
+
+TEST(Plot, SvgHasOnePolylinePerSeriesAndALegend) {
+  const TempDir dir("plot");
+  fs::create_directories(dir.path());
+  const std::vector<Series> series = {
+      {"standard", {{1, 3.0}, {2, 2.5}, {3, 2.0}, {4, 1.0}}},
+      {"w2", {{1, 3.2}, {2, NAN}, {3, 1.8}, {4, 0.9}}},  // the NaN point is left out
+      {"triple", {{1, 2.9}, {2, 2.4}, {3, 2.2}, {4, 1.5}}},
+  };
+  const std::string path = dir.file("loss.svg");
+  write_svg_plot(path, series, "copy task: training loss", "step", "loss");
+  const std::string svg = read_text(path);
+  EXPECT_EQ(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u);
+  EXPECT_EQ(svg.substr(svg.size() - 7), "</svg>\n");
+  EXPECT_EQ(count_of(svg, "<svg"), 1);
+  EXPECT_EQ(count_of(svg, "<polyline"), 3);
+  for (const char* name : {"standard", "w2", "triple"}) EXPECT_THAT(svg, HasSubstr(fmt::format(">{}</text>", name)));
+  EXPECT_THAT(svg, HasSubstr(">copy task: training loss</text>"));
+  EXPECT_THAT(svg, HasSubstr(">step</text>"));
+  EXPECT_THAT(svg, HasSubstr(">loss</text>"));
+  EXPECT_EQ(svg.find("nan"), std::string::npos);
+
+  // Points per polyline, all inside the plot area (x in [70, 550], y in [40, 385]).
+  const std::regex poly_re("<polyline[^>]*points=\"([^\"]*)\"");
+  std::vector<int> counts;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), poly_re); it != std::sregex_iterator(); ++it) {
+    std::istringstream pts((*it)[1].str());
+    std::string pt;
+    int n = 0;
+    double xmin = 1e9, xmax = -1e9;
+    while (pts >> pt) {
+      const auto comma = pt.find(',');
+      ASSERT_NE(comma, std::string::npos) << pt;
+      const double x = std::stod(pt.substr(0, comma)), y = std::stod(pt.substr(comma + 1));
+      EXPECT_TRUE(x >= 70 - 1e-9 && x <= 550 + 1e-9) << pt;
+      EXPECT_TRUE(y >= 40 - 1e-9 && y <= 385 + 1e-9) << pt;
+      xmin = std::min(xmin, x), xmax = std::max(xmax, x);
+      ++n;
+    }
+    EXPECT_DOUBLE_EQ(xmin, 70.0);   // x = 1 at the left edge
+    EXPECT_DOUBLE_EQ(xmax, 550.0);  // x = 4 at the right edge
+    counts.push_back(n);
+  }
+  EXPECT_EQ(counts, (std::vector<int>{4, 3, 4}));
+}
+
+TEST(Plot, NothingToPlotOrUnwritablePathIsAnError) {
+  std::string msg = error_of([] {
+    write_svg_plot("/tmp/ropegrad_never_written.svg", {{"w2", {{1, NAN}}}}, "t", "x", "y");
+  });
+  EXPECT_THAT(msg, HasSubstr("plot"));
+  EXPECT_THAT(msg, HasSubstr("nothing to plot"));
+  msg = error_of([] { write_svg_plot("/nonexistent/dir/loss.svg", {{"w2", {{1, 2.0}}}}, "t", "x", "y"); });
+  EXPECT_THAT(msg, HasSubstr("plot"));
+  EXPECT_THAT(msg, HasSubstr("/nonexistent/dir/loss.svg"));
+}
+
+// ---- bad configurations ----------------------------------------------------------------------------
+
+TEST(TrainErrors, BadConfigsNameTheProblem) {
+  TrainConfig c = tiny_config();
+  c.steps = 0;
+  std::string msg = error_of([&] { train(c, nullptr); });
+  EXPECT_THAT(msg, HasSubstr("train"));
+  EXPECT_THAT(msg, HasSubstr("steps"));
+  EXPECT_THAT(msg, HasSubstr("got 0"));
+
+  c = tiny_config();
+  c.batch_size = -2;
+  msg = error_of([&] { train(c, nullptr); });
+  EXPECT_THAT(msg, HasSubstr("batch_size"));
+  EXPECT_THAT(msg, HasSubstr("-2"));
+
+  c = tiny_config();
+  c.eval_every = 0;
+  msg = error_of([&] { train(c, nullptr); });
+  EXPECT_THAT(msg, HasSubstr("train"));
+  EXPECT_THAT(msg, HasSubstr("eval_every"));
+
+  c = tiny_config();
+  c.resume = true;  // no out_dir: no checkpoint to resume from
+  msg = error_of([&] { train(c, nullptr); });
+  EXPECT_THAT(msg, HasSubstr("train"));
+  EXPECT_THAT(msg, HasSubstr("--resume"));
+  EXPECT_THAT(msg, HasSubstr("--out"));
+
+  c = tiny_config();
+  c.task = "sorting";
+  msg = error_of([&] { train(c, nullptr); });
+  EXPECT_THAT(msg, HasSubstr("task"));
+  EXPECT_THAT(msg, HasSubstr("'sorting'"));
+
+  // The attention variant arrives as a name (CLI flag, config.txt).
+  msg = error_of([] { nn::parse_attention_kind("quadratic"); });
+  EXPECT_THAT(msg, HasSubstr("attention"));
+  EXPECT_THAT(msg, HasSubstr("'quadratic'"));
+
+  c = tiny_config();
+  c.model.num_heads = 3;  // 16 % 3 != 0
+  msg = error_of([&] { train(c, nullptr); });
+  EXPECT_THAT(msg, HasSubstr("num_heads 3"));
+}
+
+}  // namespace

@@ -7,6 +7,7 @@
 
 #include "autograd/ops.h"
 #include "tensor/elementwise.h"
+#include "tensor/fast_math.h"
 
 namespace ropegrad {
 
@@ -231,7 +232,7 @@ Tensor unary_op(Unary op, const Tensor& x, bool uses_x, bool uses_y, Deriv dydx)
 
 template <typename T>
 T sigmoid_value(T x) {
-  return x >= 0 ? T(1) / (T(1) + std::exp(-x)) : std::exp(x) / (T(1) + std::exp(x));
+  return T(1) / (T(1) + fast_exp(-x));  // branch-free: vectorises
 }
 
 }  // namespace

@@ -10,6 +10,8 @@
 #include <limits>
 
 #include "tensor/elementwise.h"
+#include "tensor/fast_math.h"
+#include "tensor/parallel.h"
 
 namespace ropegrad::nn {
 
@@ -71,10 +73,13 @@ template <typename T, typename ScoreRow>
 void scores_to_probs(T* p, const Blocks& g, const Tensor& add_mask, const ScoreMask& m, ScoreRow score_row) {
   const MaskView mask(add_mask);
   const T neg_inf = -std::numeric_limits<T>::infinity();
-  for (int64_t b = 0; b < g.b; ++b) {
-    for (int64_t h = 0; h < g.h; ++h) {
-      for (int64_t i = 0; i < g.nq; ++i) {
-        T* row = p + ((b * g.h + h) * g.nq + i) * g.nk;
+  // Rows are independent: split them across the thread pool.
+  const int64_t rows = g.b * g.h * g.nq;
+  parallel_for(0, rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(g.nk, 1)), [&](int64_t lo, int64_t hi) {
+    for (int64_t row_index = lo; row_index < hi; ++row_index) {
+      const int64_t i = row_index % g.nq, h = (row_index / g.nq) % g.h, b = row_index / (g.nq * g.h);
+      {
+        T* row = p + row_index * g.nk;
         score_row(b, h, i, row);
         if (mask.base != nullptr) {
           const T* mr = mask.row<T>(b, h, i);
@@ -89,13 +94,13 @@ void scores_to_probs(T* p, const Blocks& g, const Tensor& add_mask, const ScoreM
           continue;
         }
         T total = 0;
-        for (int64_t j = 0; j < allowed; ++j) total += (row[j] = std::exp(row[j] - max));
+        for (int64_t j = 0; j < allowed; ++j) total += (row[j] = fast_exp(row[j] - max));
         const T inv = T(1) / total;
         for (int64_t j = 0; j < allowed; ++j) row[j] *= inv;
         std::fill(row + allowed, row + g.nk, T(0));
       }
     }
-  }
+  });
 }
 
 // dS = P * (dP - rowsum(dP * P)), a new (B, H, Nq, Nk) tensor.
@@ -108,14 +113,16 @@ Tensor softmax_grad(const Tensor& p, const Tensor& dp_in) {
     const T* pp = p.data_ptr<T>();
     const T* g = dp.data_ptr<T>();
     T* d = ds.data_ptr<T>();
-    for (int64_t r = 0; r < rows; ++r) {
-      const T* pr = pp + r * nk;
-      const T* gr = g + r * nk;
-      T dot = 0;
-      for (int64_t j = 0; j < nk; ++j) dot += pr[j] * gr[j];
-      T* dr = d + r * nk;
-      for (int64_t j = 0; j < nk; ++j) dr[j] = pr[j] * (gr[j] - dot);
-    }
+    parallel_for(0, rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(nk, 1)), [&](int64_t lo, int64_t hi) {
+      for (int64_t r = lo; r < hi; ++r) {
+        const T* pr = pp + r * nk;
+        const T* gr = g + r * nk;
+        T dot = 0;
+        for (int64_t j = 0; j < nk; ++j) dot += pr[j] * gr[j];
+        T* dr = d + r * nk;
+        for (int64_t j = 0; j < nk; ++j) dr[j] = pr[j] * (gr[j] - dot);
+      }
+    });
   });
   return ds;
 }
@@ -185,9 +192,9 @@ Tensor dot_attention_probs(const Tensor& q_in, const Tensor& k_in, double scale,
 // With D2 = |a - b|^2 and dD2 = -dS / (tau + eps):
 //   da_m = 2 a_m sum_n dD2_mn - 2 sum_n dD2_mn b_n      (a GEMM: dD2 b)
 //   db_n = 2 b_n sum_m dD2_mn - 2 sum_m dD2_mn a_m      (a GEMM: dD2^T a)
-//   dtau = sum dS * dS/dtau = -1/(tau + eps) sum dS * S,
-// and since S = log P + LSE_m - mask and sum_n dS_mn = 0, sum dS * S = sum dS * (log P - mask)
-// over the entries with P > 0: P is all we need to keep.
+//   dtau = sum dS * dS/dtau = sum dS * D2 / (tau + eps)^2,
+// where the (Nq, Nk) sum of dD2 * D2 splits into per-row terms by expanding D2
+// (see the backward): P, a and b are all we need to keep.
 
 namespace {
 Tensor distance_attention_probs(const Tensor& a_in, const Tensor& b_in, const Tensor& tau, const ScoreMask& mask,
@@ -222,48 +229,52 @@ Tensor distance_attention_probs(const Tensor& a_in, const Tensor& b_in, const Te
     attach_node(
         p, op, inputs,
         [sa = SavedTensor(a, op), sb = SavedTensor(b, op), st = SavedTensor(tau_c, op), sp = SavedTensor(p, op),
-         sm = SavedTensor(add, op), g, eps, mask_shape = mask.mask.defined() ? mask.mask.shape() : Shape{},
+         g, eps, mask_shape = mask.mask.defined() ? mask.mask.shape() : Shape{},
          mask_dtype = mask.mask.defined() ? mask.mask.dtype() : a.dtype()](const Tensor& dp,
                                                                           const NeedsGrad& needs) -> Grads {
           const Tensor pv = sp.unpack(), av = sa.unpack(), bv = sb.unpack(), tv = st.unpack();
-          const Tensor addv = sm.defined() ? sm.unpack() : Tensor();
           Tensor dd2 = softmax_grad(pv, dp);  // dS, turned into dD2 in place below
           Grads grads(needs.size());
           if (needs.size() > 3 && needs[3]) grads[3] = mask_grad(dd2, mask_shape, mask_dtype);  // before the in-place change
-          Tensor dtau = Tensor::zeros_of({g.h}, DType::Float64);
           dispatch_floating(pv.dtype(), "w2_attention", [&](auto tag) {
             using T = decltype(tag);
-            const MaskView mv(addv);
-            const T* pp = pv.data_ptr<T>();
             const T* t = tv.data_ptr<T>();
             T* d = dd2.data_ptr<T>();
-            double* dt = dtau.data_ptr<double>();
-            for (int64_t bi = 0; bi < g.b; ++bi) {
-              for (int64_t h = 0; h < g.h; ++h) {
-                const double inv = 1.0 / (static_cast<double>(t[h]) + eps);
-                double ds_dot_s = 0;
-                for (int64_t i = 0; i < g.nq; ++i) {
-                  const int64_t at = ((bi * g.h + h) * g.nq + i) * g.nk;
-                  const T* mr = mv.base != nullptr ? mv.row<T>(bi, h, i) : nullptr;
-                  for (int64_t j = 0; j < g.nk; ++j) {
-                    if (pp[at + j] > 0) {
-                      const double s = std::log(static_cast<double>(pp[at + j])) - (mr ? static_cast<double>(mr[j * mv.s3]) : 0.0);
-                      ds_dot_s += static_cast<double>(d[at + j]) * s;
-                    }
-                    d[at + j] = static_cast<T>(-d[at + j] * inv);  // dD2 = -dS / (tau + eps)
-                  }
-                }
-                dt[h] += -inv * ds_dot_s;
+            const int64_t block_size = g.nq * g.nk;
+            parallel_for(0, g.b * g.h, 1, [&](int64_t lo, int64_t hi) {
+              for (int64_t block = lo; block < hi; ++block) {
+                const T inv = static_cast<T>(1.0 / (static_cast<double>(t[block % g.h]) + eps));
+                T* db = d + block * block_size;
+                for (int64_t e = 0; e < block_size; ++e) db[e] = -db[e] * inv;  // dD2 = -dS / (tau + eps)
               }
-            }
+            });
           });
           // Row and column sums of dD2, shaped to broadcast against a and b.
           const Tensor row_sum = kernels::reduce(kernels::Reduce::Sum, dd2, {-1}, true);  // (B, H, Nq, 1)
           const Tensor col_sum = kernels::transpose(kernels::reduce(kernels::Reduce::Sum, dd2, {-2}, true), -2, -1);
+          // dtau = sum dS * dS/dtau with dS/dtau = D2 / (tau + eps)^2. Expanding
+          // D2 = |a|^2 + |b|^2 - 2 a.b turns the (Nq, Nk) sum into per-row ones:
+          //   sum dD2 D2 = sum_m (|a_m|^2 rowsum_m - 2 a_m.(dD2 b)_m) + sum_n |b_n|^2 colsum_n
+          // and dtau = -(that) / (tau + eps), since dD2 = -dS / (tau + eps).
+          const std::vector<int64_t> all_but_heads{0, 2, 3};
           const auto two_x_s_minus_two_m = [](auto x, auto s, auto m) { return 2 * x * s - 2 * m; };
-          if (needs[0]) grads[0] = map_float(av, row_sum, kernels::matmul(dd2, bv), two_x_s_minus_two_m);
+          Tensor from_rows, from_cols;
+          {
+            const Tensor dd2_b = kernels::matmul(dd2, bv);  // (B, H, Nq, da), freed at the end of this scope
+            if (needs[0]) grads[0] = map_float(av, row_sum, dd2_b, two_x_s_minus_two_m);
+            if (needs[2]) {
+              from_rows = kernels::reduce(
+                  kernels::Reduce::Sum,
+                  map_float(av, row_sum, dd2_b, [](auto x, auto s, auto m) { return x * x * s - 2 * x * m; }),
+                  all_but_heads, false);
+            }
+          }
           if (needs[1]) grads[1] = map_float(bv, col_sum, kernels::matmul(transposed(dd2), av), two_x_s_minus_two_m);
-          if (needs[2]) grads[2] = kernels::to(dtau, tv.dtype());
+          if (needs[2]) {
+            from_cols = kernels::reduce(kernels::Reduce::Sum, map_float(bv, col_sum, [](auto x, auto s) { return x * x * s; }),
+                                        all_but_heads, false);
+            grads[2] = map_float(from_rows, from_cols, tv, [eps](auto r, auto c, auto tau) { return -(r + c) / (tau + eps); });
+          }
           return grads;
         });
   }
@@ -361,8 +372,11 @@ Tensor triple_attention_probs(const Tensor& q_in, const Tensor& k_in, const Tens
             const T *pqq = qq.data_ptr<T>(), *prr = rr.data_ptr<T>(), *prq = rq.data_ptr<T>(), *pkk = kk.data_ptr<T>();
             T *gqq = dqq.data_ptr<T>(), *grr = drr.data_ptr<T>(), *grq = drq.data_ptr<T>(), *gkk = dkk.data_ptr<T>();
             const T s = static_cast<T>(scale);
-            for (int64_t bi = 0; bi < g.b; ++bi) {
-              for (int64_t h = 0; h < g.h; ++h) {
+            // (b, h) blocks are independent (dkk sums over a block's rows only).
+            parallel_for(0, g.b * g.h, 1, [&](int64_t lo, int64_t hi) {
+            for (int64_t block = lo; block < hi; ++block) {
+              const int64_t bi = block / g.h, h = block % g.h;
+              {
                 const int64_t kb = (bi * g.h + h) * g.nk;
                 for (int64_t i = 0; i < g.nq; ++i) {
                   const int64_t qi = (bi * g.h + h) * g.nq + i;
@@ -385,6 +399,7 @@ Tensor triple_attention_probs(const Tensor& q_in, const Tensor& k_in, const Tens
                 }
               }
             }
+            });
           });
           const Tensor dqq_c = kernels::unsqueeze(dqq, -1), drr_c = kernels::unsqueeze(drr, -1);
           const Tensor drq_c = kernels::unsqueeze(drq, -1), dkk_c = kernels::unsqueeze(dkk, -1);

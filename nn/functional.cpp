@@ -5,6 +5,8 @@
 
 #include "nn/attention_scores.h"
 #include "tensor/elementwise.h"
+#include "tensor/fast_math.h"
+#include "tensor/parallel.h"
 
 namespace ropegrad::nn {
 
@@ -22,7 +24,8 @@ using kernels::map_into;
 namespace {
 template <typename T>
 void rms_norm_forward(const T* x, const T* g, T* y, T* inv_rms, int64_t rows, int64_t d, double eps) {
-  for (int64_t r = 0; r < rows; ++r) {
+  parallel_for(0, rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(d, 1)), [&](int64_t lo, int64_t hi) {
+  for (int64_t r = lo; r < hi; ++r) {
     const T* xr = x + r * d;
     double ss = 0;
     for (int64_t i = 0; i < d; ++i) ss += static_cast<double>(xr[i]) * xr[i];
@@ -31,23 +34,31 @@ void rms_norm_forward(const T* x, const T* g, T* y, T* inv_rms, int64_t rows, in
     T* yr = y + r * d;
     for (int64_t i = 0; i < d; ++i) yr[i] = xr[i] * inv * g[i];
   }
+  });
 }
 
 template <typename T>
 void rms_norm_backward(const T* x, const T* g, const T* inv_rms, const T* dy, T* dx, double* dg, int64_t rows,
                        int64_t d) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const T* xr = x + r * d;
-    const T* dyr = dy + r * d;
-    const T inv = inv_rms[r];
-    double dot = 0;  // sum_j dy_j g_j x_j
-    for (int64_t i = 0; i < d; ++i) dot += static_cast<double>(dyr[i]) * g[i] * xr[i];
-    const T coef = static_cast<T>(dot * inv * inv * inv / static_cast<double>(d));
-    if (dx != nullptr) {
-      T* dxr = dx + r * d;
-      for (int64_t i = 0; i < d; ++i) dxr[i] = inv * g[i] * dyr[i] - xr[i] * coef;
-    }
-    if (dg != nullptr) {
+  if (dx != nullptr) {  // rows are independent: across the thread pool
+    parallel_for(0, rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(d, 1)), [&](int64_t lo, int64_t hi) {
+      for (int64_t r = lo; r < hi; ++r) {
+        const T* xr = x + r * d;
+        const T* dyr = dy + r * d;
+        const T inv = inv_rms[r];
+        double dot = 0;  // sum_j dy_j g_j x_j
+        for (int64_t i = 0; i < d; ++i) dot += static_cast<double>(dyr[i]) * g[i] * xr[i];
+        const T coef = static_cast<T>(dot * inv * inv * inv / static_cast<double>(d));
+        T* dxr = dx + r * d;
+        for (int64_t i = 0; i < d; ++i) dxr[i] = inv * g[i] * dyr[i] - xr[i] * coef;
+      }
+    });
+  }
+  if (dg != nullptr) {  // sums over rows: one thread, a fixed order
+    for (int64_t r = 0; r < rows; ++r) {
+      const T* xr = x + r * d;
+      const T* dyr = dy + r * d;
+      const T inv = inv_rms[r];
       for (int64_t i = 0; i < d; ++i) dg[i] += static_cast<double>(dyr[i]) * xr[i] * inv;
     }
   }
@@ -91,6 +102,45 @@ Tensor rms_norm(const Tensor& x_in, const Tensor& gain, double eps) {
                 });
   }
   return y;
+}
+
+// ---- SwiGLU gate ----------------------------------------------------------------------------------
+//
+// out = a s b with s = sigmoid(a); fusing the SiLU and the product saves a
+// (B, T, d_ff) tensor in the forward and two passes in the backward.
+
+namespace {
+template <typename T>
+[[gnu::always_inline]] inline T sigmoid_fast(T x) {
+  return T(1) / (T(1) + fast_exp(-x));
+}
+}  // namespace
+
+Tensor silu_mul(const Tensor& a, const Tensor& b) {
+  RG_CHECK(a.dtype() == b.dtype() && a.is_floating_point(), "silu_mul", "operands must share a float dtype, got {} and {}",
+           dtype_name(a.dtype()), dtype_name(b.dtype()));
+  Tensor out = kernels::map_float(a, b, [](auto x, auto y) { return x * sigmoid_fast(x) * y; });
+  if (needs_grad({&a, &b})) {
+    attach_node(out, "silu_mul", {a, b},
+                [sa = SavedTensor(a, "silu_mul"), sb = SavedTensor(b, "silu_mul"), shape_a = a.shape(),
+                 shape_b = b.shape()](const Tensor& g, const NeedsGrad& needs) -> Grads {
+                  const Tensor av = sa.unpack(), bv = sb.unpack();
+                  Grads grads(2);
+                  if (needs[0]) {
+                    grads[0] = kernels::sum_to(kernels::map_float(g, av, bv, [](auto gg, auto x, auto y) {
+                                                 const auto s = sigmoid_fast(x);
+                                                 return gg * y * s * (1 + x * (1 - s));
+                                               }),
+                                               shape_a);
+                  }
+                  if (needs[1]) {
+                    grads[1] = kernels::sum_to(
+                        kernels::map_float(g, av, [](auto gg, auto x) { return gg * x * sigmoid_fast(x); }), shape_b);
+                  }
+                  return grads;
+                });
+  }
+  return out;
 }
 
 // ---- RoPE rotation ----------------------------------------------------------------------------
@@ -318,15 +368,17 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore
                     const T scale = static_cast<T>(g.item<double>() / static_cast<double>(counted));
                     const T* lp = lp_t.data_ptr<T>();
                     T* d = dz.data_ptr<T>();
-                    for (int64_t r = 0; r < n; ++r) {
-                      T* row = d + r * v;
-                      if (tgt[r] == ignore_index) {
-                        std::fill(row, row + v, T(0));
-                        continue;
+                    parallel_for(0, n, std::max<int64_t>(1, 8192 / std::max<int64_t>(v, 1)), [&](int64_t lo, int64_t hi) {
+                      for (int64_t r = lo; r < hi; ++r) {
+                        T* row = d + r * v;
+                        if (tgt[r] == ignore_index) {
+                          std::fill(row, row + v, T(0));
+                          continue;
+                        }
+                        for (int64_t j = 0; j < v; ++j) row[j] = fast_exp(lp[r * v + j]) * scale;
+                        row[tgt[r]] -= scale;
                       }
-                      for (int64_t j = 0; j < v; ++j) row[j] = std::exp(lp[r * v + j]) * scale;
-                      row[tgt[r]] -= scale;
-                    }
+                    });
                   });
                   return {kernels::view(dz, shape)};
                 });

@@ -14,6 +14,11 @@ namespace ropegrad::nn {
 // x (..., D), gain (D) -> y (..., D). Accumulates in double.
 Tensor rms_norm(const Tensor& x, const Tensor& gain, double eps = 1e-5);
 
+// ---- SwiGLU's gate ------------------------------------------------------------------------
+// silu(a) * b in one pass (the product inside SwiGLU), a and b broadcasting.
+// With s = sigmoid(a): d/da = b s (1 + a (1 - s)),  d/db = a s.
+Tensor silu_mul(const Tensor& a, const Tensor& b);
+
 // ---- RoPE rotations (SPEC.md §3) ----------------------------------------------------------
 enum class RopePairing {
   Interleaved,  // (x_2k, x_2k+1): RoFormer, CS336

@@ -39,7 +39,7 @@ SwiGLU::SwiGLU(int64_t dim, int64_t d_ff, Generator* gen, DType dtype) {
 }
 
 Tensor SwiGLU::forward(const Tensor& x) const {
-  return w2->forward(silu(w1->forward(x)) * w3->forward(x));  // (..., D) -> (..., d_ff) -> (..., D)
+  return w2->forward(silu_mul(w1->forward(x), w3->forward(x)));  // (..., D) -> (..., d_ff) -> (..., D)
 }
 
 }  // namespace ropegrad::nn

@@ -81,6 +81,10 @@ std::vector<ModuleCase> build() {
       "rope", "[2, 5, 8] complex form", {{2, 5, 8}},
       [](Generator&) { return make_rope(8, RopePairing::Interleaved, RopeScaling::None); },
       [](RotaryEmbedding& m, V x) { return m.forward_complex(x[0]); }));
+  c.push_back({"silu_mul", "[3, 4] * [4] (broadcast)", [] {
+                 Generator gen(17);
+                 return ModuleCheck{[](V x) { return silu_mul(x[0], x[1]); }, {leaf({3, 4}, gen), leaf({4}, gen)}};
+               }});
   c.push_back({"complex_mul", "[3, 4, 2] * [4, 2] (broadcast)", [] {
                  Generator gen(17);
                  return ModuleCheck{[](V x) { return complex_mul(x[0], x[1]); }, {leaf({3, 4, 2}, gen), leaf({4, 2}, gen)}};

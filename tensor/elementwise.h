@@ -10,10 +10,14 @@
 #include <array>
 #include <utility>
 
+#include "tensor/parallel.h"
 #include "tensor/strided_loop.h"
 #include "tensor/tensor.h"
 
 namespace ropegrad::kernels {
+
+// Elements per chunk below which splitting across threads costs more than it saves.
+inline constexpr int64_t kParallelGrain = 1 << 15;
 
 template <typename Out, typename... In, typename F, size_t... I>
 void map_into_impl(const Tensor& out, F& f, const std::array<Tensor, sizeof...(In)>& ins,
@@ -29,7 +33,7 @@ void map_into_impl(const Tensor& out, F& f, const std::array<Tensor, sizeof...(I
     for (auto& s : strides[k]) s *= sizes[k];
   }
   const StridedLoop<N> loop = make_loop<N>(out.shape(), base, strides);
-  run_loop(loop, [&](const std::array<std::byte*, N>& p, int64_t n,
+  const auto inner = [&](const std::array<std::byte*, N>& p, int64_t n,
                      const std::array<int64_t, N>& st) {
     Out* o = reinterpret_cast<Out*>(p[0]);
     const bool contiguous = ((st[I + 1] == sizes[I + 1]) && ...) && st[0] == sizes[0];
@@ -60,6 +64,20 @@ void map_into_impl(const Tensor& out, F& f, const std::array<Tensor, sizeof...(I
       *reinterpret_cast<Out*>(p[0] + i * st[0]) =
           f(*reinterpret_cast<const In*>(p[I + 1] + i * st[I + 1])...);
     }
+  };
+  // Large maps are split along the outermost dim across the thread pool;
+  // each element is computed exactly as it would be on one thread.
+  const int64_t total = out.numel();
+  if (total < 2 * kParallelGrain || loop.shape.empty()) {
+    run_loop(loop, inner);
+    return;
+  }
+  const int64_t outer = loop.shape[0];
+  parallel_for(0, outer, std::max<int64_t>(1, kParallelGrain * outer / total), [&](int64_t lo, int64_t hi) {
+    StridedLoop<N> part = loop;
+    part.shape[0] = hi - lo;
+    for (size_t k = 0; k < N; ++k) part.base[k] += lo * loop.byte_strides[k][0];
+    run_loop(part, inner);
   });
 }
 

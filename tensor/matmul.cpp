@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "tensor/kernels.h"
+#include "tensor/parallel.h"
 
 namespace ropegrad::kernels {
 
@@ -40,14 +41,52 @@ Tensor blas_ready(const Tensor& t) {
   return contiguous(t);
 }
 
+// ropegrad runs BLAS single-threaded and splits GEMMs over its own pool
+// (tensor/parallel.h): one set of threads for all the work, none spinning
+// while another waits.
+void use_single_threaded_blas() {
+  static const bool done = [] {
+    openblas_set_num_threads(1);
+    return true;
+  }();
+  (void)done;
+}
+
 template <typename T>
 void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, const T* a,
           int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc) {
+  use_single_threaded_blas();
   if constexpr (std::is_same_v<T, float>) {
     cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
   } else {
     cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, ldc);
   }
+}
+
+// One GEMM, split across the thread pool by rows of C (or by columns when
+// there are few rows): each part is an ordinary single-threaded BLAS call on
+// a sub-matrix, found by pointer arithmetic — no copies.
+template <typename T>
+void parallel_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
+                   const T* b, int64_t ldb, T* c, int64_t ldc) {
+  constexpr int64_t kMinFlopsPerPart = 1 << 20;
+  const int64_t work = m * n * k;
+  if (work < 2 * kMinFlopsPerPart) {
+    gemm<T>(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+    return;
+  }
+  const bool by_rows = m >= n;
+  const int64_t extent = by_rows ? m : n;
+  parallel_for(0, extent, std::max<int64_t>(16, kMinFlopsPerPart / std::max<int64_t>(work / extent, 1)),
+               [&](int64_t lo, int64_t hi) {
+                 if (by_rows) {  // rows lo..hi of A (row i starts at i*lda, or at i when A is read transposed)
+                   const T* a_part = a + (ta == CblasNoTrans ? lo * lda : lo);
+                   gemm<T>(ta, tb, hi - lo, n, k, a_part, lda, b, ldb, c + lo * ldc, ldc);
+                 } else {  // columns lo..hi of B and C
+                   const T* b_part = b + (tb == CblasNoTrans ? lo : lo * ldb);
+                   gemm<T>(ta, tb, m, hi - lo, k, a, lda, b_part, ldb, c + lo, ldc);
+                 }
+               });
 }
 
 // out[batch] = a[batch] @ b[batch] for every batch index; a and b are
@@ -63,20 +102,25 @@ void batched_gemm(const Tensor& a, const Tensor& b, const Tensor& out) {
   const T* pa = a.data_ptr<T>();
   const T* pb = b.data_ptr<T>();
   T* pc = out.data_ptr<T>();
-  std::vector<int64_t> idx(batch.size(), 0);
-  for (int64_t i = 0; i < batches; ++i) {
-    int64_t off_a = 0, off_b = 0;
-    for (size_t d = 0; d < batch.size(); ++d) {
-      off_a += idx[d] * a.strides()[d];
-      off_b += idx[d] * b.strides()[d];
-    }
-    gemm<T>(la.trans, lb.trans, m, n, k, pa + off_a, la.ld, pb + off_b, lb.ld, pc + i * m * n,
-            std::max<int64_t>(1, n));
-    for (int64_t d = static_cast<int64_t>(batch.size()) - 1; d >= 0; --d) {
-      if (++idx[d] < batch[d]) break;
-      idx[d] = 0;
-    }
+  if (batches == 1) {
+    parallel_gemm<T>(la.trans, lb.trans, m, n, k, pa, la.ld, pb, lb.ld, pc, std::max<int64_t>(1, n));
+    return;
   }
+  // Independent GEMMs: whole batches go to the thread pool.
+  parallel_for(0, batches, std::max<int64_t>(1, (int64_t{1} << 18) / std::max<int64_t>(m * n * k, 1)),
+               [&](int64_t lo, int64_t hi) {
+                 for (int64_t i = lo; i < hi; ++i) {
+                   int64_t off_a = 0, off_b = 0, rest = i;
+                   for (int64_t d = static_cast<int64_t>(batch.size()) - 1; d >= 0; --d) {
+                     const int64_t index = rest % batch[d];
+                     rest /= batch[d];
+                     off_a += index * a.strides()[d];
+                     off_b += index * b.strides()[d];
+                   }
+                   gemm<T>(la.trans, lb.trans, m, n, k, pa + off_a, la.ld, pb + off_b, lb.ld, pc + i * m * n,
+                           std::max<int64_t>(1, n));
+                 }
+               });
 }
 
 }  // namespace

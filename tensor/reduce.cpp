@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "tensor/elementwise.h"
+#include "tensor/fast_math.h"
 #include "tensor/kernels.h"
 
 namespace ropegrad::kernels {
@@ -208,7 +209,10 @@ Tensor along_rows(const std::vector<Tensor>& inputs, int64_t dim, RowFn row_fn) 
   std::vector<const T*> in_ptrs;
   for (const Tensor& r : rows) in_ptrs.push_back(r.data_ptr<T>());
   T* o = out.data_ptr<T>();
-  for (int64_t r = 0; r < outer; ++r) row_fn(in_ptrs, r * n, o + r * n, n);
+  parallel_for(0, outer, std::max<int64_t>(1, kernels::kParallelGrain / std::max<int64_t>(n, 1)),
+               [&](int64_t lo, int64_t hi) {
+                 for (int64_t r = lo; r < hi; ++r) row_fn(in_ptrs, r * n, o + r * n, n);
+               });
   return transpose(out, dim, -1);
 }
 
@@ -233,7 +237,7 @@ Tensor softmax(const Tensor& t, int64_t dim) {
         return;
       }
       T total = 0;
-      for (int64_t j = 0; j < n; ++j) total += (y[j] = std::exp(x[j] - m));
+      for (int64_t j = 0; j < n; ++j) total += (y[j] = fast_exp(x[j] - m));
       const T inv = T(1) / total;
       for (int64_t j = 0; j < n; ++j) y[j] *= inv;
     });
@@ -252,7 +256,7 @@ Tensor log_softmax(const Tensor& t, int64_t dim) {
         return;
       }
       T total = 0;
-      for (int64_t j = 0; j < n; ++j) total += std::exp(x[j] - m);
+      for (int64_t j = 0; j < n; ++j) total += fast_exp(x[j] - m);
       // (x - m) is exact; adding m back to log(total) first would round away
       // the low bits of large logits.
       const T log_total = std::log(total);
@@ -286,7 +290,7 @@ Tensor log_softmax_backward(const Tensor& y, const Tensor& grad, int64_t dim) {
                            const T* g = in[1] + at;
                            T total = 0;
                            for (int64_t j = 0; j < n; ++j) total += g[j];
-                           for (int64_t j = 0; j < n; ++j) gx[j] = g[j] - std::exp(yr[j]) * total;
+                           for (int64_t j = 0; j < n; ++j) gx[j] = g[j] - fast_exp(yr[j]) * total;
                          });
   });
 }

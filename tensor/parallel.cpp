@@ -1,0 +1,136 @@
+#include "tensor/parallel.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace ropegrad {
+
+namespace {
+
+thread_local bool t_in_parallel = false;  // nested parallel_for runs inline
+
+class Pool {
+ public:
+  explicit Pool(int threads) : threads_(std::max(1, threads)) {
+    for (int i = 1; i < threads_; ++i) workers_.emplace_back([this, i] { work(i); });
+  }
+  ~Pool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (auto& w : workers_) w.join();
+  }
+  int size() const { return threads_; }
+
+  // Runs job(part) for part in [0, parts), the caller taking part 0.
+  void run(int parts, const std::function<void(int)>& job) {
+    std::unique_lock<std::mutex> lock(run_mutex_);  // one parallel region at a time
+    {
+      std::lock_guard<std::mutex> guard(mutex_);
+      job_ = &job;
+      parts_ = parts;
+      pending_ = parts - 1;
+      ++generation_;
+    }
+    wake_.notify_all();
+    job(0);
+    std::unique_lock<std::mutex> wait_lock(mutex_);
+    done_.wait(wait_lock, [this] { return pending_ == 0; });
+    job_ = nullptr;
+  }
+
+ private:
+  void work(int index) {
+    uint64_t seen = 0;
+    while (true) {
+      const std::function<void(int)>* job;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+        if (stop_) return;
+        seen = generation_;
+        if (index >= parts_) continue;
+        job = job_;
+      }
+      t_in_parallel = true;
+      (*job)(index);
+      t_in_parallel = false;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (--pending_ == 0) done_.notify_one();
+      }
+    }
+  }
+
+  int threads_;
+  std::vector<std::thread> workers_;
+  std::mutex mutex_, run_mutex_;
+  std::condition_variable wake_, done_;
+  const std::function<void(int)>* job_ = nullptr;
+  int parts_ = 0, pending_ = 0;
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+};
+
+int default_threads() {
+  if (const char* env = std::getenv("ROPEGRAD_NUM_THREADS")) {
+    const int n = std::atoi(env);
+    if (n > 0) return std::min(n, 64);
+  }
+  return std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, 8);
+}
+
+std::mutex g_pool_mutex;
+Pool* g_pool = nullptr;  // created on first use; intentionally never destroyed (workers may outlive statics)
+int g_threads = 0;
+
+Pool& pool() {
+  std::lock_guard<std::mutex> lock(g_pool_mutex);
+  if (g_pool == nullptr) g_pool = new Pool(g_threads > 0 ? g_threads : default_threads());
+  return *g_pool;
+}
+
+}  // namespace
+
+int num_threads() { return pool().size(); }
+
+void set_num_threads(int n) {
+  std::lock_guard<std::mutex> lock(g_pool_mutex);
+  g_threads = std::max(1, n);
+  if (g_pool != nullptr && g_pool->size() != g_threads) {
+    delete g_pool;
+    g_pool = nullptr;
+  }
+}
+
+void parallel_for(int64_t begin, int64_t end, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+  const int64_t n = end - begin;
+  if (n <= 0) return;
+  grain = std::max<int64_t>(grain, 1);
+  if (t_in_parallel || n < 2 * grain) {
+    fn(begin, end);
+    return;
+  }
+  Pool& p = pool();
+  const int parts = static_cast<int>(std::min<int64_t>(p.size(), n / grain));
+  if (parts <= 1) {
+    fn(begin, end);
+    return;
+  }
+  p.run(parts, [&](int part) {
+    const int64_t lo = begin + n * part / parts, hi = begin + n * (part + 1) / parts;
+    const bool was = t_in_parallel;
+    t_in_parallel = true;
+    fn(lo, hi);
+    t_in_parallel = was;
+  });
+}
+
+}  // namespace ropegrad

@@ -1,0 +1,25 @@
+// A small thread pool for the non-BLAS work (elementwise maps, softmax rows,
+// norms). OpenBLAS threads its own GEMMs; everything else would otherwise run
+// on one core. We use plain std::threads rather than OpenMP on purpose: an
+// OpenMP pool that spins next to OpenBLAS's threads on a 2-core machine makes
+// both slower (the trap PyTorch falls into without OMP_WAIT_POLICY=PASSIVE).
+//
+// Work is split into contiguous chunks, each computed exactly as a single
+// thread would, so results do not depend on the number of threads.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+namespace ropegrad {
+
+// Threads used (the caller counts as one): ROPEGRAD_NUM_THREADS, else the
+// number of cores (at most 8).
+int num_threads();
+void set_num_threads(int n);
+
+// Calls fn(begin_i, end_i) on disjoint chunks covering [begin, end), in
+// parallel when there are at least 2 * grain items; nested calls run inline.
+void parallel_for(int64_t begin, int64_t end, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+
+}  // namespace ropegrad

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "autograd/ops.h"
+#include "tensor/parallel.h"
 #include "tensor/elementwise.h"
 
 namespace rg = ropegrad;
@@ -136,6 +137,9 @@ void bm_matmul_cblas(benchmark::State& state, MatmulShape s, bool trans_b) {
                                        : rg::rand(with_batch(s, s.k, s.n), rg::DType::Float32, &gen));
   const RawBuffer c = raw_buffer(std::max<int64_t>(1, s.batch) * s.m * s.n);
   const auto m = static_cast<int>(s.m), n = static_cast<int>(s.n), k = static_cast<int>(s.k);
+  // The reference uses OpenBLAS's own threads, as many as ropegrad's pool
+  // (ropegrad runs BLAS single-threaded inside its pool and resets this).
+  openblas_set_num_threads(rg::num_threads());
   CostProbe probe;
   for (auto _ : state) {
     for (int64_t i = 0; i < std::max<int64_t>(1, s.batch); ++i) {

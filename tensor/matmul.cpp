@@ -44,12 +44,11 @@ Tensor blas_ready(const Tensor& t) {
 // ropegrad runs BLAS single-threaded and splits GEMMs over its own pool
 // (tensor/parallel.h): one set of threads for all the work, none spinning
 // while another waits.
+// (Checked on every call, so a program that raised OpenBLAS's thread count
+// for its own BLAS calls — the benchmarks' raw reference — does not end up
+// with threads inside threads.)
 void use_single_threaded_blas() {
-  static const bool done = [] {
-    openblas_set_num_threads(1);
-    return true;
-  }();
-  (void)done;
+  if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
 }
 
 template <typename T>

@@ -44,7 +44,9 @@ case "${1:-}" in
   main)
     ensure_packages
     build build -DCMAKE_BUILD_TYPE=Release
-    ./build/ropegrad gradcheck
+    # The three attention variants on the copy task, same budget; writes
+    # runs/compare-copy/{results.md,loss_curves.svg} and each run's files.
+    ./build/ropegrad compare --task copy --out runs/compare-copy
     ;;
   test)
     ensure_packages

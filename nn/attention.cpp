@@ -5,16 +5,26 @@ namespace ropegrad::nn {
 MultiHeadAttention::MultiHeadAttention(int64_t d_model_, int64_t num_heads_, std::shared_ptr<RotaryEmbedding> rope_,
                                        Generator* gen, DType dtype, double dropout)
     : d_model(d_model_), num_heads(num_heads_), head_dim(0), dropout_p(dropout), rope(std::move(rope_)) {
-  RG_CHECK(num_heads > 0 && d_model > 0 && d_model % num_heads == 0, "MultiHeadAttention",
-           "d_model {} must be a positive multiple of num_heads {}", d_model, num_heads);
-  head_dim = d_model / num_heads;
-  RG_CHECK(!rope || rope->config().head_dim == head_dim, "MultiHeadAttention",
-           "the RoPE table is for head_dim {}, but d_model {} / num_heads {} = {}",
-           rope ? rope->config().head_dim : 0, d_model, num_heads, head_dim);
+  head_dim = attention_head_dim(d_model, num_heads, rope.get(), "MultiHeadAttention");
   q_proj = register_module("q_proj", std::make_shared<Linear>(d_model, d_model, gen, dtype));
   k_proj = register_module("k_proj", std::make_shared<Linear>(d_model, d_model, gen, dtype));
   v_proj = register_module("v_proj", std::make_shared<Linear>(d_model, d_model, gen, dtype));
   o_proj = register_module("o_proj", std::make_shared<Linear>(d_model, d_model, gen, dtype));
+}
+
+int64_t attention_head_dim(int64_t d_model, int64_t num_heads, const RotaryEmbedding* rope, const char* op) {
+  RG_CHECK(num_heads > 0 && d_model > 0 && d_model % num_heads == 0, op,
+           "d_model {} must be a positive multiple of num_heads {}", d_model, num_heads);
+  const int64_t head_dim = d_model / num_heads;
+  RG_CHECK(rope == nullptr || rope->config().head_dim == head_dim, op,
+           "the RoPE table is for head_dim {}, but d_model {} / num_heads {} = {}",
+           rope ? rope->config().head_dim : 0, d_model, num_heads, head_dim);
+  return head_dim;
+}
+
+void check_attention_input(const Tensor& x, int64_t d_model, const char* op) {
+  RG_CHECK(x.dim() == 3 && x.size(2) == d_model, op, "input must be (B, T, D) with D = {}, got shape {}", d_model,
+           shape_str(x.shape()));
 }
 
 Tensor split_heads(const Tensor& x, int64_t num_heads) {
@@ -28,8 +38,7 @@ Tensor merge_heads(const Tensor& x) {
 }
 
 Tensor MultiHeadAttention::forward(const Tensor& x, const AttentionCall& call) {
-  RG_CHECK(x.dim() == 3 && x.size(2) == d_model, "MultiHeadAttention",
-           "input must be (B, T, D) with D = {}, got shape {}", d_model, shape_str(x.shape()));
+  check_attention_input(x, d_model, "MultiHeadAttention");
   const int64_t t = x.size(1);
   const int64_t past = call.cache != nullptr ? call.cache->length() : 0;
   Tensor positions = call.positions;

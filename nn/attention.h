@@ -32,6 +32,12 @@ class AttentionLayer : public Module {
   virtual Tensor forward(const Tensor& x, const AttentionCall& call = {}) = 0;
 };
 
+// The head size d_model / num_heads, after checking it divides evenly and
+// matches the shared RoPE table (if any); errors name `op`.
+int64_t attention_head_dim(int64_t d_model, int64_t num_heads, const RotaryEmbedding* rope, const char* op);
+// Checks a self-attention input is (B, T, d_model).
+void check_attention_input(const Tensor& x, int64_t d_model, const char* op);
+
 // Splits (B, T, D) into heads (B, H, T, dh) as a view, and merges them back.
 Tensor split_heads(const Tensor& x, int64_t num_heads);
 Tensor merge_heads(const Tensor& x);

@@ -7,12 +7,7 @@ namespace ropegrad::nn {
 TripleAttention::TripleAttention(int64_t d_model_, int64_t num_heads_, std::shared_ptr<RotaryEmbedding> rope_,
                                  Generator* gen, DType dtype, double dropout)
     : d_model(d_model_), num_heads(num_heads_), head_dim(0), dropout_p(dropout), rope(std::move(rope_)) {
-  RG_CHECK(num_heads > 0 && d_model > 0 && d_model % num_heads == 0, "TripleAttention",
-           "d_model {} must be a positive multiple of num_heads {}", d_model, num_heads);
-  head_dim = d_model / num_heads;
-  RG_CHECK(!rope || rope->config().head_dim == head_dim, "TripleAttention",
-           "the RoPE table is for head_dim {}, but d_model / num_heads = {}", rope ? rope->config().head_dim : 0,
-           head_dim);
+  head_dim = attention_head_dim(d_model, num_heads, rope.get(), "TripleAttention");
   q_proj = register_module("q_proj", std::make_shared<Linear>(d_model, d_model, gen, dtype));
   k_proj = register_module("k_proj", std::make_shared<Linear>(d_model, d_model, gen, dtype));
   r_proj = register_module("r_proj", std::make_shared<Linear>(d_model, d_model, gen, dtype));
@@ -21,8 +16,7 @@ TripleAttention::TripleAttention(int64_t d_model_, int64_t num_heads_, std::shar
 }
 
 Tensor TripleAttention::forward(const Tensor& x, const AttentionCall& call) {
-  RG_CHECK(x.dim() == 3 && x.size(2) == d_model, "TripleAttention",
-           "input must be (B, T, D) with D = {}, got shape {}", d_model, shape_str(x.shape()));
+  check_attention_input(x, d_model, "TripleAttention");
   RG_CHECK(call.cache == nullptr, "TripleAttention", "the key/value cache is implemented for standard attention only");
   Tensor q = split_heads(q_proj->forward(x), num_heads);  // (B, H, T, dh)
   Tensor k = split_heads(k_proj->forward(x), num_heads);

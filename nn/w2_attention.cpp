@@ -7,12 +7,7 @@ namespace ropegrad::nn {
 W2Attention::W2Attention(int64_t d_model_, int64_t num_heads_, std::shared_ptr<RotaryEmbedding> rope_, SigmaMode sigma,
                          Generator* gen, DType dtype, double dropout)
     : d_model(d_model_), num_heads(num_heads_), head_dim(0), sigma_mode(sigma), dropout_p(dropout), rope(std::move(rope_)) {
-  RG_CHECK(num_heads > 0 && d_model > 0 && d_model % num_heads == 0, "W2Attention",
-           "d_model {} must be a positive multiple of num_heads {}", d_model, num_heads);
-  head_dim = d_model / num_heads;
-  RG_CHECK(!rope || rope->config().head_dim == head_dim, "W2Attention",
-           "the RoPE table is for head_dim {}, but d_model / num_heads = {}", rope ? rope->config().head_dim : 0,
-           head_dim);
+  head_dim = attention_head_dim(d_model, num_heads, rope.get(), "W2Attention");
   q_proj = register_module("q_proj", std::make_shared<Linear>(d_model, d_model, gen, dtype));
   k_proj = register_module("k_proj", std::make_shared<Linear>(d_model, d_model, gen, dtype));
   v_proj = register_module("v_proj", std::make_shared<Linear>(d_model, d_model, gen, dtype));
@@ -28,8 +23,7 @@ W2Attention::W2Attention(int64_t d_model_, int64_t num_heads_, std::shared_ptr<R
 Tensor W2Attention::temperatures() const { return softplus(temperature); }
 
 Tensor W2Attention::forward(const Tensor& x, const AttentionCall& call) {
-  RG_CHECK(x.dim() == 3 && x.size(2) == d_model, "W2Attention", "input must be (B, T, D) with D = {}, got shape {}",
-           d_model, shape_str(x.shape()));
+  check_attention_input(x, d_model, "W2Attention");
   RG_CHECK(call.cache == nullptr, "W2Attention", "the key/value cache is implemented for standard attention only");
   Tensor mu_q = split_heads(q_proj->forward(x), num_heads);  // (B, H, T, dh)
   Tensor mu_k = split_heads(k_proj->forward(x), num_heads);

@@ -347,6 +347,9 @@ int main(int argc, char** argv) {
   } catch (const Error& e) {
     fmt::print(stderr, "ropegrad {}: {}\n", command, e.what());
     return 1;
+  } catch (const std::exception& e) {  // a system error (file system, memory): still a message, not a crash
+    fmt::print(stderr, "ropegrad {}: {}\n", command, e.what());
+    return 1;
   }
   std::fprintf(stderr, "ropegrad: unknown command '%s'\n\n", command.c_str());
   print_usage();

@@ -91,6 +91,8 @@ TrainResult train(const TrainConfig& c, std::FILE* progress) {
   RG_CHECK(c.steps > 0 && c.batch_size > 0, "train", "steps and batch_size must be positive, got {} and {}", c.steps,
            c.batch_size);
   RG_CHECK(c.eval_every > 0 && c.eval_batches > 0, "train", "eval_every and eval_batches must be positive");
+  RG_CHECK(c.warmup >= 0 && c.warmup <= c.steps, "train", "warmup ({}) must be between 0 and steps ({})", c.warmup,
+           c.steps);
   RG_CHECK(!c.resume || !c.out_dir.empty(), "train", "--resume needs --out DIR (where the checkpoint is)");
   const std::unique_ptr<Task> task = make_task(c.task, c.task_options);
   nn::TransformerConfig mc = c.model;
@@ -112,7 +114,12 @@ TrainResult train(const TrainConfig& c, std::FILE* progress) {
 
   int64_t first_step = 1;
   const std::string checkpoint = c.out_dir.empty() ? "" : c.out_dir + "/checkpoint.safetensors";
-  if (!c.out_dir.empty()) std::filesystem::create_directories(c.out_dir);
+  if (!c.out_dir.empty()) {
+    std::error_code error;
+    std::filesystem::create_directories(c.out_dir, error);
+    RG_CHECK(!error && std::filesystem::is_directory(c.out_dir), "train", "cannot create the output directory '{}': {}",
+             c.out_dir, error ? error.message() : "a file of that name exists");
+  }
   if (c.resume) {
     nn::StateDict opt_state;
     first_step = nn::load_checkpoint(checkpoint, model, &opt_state) + 1;

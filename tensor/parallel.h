@@ -5,7 +5,9 @@
 // both slower (the trap PyTorch falls into without OMP_WAIT_POLICY=PASSIVE).
 //
 // Work is split into contiguous chunks, each computed exactly as a single
-// thread would, so results do not depend on the number of threads.
+// thread would: an elementwise or row kernel gives the same bits on any
+// number of threads. (A GEMM split into sub-matrix calls may round
+// differently from the unsplit call; see docs/03-matmul-and-blas.md.)
 #pragma once
 
 #include <cstdint>

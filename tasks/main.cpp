@@ -118,6 +118,8 @@ std::vector<Option> training_options(bool with_attention) {
       {"min-lr", "0.0003", "final learning rate of the cosine schedule"},
       {"warmup", "20", "linear warmup steps"},
       {"weight-decay", "0.01", "AdamW decoupled weight decay"},
+      {"beta1", "0.9", "AdamW first-moment decay"},
+      {"beta2", "0.98", "AdamW second-moment decay (0.98: quicker to adapt on short runs than torch's 0.999)"},
       {"clip", "1.0", "global gradient-norm clip (0: off)"},
       {"eval-every", "50", "steps between evaluations"},
       {"eval-batches", "4", "batches per evaluation"},
@@ -162,6 +164,8 @@ tasks::TrainConfig train_config(const Args& a, bool with_attention) {
   c.min_lr = a.real("min-lr");
   c.warmup = a.integer("warmup");
   c.weight_decay = a.real("weight-decay");
+  c.beta1 = a.real("beta1");
+  c.beta2 = a.real("beta2");
   c.clip = a.real("clip");
   c.eval_every = a.integer("eval-every");
   c.eval_batches = a.integer("eval-batches");
@@ -344,11 +348,11 @@ int main(int argc, char** argv) {
     if (command == "compare") return run_compare(argc - 2, argv + 2);
     if (command == "generate") return run_generate(argc - 2, argv + 2);
     if (command == "gradcheck") return run_gradcheck(argc - 2, argv + 2);
-  } catch (const Error& e) {
-    fmt::print(stderr, "ropegrad {}: {}\n", command, e.what());
+  } catch (const Error& e) {  // the message starts with the op that refused ("train: ...")
+    fmt::print(stderr, "error: {}\n", e.what());
     return 1;
   } catch (const std::exception& e) {  // a system error (file system, memory): still a message, not a crash
-    fmt::print(stderr, "ropegrad {}: {}\n", command, e.what());
+    fmt::print(stderr, "error: ropegrad {}: {}\n", command, e.what());
     return 1;
   }
   std::fprintf(stderr, "ropegrad: unknown command '%s'\n\n", command.c_str());

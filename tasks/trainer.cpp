@@ -128,9 +128,21 @@ TrainResult train(const TrainConfig& c, std::FILE* progress) {
   std::FILE* csv = nullptr;
   if (!c.out_dir.empty()) {
     write_model_config(c.out_dir + "/config.txt", c, *task);
-    csv = std::fopen((c.out_dir + "/metrics.csv").c_str(), c.resume ? "a" : "w");
-    RG_CHECK(csv != nullptr, "train", "cannot write '{}/metrics.csv'", c.out_dir);
-    if (!c.resume) std::fputs("step,loss,lr,grad_norm,eval_loss,eval_metric\n", csv);
+    const std::string csv_path = c.out_dir + "/metrics.csv";
+    // On resume keep the rows up to the checkpoint: a run killed after its
+    // last checkpoint may have logged steps that are now computed again.
+    std::vector<std::string> kept;
+    if (c.resume) {
+      std::ifstream old(csv_path);
+      for (std::string line; std::getline(old, line);) {
+        if (line.rfind("step,", 0) == 0 || line.empty()) continue;
+        if (std::stoll(line.substr(0, line.find(','))) < first_step) kept.push_back(line);
+      }
+    }
+    csv = std::fopen(csv_path.c_str(), "w");
+    RG_CHECK(csv != nullptr, "train", "cannot write '{}'", csv_path);
+    std::fputs("step,loss,lr,grad_norm,eval_loss,eval_metric\n", csv);
+    for (const std::string& line : kept) fmt::print(csv, "{}\n", line);
   }
 
   const bool live = !c.quiet && progress != nullptr && isatty(fileno(progress));
@@ -142,6 +154,9 @@ TrainResult train(const TrainConfig& c, std::FILE* progress) {
     const auto t0 = std::chrono::steady_clock::now();
     Generator gen(mix(c.seed, static_cast<uint64_t>(step)));
     const Batch b = task->batch(c.batch_size, gen);
+    // Dropout draws from the default generator: seed it from (seed, step) too,
+    // so a resumed run repeats the same masks.
+    manual_seed(mix(c.seed ^ 0xD20D0D0Dull, static_cast<uint64_t>(step)));
     opt.set_lr(nn::cosine_lr(step, c.lr, c.min_lr, c.warmup, c.steps));
     opt.zero_grad();
     const Tensor loss = nn::cross_entropy(model.forward(b.inputs), b.targets, kIgnore);
@@ -181,6 +196,7 @@ TrainResult train(const TrainConfig& c, std::FILE* progress) {
     }
     if (!checkpoint.empty() && ((c.checkpoint_every > 0 && step % c.checkpoint_every == 0) || step == last_step)) {
       nn::save_checkpoint(checkpoint, model, opt.state_dict(), step);
+      if (csv != nullptr) std::fflush(csv);  // the log is at least as far as the checkpoint
     }
   }
   if (live) std::fputs("\n", progress);
@@ -198,10 +214,11 @@ TrainResult train(const TrainConfig& c, std::FILE* progress) {
   if (!c.out_dir.empty()) {
     std::ofstream summary(c.out_dir + "/summary.json");
     summary << fmt::format(
-        "{{\n  \"task\": \"{}\",\n  \"attention\": \"{}\",\n  \"parameters\": {},\n  \"steps\": {},\n"
+        "{{\n  \"task\": \"{}\",\n  \"attention\": \"{}\",\n  \"parameters\": {},\n  \"steps\": {},\n  \"final_eval_step\": {},\n"
         "  \"final_eval_loss\": {:.6f},\n  \"metric\": \"{}\",\n  \"final_metric\": {:.6f},\n"
         "  \"peak_bytes\": {},\n  \"tokens_per_second\": {:.1f},\n  \"seconds_per_step\": {:.6f},\n  \"seed\": {}\n}}\n",
-        result.task, result.attention, result.parameters, last_step, result.final_loss, result.metric_name,
+        result.task, result.attention, result.parameters, last_step, result.evals.empty() ? 0 : result.evals.back().step,
+        result.final_loss, result.metric_name,
         result.final_metric, result.peak_bytes, result.tokens_per_second, result.seconds_per_step, c.seed);
   }
   return result;

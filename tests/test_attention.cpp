@@ -27,12 +27,13 @@
 #include "autograd/ops.h"
 #include "nn/attention.h"
 #include "nn/functional.h"
-#include "nn/npy.h"
 #include "nn/rope.h"
 #include "tensor/random.h"
+#include "tests/support/test_util.h"
 
 using namespace ropegrad;
 using namespace ropegrad::nn;
+using namespace ropegrad::testing;
 using ::testing::HasSubstr;
 
 namespace {
@@ -41,79 +42,11 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-Tensor fixture(const std::string& name) {
-  return load_npy(std::string(ROPEGRAD_FIXTURES) + "/attention/" + name + ".npy");
-}
+Tensor fixture(const std::string& name) { return load_fixture("attention/" + name); }
 
-struct Tol {
-  double rtol, atol;
-};
 constexpr Tol kTol64{1e-10, 1e-12};
 constexpr Tol kTol32{1e-5, 1e-6};
 Tol tol_for(DType dtype) { return dtype == DType::Float64 ? kTol64 : kTol32; }
-const char* tag_for(DType dtype) { return dtype == DType::Float64 ? "f64" : "f32"; }
-
-// Same shape, no NaN, and |actual - expected| <= atol + rtol |expected| everywhere;
-// on failure names the worst element (llm.c's check_tensor, as a gtest assertion).
-::testing::AssertionResult AllClose(const Tensor& actual, const Tensor& expected, Tol tol) {
-  if (!actual.defined()) return ::testing::AssertionFailure() << "actual is undefined (no gradient?)";
-  if (actual.shape() != expected.shape())
-    return ::testing::AssertionFailure() << "shape " << shape_str(actual.shape()) << " != expected "
-                                         << shape_str(expected.shape());
-  const std::vector<double> a = actual.to_vector<double>(), e = expected.to_vector<double>();
-  double worst_excess = 0;
-  int64_t worst = -1;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const double excess = std::abs(a[i] - e[i]) - (tol.atol + tol.rtol * std::abs(e[i]));
-    if (std::isnan(a[i]) || excess > worst_excess) {
-      worst_excess = std::isnan(a[i]) ? INFINITY : excess;
-      worst = static_cast<int64_t>(i);
-    }
-  }
-  if (worst < 0) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "element " << worst << ": " << a[worst] << " vs expected " << e[worst]
-                                       << " (|diff| " << std::abs(a[worst] - e[worst]) << ")";
-}
-
-double max_abs_diff(const Tensor& a, const Tensor& b) {
-  EXPECT_EQ(a.shape(), b.shape());
-  const std::vector<double> x = a.to_vector<double>(), y = b.to_vector<double>();
-  double m = 0;
-  for (size_t i = 0; i < x.size(); ++i) m = std::max(m, std::abs(x[i] - y[i]));
-  return m;
-}
-
-bool all_finite(const Tensor& t) {
-  for (double v : t.to_vector<double>())
-    if (!std::isfinite(v)) return false;
-  return true;
-}
-
-// A float leaf of the given dtype, holding t's values (rounded when narrowing).
-Tensor leaf(const Tensor& t, DType dtype, bool grad = true) {
-  return to(t, dtype).detach().requires_grad_(grad);
-}
-
-// The message of the ropegrad::Error that f throws ("" and a failure if none).
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "threw a non-ropegrad exception: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "expected a ropegrad::Error, nothing was thrown";
-  return "";
-}
-
-std::shared_ptr<RotaryEmbedding> make_rope(int64_t head_dim, DType dtype) {
-  RopeConfig c;
-  c.head_dim = head_dim;
-  c.max_seq_len = 16;
-  return std::make_shared<RotaryEmbedding>(c, dtype);
-}
 
 // D = 16, H = 2 (dh = 8), with RoPE, weights from the fixture case `name`.
 std::unique_ptr<MultiHeadAttention> fixture_mha(const std::string& name, DType dtype) {
@@ -167,19 +100,8 @@ bool has_mask(MaskKind kind) {
 AttentionOptions options_for(MaskKind kind, int64_t b, int64_t h, int64_t nq, int64_t nk) {
   AttentionOptions o;
   if (kind == MaskKind::Causal) o.causal = true;
-  if (kind == MaskKind::BoolPadding || kind == MaskKind::Cross) {
-    std::vector<bool> keep;
-    for (int64_t i = 0; i < b; ++i)
-      for (int64_t j = 0; j < nk; ++j) keep.push_back(!(i == 1 && j >= nk - 2));
-    o.mask = tensor_bool(keep, {b, 1, 1, nk});
-  }
-  if (kind == MaskKind::Additive) {
-    std::vector<double> bias;
-    for (int64_t hh = 0; hh < h; ++hh)
-      for (int64_t i = 0; i < nq; ++i)
-        for (int64_t j = 0; j < nk; ++j) bias.push_back(-0.5 / static_cast<double>(hh + 1) * std::abs(i - j));
-    o.mask = tensor(bias, {1, h, nq, nk}, DType::Float64);
-  }
+  if (kind == MaskKind::BoolPadding || kind == MaskKind::Cross) o.mask = padding_mask(b, nk);  // (B, 1, 1, Nk)
+  if (kind == MaskKind::Additive) o.mask = alibi_bias(h, nq, nk);  // (1, H, Nq, Nk)
   return o;
 }
 
@@ -196,7 +118,7 @@ class SdpaParity : public ::testing::TestWithParam<std::tuple<MaskKind, DType>> 
 
 TEST_P(SdpaParity, ForwardAndGradientsMatchTorch) {
   const auto [kind, dtype] = GetParam();
-  const std::string name = sdpa_case(kind), tag = tag_for(dtype);
+  const std::string name = sdpa_case(kind), tag = dtype_tag(dtype);
   Tensor q = leaf(fixture(name + ".q"), dtype);  // (B, H, Nq, dh) = (2, 2, 5, 4); cross: Nq = 3
   Tensor k = leaf(fixture(name + ".k"), dtype);  // (B, H, Nk, dh);                  cross: Nk = 6
   Tensor v = leaf(fixture(name + ".v"), dtype);  // (B, H, Nk, 3)
@@ -207,25 +129,25 @@ TEST_P(SdpaParity, ForwardAndGradientsMatchTorch) {
     o.mask = m.dtype() == DType::Bool ? m : to(m, dtype);
   }
   const Tensor out = scaled_dot_product_attention(q, k, v, o);
-  EXPECT_TRUE(AllClose(out, fixture(name + "." + tag + ".out"), tol_for(dtype)));
+  EXPECT_TRUE(all_close(out, fixture(name + "." + tag + ".out"), tol_for(dtype)));
   backward(sum(mul(out, to(fixture(name + ".w"), dtype))));
-  EXPECT_TRUE(AllClose(q.grad(), fixture(name + "." + tag + ".grad_q"), tol_for(dtype))) << "grad q";
-  EXPECT_TRUE(AllClose(k.grad(), fixture(name + "." + tag + ".grad_k"), tol_for(dtype))) << "grad k";
-  EXPECT_TRUE(AllClose(v.grad(), fixture(name + "." + tag + ".grad_v"), tol_for(dtype))) << "grad v";
+  EXPECT_TRUE(all_close(q.grad(), fixture(name + "." + tag + ".grad_q"), tol_for(dtype))) << "grad q";
+  EXPECT_TRUE(all_close(k.grad(), fixture(name + "." + tag + ".grad_k"), tol_for(dtype))) << "grad k";
+  EXPECT_TRUE(all_close(v.grad(), fixture(name + "." + tag + ".grad_v"), tol_for(dtype))) << "grad v";
 }
 
 INSTANTIATE_TEST_SUITE_P(Torch, SdpaParity,
                          ::testing::Combine(::testing::ValuesIn(kAllMaskKinds),
                                             ::testing::Values(DType::Float64, DType::Float32)),
                          [](const auto& info) {
-                           return mask_name(std::get<0>(info.param)) + "_" + tag_for(std::get<1>(info.param));
+                           return mask_name(std::get<0>(info.param)) + "_" + dtype_tag(std::get<1>(info.param));
                          });
 
 // An additive mask is a learnable bias in some models (T5's relative bias,
 // learned ALiBi slopes): as in PyTorch, the gradient reaches it.
 TEST(SdpaParityMaskGrad, AdditiveMaskReceivesItsGradient) {
   for (DType dtype : {DType::Float64, DType::Float32}) {
-    const std::string tag = tag_for(dtype);
+    const std::string tag = dtype_tag(dtype);
     const Tensor q = to(fixture("sdpa_additive.q"), dtype), k = to(fixture("sdpa_additive.k"), dtype);
     const Tensor v = to(fixture("sdpa_additive.v"), dtype);
     AttentionOptions o;
@@ -233,7 +155,7 @@ TEST(SdpaParityMaskGrad, AdditiveMaskReceivesItsGradient) {
     const Tensor out = scaled_dot_product_attention(q, k, v, o);
     ASSERT_TRUE(out.requires_grad()) << tag << ": the mask requires grad, so the output must too";
     backward(sum(mul(out, to(fixture("sdpa_additive.w"), dtype))));
-    EXPECT_TRUE(AllClose(o.mask.grad(), fixture("sdpa_additive." + tag + ".grad_mask"), tol_for(dtype))) << tag;
+    EXPECT_TRUE(all_close(o.mask.grad(), fixture("sdpa_additive." + tag + ".grad_mask"), tol_for(dtype))) << tag;
   }
 }
 
@@ -241,7 +163,7 @@ class MhaParity : public ::testing::TestWithParam<std::tuple<MaskKind, DType>> {
 
 TEST_P(MhaParity, ForwardAndGradientsMatchTorch) {
   const auto [kind, dtype] = GetParam();
-  const std::string name = mha_case(kind), tag = tag_for(dtype);
+  const std::string name = mha_case(kind), tag = dtype_tag(dtype);
   auto mha = fixture_mha(name, dtype);
   AttentionCall call;
   call.causal = kind == MaskKind::Causal;
@@ -258,12 +180,12 @@ TEST_P(MhaParity, ForwardAndGradientsMatchTorch) {
     x = leaf(fixture(name + ".x"), dtype);  // (B, T, D) = (2, 6, 16)
     out = mha->forward(x, call);
   }
-  EXPECT_TRUE(AllClose(out, fixture(name + "." + tag + ".out"), tol_for(dtype)));
+  EXPECT_TRUE(all_close(out, fixture(name + "." + tag + ".out"), tol_for(dtype)));
   backward(sum(mul(out, to(fixture(name + ".w"), dtype))));
   const std::string x_name = kind == MaskKind::Cross ? "query" : "x";
-  EXPECT_TRUE(AllClose(x.grad(), fixture(name + "." + tag + ".grad_" + x_name), tol_for(dtype))) << "grad x";
+  EXPECT_TRUE(all_close(x.grad(), fixture(name + "." + tag + ".grad_" + x_name), tol_for(dtype))) << "grad x";
   if (kind == MaskKind::Cross) {
-    EXPECT_TRUE(AllClose(memory.grad(), fixture(name + "." + tag + ".grad_memory"), tol_for(dtype)))
+    EXPECT_TRUE(all_close(memory.grad(), fixture(name + "." + tag + ".grad_memory"), tol_for(dtype)))
         << "grad memory";
   }
   const std::vector<std::pair<const char*, Tensor>> weights = {{"wq", mha->q_proj->weight},
@@ -271,7 +193,7 @@ TEST_P(MhaParity, ForwardAndGradientsMatchTorch) {
                                                                {"wv", mha->v_proj->weight},
                                                                {"wo", mha->o_proj->weight}};
   for (const auto& [w, param] : weights) {
-    EXPECT_TRUE(AllClose(param.grad(), fixture(name + "." + tag + ".grad_" + w), tol_for(dtype))) << "grad " << w;
+    EXPECT_TRUE(all_close(param.grad(), fixture(name + "." + tag + ".grad_" + w), tol_for(dtype))) << "grad " << w;
   }
 }
 
@@ -279,7 +201,7 @@ INSTANTIATE_TEST_SUITE_P(Torch, MhaParity,
                          ::testing::Combine(::testing::ValuesIn(kAllMaskKinds),
                                             ::testing::Values(DType::Float64, DType::Float32)),
                          [](const auto& info) {
-                           return mask_name(std::get<0>(info.param)) + "_" + tag_for(std::get<1>(info.param));
+                           return mask_name(std::get<0>(info.param)) + "_" + dtype_tag(std::get<1>(info.param));
                          });
 
 // ---- 2. gradchecks (float64) ------------------------------------------------------------------------

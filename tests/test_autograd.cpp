@@ -13,33 +13,16 @@
 #include "autograd/dot.h"
 #include "autograd/function.h"
 #include "autograd/ops.h"
+#include "tests/support/test_util.h"
 
 using namespace ropegrad;
+using namespace ropegrad::testing;
 using ::testing::DoubleNear;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::Pointwise;
 
 namespace {
-
-constexpr auto kF64 = DType::Float64;
-
-// A float64 leaf that requires grad.
-Tensor param(const std::vector<double>& values, Shape shape = {}) {
-  return tensor(values, std::move(shape), kF64).requires_grad_();
-}
-
-// The message of the ropegrad::Error that f throws ("" and a failure if none).
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a ropegrad::Error";
-  return "";
-}
 
 std::vector<double> values(const Tensor& t) { return t.to_vector<double>(); }
 

@@ -30,29 +30,16 @@
 #include "nn/module.h"
 #include "nn/npy.h"
 #include "nn/safetensors.h"
+#include "tests/support/test_util.h"
 
 using namespace ropegrad;
+using namespace ropegrad::testing;
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
 namespace {
 
 // ---- helpers ----------------------------------------------------------------------------
-
-// The message of the ropegrad::Error that f throws (a failure if it throws
-// nothing or something else).
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected ropegrad::Error, got another exception: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "expected ropegrad::Error, nothing was thrown";
-  return "";
-}
 
 std::string read_bytes(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -896,7 +883,7 @@ TEST_F(CheckpointTest, Int64ScalarAbove2To53SurvivesExactly) {
 
 class NpyTest : public FileTest {};
 
-const std::string kNpyFixtures = std::string(ROPEGRAD_FIXTURES) + "/checkpoint/";
+const std::string kNpyFixtures = fixture_path("checkpoint/");
 
 TEST_F(NpyTest, RoundTripIsBitIdenticalForEveryDtype) {
   for (const auto& [name, t] : every_kind_of_tensor()) {
@@ -1019,7 +1006,7 @@ TEST_F(NpyTest, ImpossiblyLargeShapeIsAnErrorNotACrash) {
 // ============================================================================================
 
 const std::string kPython = "/usr/bin/python3";
-const std::string kReader = std::string(ROPEGRAD_FIXTURES) + "/../read_safetensors.py";
+const std::string kReader = fixture_path("../read_safetensors.py");
 
 // Exit status of a shell command (stdout and stderr go to `log`).
 int run(const std::string& command, const std::string& log) {

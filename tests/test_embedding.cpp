@@ -18,63 +18,24 @@
 #include "autograd/gradcheck.h"
 #include "autograd/ops.h"
 #include "nn/layers.h"
-#include "nn/npy.h"
+#include "tests/support/test_util.h"
 
 using namespace ropegrad;
+using namespace ropegrad::testing;
 using ::testing::HasSubstr;
-
-namespace {
-
-// ---- fixtures and comparison (the same helpers open every nn test file) -------------------
-
-Tensor fixture(const std::string& case_name, const std::string& dt, const std::string& name) {
-  return nn::load_npy(std::string(ROPEGRAD_FIXTURES) + "/nn/" + case_name + "/" + dt + "/" + name + ".npy");
-}
-
-// Every element within atol + rtol |expected|; a failure names the worst element.
-void expect_close(const Tensor& actual, const Tensor& expected, const std::string& label) {
-  ASSERT_TRUE(actual.defined()) << label << ": undefined tensor";
-  ASSERT_EQ(shape_str(actual.shape()), shape_str(expected.shape())) << label;
-  ASSERT_EQ(dtype_name(actual.dtype()), dtype_name(expected.dtype())) << label;
-  const bool f64 = expected.dtype() == DType::Float64;
-  const double rtol = f64 ? 1e-10 : 1e-5, atol = f64 ? 1e-12 : 1e-7;
-  const std::vector<double> a = actual.to_vector<double>(), e = expected.to_vector<double>();
-  size_t bad = 0, worst = 0;
-  double worst_ratio = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const double ratio = std::abs(a[i] - e[i]) / (atol + rtol * std::abs(e[i]));
-    if (!(ratio <= 1)) {  // also catches NaN
-      if (bad++ == 0 || !(ratio <= worst_ratio)) worst = i, worst_ratio = ratio;
-    }
-  }
-  EXPECT_EQ(bad, 0u) << label << ": " << bad << " of " << a.size() << " elements differ; worst at flat index "
-                     << worst << ": " << fmt::format("{:.17g} vs torch {:.17g}", a[worst], e[worst]);
-}
-
-std::string error_message(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a ropegrad::Error";
-  return "";
-}
-
-}  // namespace
 
 namespace {
 
 void check_parity(const std::string& dt) {
   nn::Embedding m(7, 4);
   if (dt == "f64") m.to(DType::Float64);
-  m.load_state_dict({{"weight", fixture("embedding", dt, "weight")}});
-  const Tensor ids = fixture("embedding", dt, "ids");  // (2, 3) int64
+  m.load_state_dict({{"weight", nn_fixture("embedding", dt, "weight")}});
+  const Tensor ids = nn_fixture("embedding", dt, "ids");  // (2, 3) int64
   ASSERT_EQ(dtype_name(ids.dtype()), "int64");
   const Tensor out = m.forward(ids);  // (2, 3, 4)
-  expect_close(out, fixture("embedding", dt, "out"), "embedding/" + dt + " forward");
-  backward(sum(mul(out, fixture("embedding", dt, "w"))));
-  expect_close(m.weight.grad(), fixture("embedding", dt, "grad_weight"), "embedding/" + dt + " grad weight");
+  expect_nn_close(out, nn_fixture("embedding", dt, "out"), "embedding/" + dt + " forward");
+  backward(sum(mul(out, nn_fixture("embedding", dt, "w"))));
+  expect_nn_close(m.weight.grad(), nn_fixture("embedding", dt, "grad_weight"), "embedding/" + dt + " grad weight");
 }
 
 }  // namespace
@@ -158,7 +119,7 @@ TEST(Embedding, OneParameterNamedWeightOfShapeVD) {
 
 TEST(EmbeddingErrors, NegativeIdNamesEmbeddingAndTheId) {
   nn::Embedding m(7, 4);
-  const std::string msg = error_message([&] { m.forward(tensor_i64({0, -1, 3, 2}, {2, 2})); });
+  const std::string msg = error_of([&] { m.forward(tensor_i64({0, -1, 3, 2}, {2, 2})); });
   EXPECT_THAT(msg, HasSubstr("embedding"));
   EXPECT_THAT(msg, HasSubstr("id -1"));
   EXPECT_THAT(msg, HasSubstr("7 embeddings"));
@@ -167,7 +128,7 @@ TEST(EmbeddingErrors, NegativeIdNamesEmbeddingAndTheId) {
 
 TEST(EmbeddingErrors, IdEqualToVNamesEmbeddingAndTheId) {
   nn::Embedding m(7, 4);
-  const std::string msg = error_message([&] { m.forward(tensor_i64({6, 7}, {2})); });  // 6 is the last valid id
+  const std::string msg = error_of([&] { m.forward(tensor_i64({6, 7}, {2})); });  // 6 is the last valid id
   EXPECT_THAT(msg, HasSubstr("embedding"));
   EXPECT_THAT(msg, HasSubstr("id 7"));
   EXPECT_THAT(msg, HasSubstr("out of range"));
@@ -175,7 +136,7 @@ TEST(EmbeddingErrors, IdEqualToVNamesEmbeddingAndTheId) {
 
 TEST(EmbeddingErrors, FloatIdsNameEmbeddingAndTheDtype) {
   nn::Embedding m(7, 4);
-  const std::string msg = error_message([&] { m.forward(tensor({1, 2}, {2})); });
+  const std::string msg = error_of([&] { m.forward(tensor({1, 2}, {2})); });
   EXPECT_THAT(msg, HasSubstr("embedding"));
   EXPECT_THAT(msg, HasSubstr("int64"));
   EXPECT_THAT(msg, HasSubstr("float32"));

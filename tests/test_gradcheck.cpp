@@ -15,32 +15,13 @@
 #include "autograd/gradcheck.h"
 #include "autograd/op_catalog.h"
 #include "autograd/ops.h"
+#include "tests/support/test_util.h"
 
 using namespace ropegrad;
+using namespace ropegrad::testing;
 using ::testing::DoubleNear;
 using ::testing::HasSubstr;
 using ::testing::Pointwise;
-
-namespace {
-
-constexpr auto kF64 = DType::Float64;
-
-Tensor param(const std::vector<double>& values, Shape shape = {}) {
-  return tensor(values, std::move(shape), kF64).requires_grad_();
-}
-
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a ropegrad::Error";
-  return "";
-}
-
-}  // namespace
 
 // ---- the catalogue ----------------------------------------------------------------------
 

@@ -17,90 +17,32 @@
 #include "autograd/gradcheck.h"
 #include "autograd/ops.h"
 #include "nn/layers.h"
-#include "nn/npy.h"
+#include "tests/support/test_util.h"
 
 using namespace ropegrad;
+using namespace ropegrad::testing;
 using ::testing::HasSubstr;
-
-namespace {
-
-// ---- fixtures and comparison (the same helpers open every nn test file) -------------------
-
-Tensor fixture(const std::string& case_name, const std::string& dt, const std::string& name) {
-  return nn::load_npy(std::string(ROPEGRAD_FIXTURES) + "/nn/" + case_name + "/" + dt + "/" + name + ".npy");
-}
-
-// Every element within atol + rtol |expected|; a failure names the worst element.
-void expect_close(const Tensor& actual, const Tensor& expected, const std::string& label) {
-  ASSERT_TRUE(actual.defined()) << label << ": undefined tensor";
-  ASSERT_EQ(shape_str(actual.shape()), shape_str(expected.shape())) << label;
-  ASSERT_EQ(dtype_name(actual.dtype()), dtype_name(expected.dtype())) << label;
-  const bool f64 = expected.dtype() == DType::Float64;
-  const double rtol = f64 ? 1e-10 : 1e-5, atol = f64 ? 1e-12 : 1e-7;
-  const std::vector<double> a = actual.to_vector<double>(), e = expected.to_vector<double>();
-  size_t bad = 0, worst = 0;
-  double worst_ratio = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const double ratio = std::abs(a[i] - e[i]) / (atol + rtol * std::abs(e[i]));
-    if (!(ratio <= 1)) {  // also catches NaN
-      if (bad++ == 0 || !(ratio <= worst_ratio)) worst = i, worst_ratio = ratio;
-    }
-  }
-  EXPECT_EQ(bad, 0u) << label << ": " << bad << " of " << a.size() << " elements differ; worst at flat index "
-                     << worst << ": " << fmt::format("{:.17g} vs torch {:.17g}", a[worst], e[worst]);
-}
-
-// Loads the case's parameters into m (by state_dict name), runs x through it and
-// compares y and the gradients of sum(y * w) w.r.t. x and every parameter.
-void check_parity(nn::Module& m, const std::function<Tensor(const Tensor&)>& forward, const std::string& c,
-                  const std::string& dt) {
-  if (dt == "f64") m.to(DType::Float64);
-  nn::StateDict state;
-  for (const auto& [name, p] : m.named_parameters()) state[name] = fixture(c, dt, name);
-  m.load_state_dict(state);
-  Tensor x = fixture(c, dt, "x");
-  x.requires_grad_(true);
-  const Tensor y = forward(x);
-  expect_close(y, fixture(c, dt, "out"), c + "/" + dt + " forward");
-  backward(sum(mul(y, fixture(c, dt, "w"))));
-  expect_close(x.grad(), fixture(c, dt, "grad_x"), c + "/" + dt + " grad x");
-  for (const auto& [name, p] : m.named_parameters()) {
-    expect_close(p.grad(), fixture(c, dt, "grad_" + name), c + "/" + dt + " grad " + name);
-  }
-}
-
-std::string error_message(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a ropegrad::Error";
-  return "";
-}
-
-}  // namespace
 
 // ---- parity with torch -----------------------------------------------------------------
 
 TEST(LinearParity, BatchedFloat32) {  // x (2, 3, 5), W (4, 5) -> y (2, 3, 4)
   nn::Linear m(5, 4);
-  check_parity(m, [&](const Tensor& x) { return m.forward(x); }, "linear", "f32");
+  check_module_parity(m, [&](const Tensor& x) { return m.forward(x); }, "linear", "f32");
 }
 
 TEST(LinearParity, BatchedFloat64) {
   nn::Linear m(5, 4);
-  check_parity(m, [&](const Tensor& x) { return m.forward(x); }, "linear", "f64");
+  check_module_parity(m, [&](const Tensor& x) { return m.forward(x); }, "linear", "f64");
 }
 
 TEST(LinearParity, VectorInputFloat32) {  // x (5) -> y (4)
   nn::Linear m(5, 4);
-  check_parity(m, [&](const Tensor& x) { return m.forward(x); }, "linear_1d", "f32");
+  check_module_parity(m, [&](const Tensor& x) { return m.forward(x); }, "linear_1d", "f32");
 }
 
 TEST(LinearParity, VectorInputFloat64) {
   nn::Linear m(5, 4);
-  check_parity(m, [&](const Tensor& x) { return m.forward(x); }, "linear_1d", "f64");
+  check_module_parity(m, [&](const Tensor& x) { return m.forward(x); }, "linear_1d", "f64");
 }
 
 // ---- the formula, by hand ----------------------------------------------------------------
@@ -230,7 +172,7 @@ TEST(Linear, ToFloat64ConvertsAnExistingGradientToo) {
 
 TEST(LinearErrors, InputWhoseLastDimIsNotDInNamesLinearAndShapes) {
   nn::Linear m(5, 4);
-  const std::string msg = error_message([&] { m.forward(zeros({2, 3})); });
+  const std::string msg = error_of([&] { m.forward(zeros({2, 3})); });
   EXPECT_THAT(msg, HasSubstr("Linear"));
   EXPECT_THAT(msg, HasSubstr("[2, 3]"));  // the input
   EXPECT_THAT(msg, HasSubstr("5"));       // d_in
@@ -239,14 +181,14 @@ TEST(LinearErrors, InputWhoseLastDimIsNotDInNamesLinearAndShapes) {
 
 TEST(LinearErrors, ZeroDimInputNamesLinear) {
   nn::Linear m(1, 4);
-  const std::string msg = error_message([&] { m.forward(scalar_tensor(1.0)); });
+  const std::string msg = error_of([&] { m.forward(scalar_tensor(1.0)); });
   EXPECT_THAT(msg, HasSubstr("Linear"));
   EXPECT_THAT(msg, HasSubstr("[]"));
 }
 
 TEST(LinearErrors, LoadingATransposedWeightNamesTheKeyAndBothShapes) {
   nn::Linear m(5, 4);
-  const std::string msg = error_message([&] { m.load_state_dict({{"weight", zeros({5, 4})}}); });
+  const std::string msg = error_of([&] { m.load_state_dict({{"weight", zeros({5, 4})}}); });
   EXPECT_THAT(msg, HasSubstr("load_state_dict"));
   EXPECT_THAT(msg, HasSubstr("weight"));
   EXPECT_THAT(msg, HasSubstr("[5, 4]"));
@@ -254,7 +196,7 @@ TEST(LinearErrors, LoadingATransposedWeightNamesTheKeyAndBothShapes) {
 }
 
 TEST(LinearErrors, NonPositiveSizesAreRejected) {
-  const std::string msg = error_message([] { nn::Linear m(0, 4); });
+  const std::string msg = error_of([] { nn::Linear m(0, 4); });
   EXPECT_THAT(msg, HasSubstr("linear_weight"));
   EXPECT_THAT(msg, HasSubstr("d_in=0"));
 }

@@ -22,63 +22,24 @@
 #include "autograd/gradcheck.h"
 #include "autograd/ops.h"
 #include "nn/functional.h"
-#include "nn/npy.h"
+#include "tests/support/test_util.h"
 
 using namespace ropegrad;
+using namespace ropegrad::testing;
 using ::testing::HasSubstr;
 
 namespace {
 
-// ---- fixtures and comparison (the same helpers open every nn test file) -------------------
-
-Tensor fixture(const std::string& case_name, const std::string& dt, const std::string& name) {
-  return nn::load_npy(std::string(ROPEGRAD_FIXTURES) + "/nn/" + case_name + "/" + dt + "/" + name + ".npy");
-}
-
-// Every element within atol + rtol |expected|; a failure names the worst element.
-void expect_close(const Tensor& actual, const Tensor& expected, const std::string& label) {
-  ASSERT_TRUE(actual.defined()) << label << ": undefined tensor";
-  ASSERT_EQ(shape_str(actual.shape()), shape_str(expected.shape())) << label;
-  ASSERT_EQ(dtype_name(actual.dtype()), dtype_name(expected.dtype())) << label;
-  const bool f64 = expected.dtype() == DType::Float64;
-  const double rtol = f64 ? 1e-10 : 1e-5, atol = f64 ? 1e-12 : 1e-7;
-  const std::vector<double> a = actual.to_vector<double>(), e = expected.to_vector<double>();
-  size_t bad = 0, worst = 0;
-  double worst_ratio = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const double ratio = std::abs(a[i] - e[i]) / (atol + rtol * std::abs(e[i]));
-    if (!(ratio <= 1)) {  // also catches NaN
-      if (bad++ == 0 || !(ratio <= worst_ratio)) worst = i, worst_ratio = ratio;
-    }
-  }
-  EXPECT_EQ(bad, 0u) << label << ": " << bad << " of " << a.size() << " elements differ; worst at flat index "
-                     << worst << ": " << fmt::format("{:.17g} vs torch {:.17g}", a[worst], e[worst]);
-}
-
-std::string error_message(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a ropegrad::Error";
-  return "";
-}
-
-}  // namespace
-
-namespace {
-
 void check_parity(const std::string& c, const std::string& dt) {
-  Tensor logits = fixture(c, dt, "logits");
+  Tensor logits = nn_fixture(c, dt, "logits");
   logits.requires_grad_(true);
-  const Tensor targets = fixture(c, dt, "targets");
-  const int64_t ignore_index = fixture(c, dt, "ignore_index").item<int64_t>();
+  const Tensor targets = nn_fixture(c, dt, "targets");
+  const int64_t ignore_index = nn_fixture(c, dt, "ignore_index").item<int64_t>();
   const Tensor loss = nn::cross_entropy(logits, targets, ignore_index);
   ASSERT_EQ(loss.dim(), 0);
-  expect_close(loss, fixture(c, dt, "out"), c + "/" + dt + " loss");
-  backward(mul(loss, fixture(c, dt, "w")));
-  expect_close(logits.grad(), fixture(c, dt, "grad_logits"), c + "/" + dt + " grad logits");
+  expect_nn_close(loss, nn_fixture(c, dt, "out"), c + "/" + dt + " loss");
+  backward(mul(loss, nn_fixture(c, dt, "w")));
+  expect_nn_close(logits.grad(), nn_fixture(c, dt, "grad_logits"), c + "/" + dt + " grad logits");
 }
 
 // The loss written with unfused ops: -mean_n log_softmax(z_n)[t_n], z (N, V), t (N).
@@ -258,47 +219,47 @@ TEST(CrossEntropyGradcheck, Float64ScaledLossThroughOtherOps) {
 
 TEST(CrossEntropyErrors, AllTargetsIgnoredIsAnError) {
   const std::string msg =
-      error_message([] { nn::cross_entropy(zeros({3, 4}), tensor_i64({-100, -100, -100})); });
+      error_of([] { nn::cross_entropy(zeros({3, 4}), tensor_i64({-100, -100, -100})); });
   EXPECT_THAT(msg, HasSubstr("cross_entropy"));
   EXPECT_THAT(msg, HasSubstr("ignore_index"));
   EXPECT_THAT(msg, HasSubstr("-100"));
 }
 
 TEST(CrossEntropyErrors, TargetEqualToVNamesTheTarget) {
-  const std::string msg = error_message([] { nn::cross_entropy(zeros({3, 4}), tensor_i64({0, 4, 1})); });
+  const std::string msg = error_of([] { nn::cross_entropy(zeros({3, 4}), tensor_i64({0, 4, 1})); });
   EXPECT_THAT(msg, HasSubstr("cross_entropy"));
   EXPECT_THAT(msg, HasSubstr("target 4"));
   EXPECT_THAT(msg, HasSubstr("4 classes"));
 }
 
 TEST(CrossEntropyErrors, NegativeTargetOtherThanIgnoreIndexNamesTheTarget) {
-  const std::string msg = error_message([] { nn::cross_entropy(zeros({3, 4}), tensor_i64({0, -1, 1})); });
+  const std::string msg = error_of([] { nn::cross_entropy(zeros({3, 4}), tensor_i64({0, -1, 1})); });
   EXPECT_THAT(msg, HasSubstr("cross_entropy"));
   EXPECT_THAT(msg, HasSubstr("target -1"));
   EXPECT_THAT(msg, HasSubstr("out of range"));
 }
 
 TEST(CrossEntropyErrors, FloatTargetsNameTheDtype) {
-  const std::string msg = error_message([] { nn::cross_entropy(zeros({3, 4}), tensor({0, 1, 2}, {3})); });
+  const std::string msg = error_of([] { nn::cross_entropy(zeros({3, 4}), tensor({0, 1, 2}, {3})); });
   EXPECT_THAT(msg, HasSubstr("cross_entropy"));
   EXPECT_THAT(msg, HasSubstr("int64"));
   EXPECT_THAT(msg, HasSubstr("float32"));
 }
 
 TEST(CrossEntropyErrors, TargetsOfTheWrongShapeNameBothShapes) {
-  const std::string msg = error_message([] { nn::cross_entropy(zeros({3, 4}), tensor_i64({0, 1, 2, 3})); });
+  const std::string msg = error_of([] { nn::cross_entropy(zeros({3, 4}), tensor_i64({0, 1, 2, 3})); });
   EXPECT_THAT(msg, HasSubstr("cross_entropy"));
   EXPECT_THAT(msg, HasSubstr("[4]"));     // the targets
   EXPECT_THAT(msg, HasSubstr("[3, 4]"));  // the logits
   EXPECT_THAT(msg, HasSubstr("[3]"));     // what was expected
   // (B, T, V) logits want (B, T) targets, not flattened ones.
   const std::string flat =
-      error_message([] { nn::cross_entropy(zeros({2, 3, 4}), tensor_i64({0, 1, 2, 3, 0, 1})); });
+      error_of([] { nn::cross_entropy(zeros({2, 3, 4}), tensor_i64({0, 1, 2, 3, 0, 1})); });
   EXPECT_THAT(flat, HasSubstr("[2, 3]"));
 }
 
 TEST(CrossEntropyErrors, IntegerLogitsNameTheDtype) {
-  const std::string msg = error_message([] { nn::cross_entropy(tensor_i64({1, 2, 3, 4}, {2, 2}), tensor_i64({0, 1})); });
+  const std::string msg = error_of([] { nn::cross_entropy(tensor_i64({1, 2, 3, 4}, {2, 2}), tensor_i64({0, 1})); });
   EXPECT_THAT(msg, HasSubstr("cross_entropy"));
   EXPECT_THAT(msg, HasSubstr("int64"));
 }

@@ -8,8 +8,10 @@
 #include <vector>
 
 #include "autograd/ops.h"
+#include "tests/support/test_util.h"
 
 using namespace ropegrad;
+using namespace ropegrad::testing;
 
 namespace {
 
@@ -100,29 +102,6 @@ int64_t peak_extra_bytes(const std::function<Tensor()>& f, Tensor& keep) {
   keep = f();
   return memory_stats().peak_bytes - before;
 }
-
-void expect_error_with(const std::function<void()>& f, const std::vector<std::string>& parts) {
-  try {
-    f();
-  } catch (const Error& e) {
-    const std::string msg = e.what();
-    for (const std::string& part : parts) {
-      EXPECT_NE(msg.find(part), std::string::npos)
-          << "message \"" << msg << "\" does not mention \"" << part << "\"";
-    }
-    return;
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "threw a non-ropegrad exception: " << e.what();
-    return;
-  }
-  ADD_FAILURE() << "no ropegrad::Error was thrown";
-}
-
-#define EXPECT_RG_ERROR(statement, ...)                           \
-  do {                                                            \
-    SCOPED_TRACE(#statement);                                     \
-    expect_error_with([&] { (void)(statement); }, {__VA_ARGS__}); \
-  } while (false)
 
 }  // namespace
 

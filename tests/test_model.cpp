@@ -23,9 +23,11 @@
 #include "autograd/ops.h"
 #include "nn/transformer.h"
 #include "tensor/random.h"
+#include "tests/support/test_util.h"
 
 using namespace ropegrad;
 using namespace ropegrad::nn;
+using namespace ropegrad::testing;
 using ::testing::HasSubstr;
 
 namespace {
@@ -49,26 +51,6 @@ TransformerConfig small_config(AttentionKind kind, SigmaMode sigma = SigmaMode::
 std::string kind_label(AttentionKind kind) { return attention_kind_name(kind); }
 
 const std::vector<AttentionKind> kAllKinds = {AttentionKind::Standard, AttentionKind::W2, AttentionKind::Triple};
-
-// The message of the Error `f` throws ("" and a test failure if none).
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a ropegrad::Error";
-  return "";
-}
-
-// max |a - b| over two same-shape tensors.
-double max_abs_diff(const Tensor& a, const Tensor& b) {
-  EXPECT_EQ(a.shape(), b.shape());
-  const std::vector<double> x = a.to_vector<double>(), y = b.to_vector<double>();
-  double worst = 0;
-  for (size_t i = 0; i < x.size() && i < y.size(); ++i) worst = std::max(worst, std::abs(x[i] - y[i]));
-  return worst;
-}
 
 // logits (B, T, V) -> the row at [b, t] as a vector.
 std::vector<double> row(const Tensor& logits, int64_t b, int64_t t) {

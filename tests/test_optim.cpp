@@ -30,54 +30,18 @@
 #include "autograd/ops.h"
 #include "nn/data.h"
 #include "nn/module.h"
-#include "nn/npy.h"
 #include "nn/optim.h"
 #include "nn/schedule.h"
+#include "tests/support/test_util.h"
 
 using namespace ropegrad;
+using namespace ropegrad::testing;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 namespace {
 
-// The message of the ropegrad::Error that f throws ("" and a failure if none).
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a ropegrad::Error";
-  return "";
-}
-
-Tensor fixture(const std::string& name) {
-  return nn::load_npy(std::string(ROPEGRAD_FIXTURES) + "/optim/" + name + ".npy");
-}
-
-// Asserts |actual - expected| <= atol + rtol |expected| everywhere; reports the
-// worst element. Shapes and dtypes must match.
-void expect_close(const Tensor& actual, const Tensor& expected, double rtol, double atol,
-                  const std::string& what) {
-  ASSERT_EQ(actual.shape(), expected.shape()) << what;
-  ASSERT_EQ(actual.dtype(), expected.dtype()) << what;
-  const std::vector<double> a = actual.to_vector<double>();
-  const std::vector<double> e = expected.to_vector<double>();
-  double worst_excess = -std::numeric_limits<double>::infinity();
-  size_t worst = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    double excess = std::abs(a[i] - e[i]) - (atol + rtol * std::abs(e[i]));
-    if (std::isnan(excess)) excess = std::numeric_limits<double>::infinity();
-    if (excess > worst_excess) {
-      worst_excess = excess;
-      worst = i;
-    }
-  }
-  EXPECT_LE(worst_excess, 0.0) << what << ": element " << worst << " is " << a[worst]
-                               << ", expected " << e[worst] << " (rtol " << rtol << ", atol "
-                               << atol << ")";
-}
+Tensor fixture(const std::string& name) { return load_fixture("optim/" + name); }
 
 void expect_bitwise_equal(const Tensor& actual, const Tensor& expected, const std::string& what) {
   ASSERT_EQ(actual.shape(), expected.shape()) << what;

@@ -19,91 +19,33 @@
 #include "autograd/gradcheck.h"
 #include "autograd/ops.h"
 #include "nn/layers.h"
-#include "nn/npy.h"
+#include "tests/support/test_util.h"
 
 using namespace ropegrad;
+using namespace ropegrad::testing;
 using ::testing::HasSubstr;
-
-namespace {
-
-// ---- fixtures and comparison (the same helpers open every nn test file) -------------------
-
-Tensor fixture(const std::string& case_name, const std::string& dt, const std::string& name) {
-  return nn::load_npy(std::string(ROPEGRAD_FIXTURES) + "/nn/" + case_name + "/" + dt + "/" + name + ".npy");
-}
-
-// Every element within atol + rtol |expected|; a failure names the worst element.
-void expect_close(const Tensor& actual, const Tensor& expected, const std::string& label) {
-  ASSERT_TRUE(actual.defined()) << label << ": undefined tensor";
-  ASSERT_EQ(shape_str(actual.shape()), shape_str(expected.shape())) << label;
-  ASSERT_EQ(dtype_name(actual.dtype()), dtype_name(expected.dtype())) << label;
-  const bool f64 = expected.dtype() == DType::Float64;
-  const double rtol = f64 ? 1e-10 : 1e-5, atol = f64 ? 1e-12 : 1e-7;
-  const std::vector<double> a = actual.to_vector<double>(), e = expected.to_vector<double>();
-  size_t bad = 0, worst = 0;
-  double worst_ratio = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const double ratio = std::abs(a[i] - e[i]) / (atol + rtol * std::abs(e[i]));
-    if (!(ratio <= 1)) {  // also catches NaN
-      if (bad++ == 0 || !(ratio <= worst_ratio)) worst = i, worst_ratio = ratio;
-    }
-  }
-  EXPECT_EQ(bad, 0u) << label << ": " << bad << " of " << a.size() << " elements differ; worst at flat index "
-                     << worst << ": " << fmt::format("{:.17g} vs torch {:.17g}", a[worst], e[worst]);
-}
-
-// Loads the case's parameters into m (by state_dict name), runs x through it and
-// compares y and the gradients of sum(y * w) w.r.t. x and every parameter.
-void check_parity(nn::Module& m, const std::function<Tensor(const Tensor&)>& forward, const std::string& c,
-                  const std::string& dt) {
-  if (dt == "f64") m.to(DType::Float64);
-  nn::StateDict state;
-  for (const auto& [name, p] : m.named_parameters()) state[name] = fixture(c, dt, name);
-  m.load_state_dict(state);
-  Tensor x = fixture(c, dt, "x");
-  x.requires_grad_(true);
-  const Tensor y = forward(x);
-  expect_close(y, fixture(c, dt, "out"), c + "/" + dt + " forward");
-  backward(sum(mul(y, fixture(c, dt, "w"))));
-  expect_close(x.grad(), fixture(c, dt, "grad_x"), c + "/" + dt + " grad x");
-  for (const auto& [name, p] : m.named_parameters()) {
-    expect_close(p.grad(), fixture(c, dt, "grad_" + name), c + "/" + dt + " grad " + name);
-  }
-}
-
-std::string error_message(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a ropegrad::Error";
-  return "";
-}
-
-}  // namespace
 
 // ---- parity with torch -----------------------------------------------------------------
 
 TEST(RMSNormParity, Float32) {  // x (2, 3, 8), random gain (8), eps 1e-5
   nn::RMSNorm m(8);
-  check_parity(m, [&](const Tensor& x) { return m.forward(x); }, "rmsnorm", "f32");
+  check_module_parity(m, [&](const Tensor& x) { return m.forward(x); }, "rmsnorm", "f32");
 }
 
 TEST(RMSNormParity, Float64) {
   nn::RMSNorm m(8);
-  check_parity(m, [&](const Tensor& x) { return m.forward(x); }, "rmsnorm", "f64");
+  check_module_parity(m, [&](const Tensor& x) { return m.forward(x); }, "rmsnorm", "f64");
 }
 
 TEST(RMSNormParity, SmallInputsWhereEpsMattersFloat32) {  // x ~ 1e-2: mean(x^2) ~ 1e-4, eps 1e-3
   nn::RMSNorm m(8, 1e-3);
-  ASSERT_EQ(fixture("rmsnorm_eps", "f64", "eps").item<double>(), 1e-3);
-  check_parity(m, [&](const Tensor& x) { return m.forward(x); }, "rmsnorm_eps", "f32");
+  ASSERT_EQ(nn_fixture("rmsnorm_eps", "f64", "eps").item<double>(), 1e-3);
+  check_module_parity(m, [&](const Tensor& x) { return m.forward(x); }, "rmsnorm_eps", "f32");
 }
 
 TEST(RMSNormParity, SmallInputsWhereEpsMattersFloat64) {
   nn::RMSNorm m(8, 1e-3);
-  check_parity(m, [&](const Tensor& x) { return m.forward(x); }, "rmsnorm_eps", "f64");
+  check_module_parity(m, [&](const Tensor& x) { return m.forward(x); }, "rmsnorm_eps", "f64");
 }
 
 // ---- the formula, by hand ----------------------------------------------------------------
@@ -240,7 +182,7 @@ TEST(RMSNormInit, GainIsOnesNamedWeight) {
 
 TEST(RMSNormErrors, LastDimOtherThanDNamesRmsNormAndShapes) {
   nn::RMSNorm m(8);
-  const std::string msg = error_message([&] { m.forward(zeros({2, 5})); });
+  const std::string msg = error_of([&] { m.forward(zeros({2, 5})); });
   EXPECT_THAT(msg, HasSubstr("rms_norm"));
   EXPECT_THAT(msg, HasSubstr("[8]"));     // the gain
   EXPECT_THAT(msg, HasSubstr("[2, 5]"));  // the input
@@ -248,21 +190,21 @@ TEST(RMSNormErrors, LastDimOtherThanDNamesRmsNormAndShapes) {
 
 TEST(RMSNormErrors, DtypeMismatchNamesBothDtypes) {
   nn::RMSNorm m(4);  // float32 gain
-  const std::string msg = error_message([&] { m.forward(zeros({4}, DType::Float64)); });
+  const std::string msg = error_of([&] { m.forward(zeros({4}, DType::Float64)); });
   EXPECT_THAT(msg, HasSubstr("rms_norm"));
   EXPECT_THAT(msg, HasSubstr("float64"));
   EXPECT_THAT(msg, HasSubstr("float32"));
 }
 
 TEST(RMSNormErrors, NegativeEpsIsRejected) {
-  const std::string msg = error_message([] { nn::rms_norm(ones({4}), ones({4}), -1.0); });
+  const std::string msg = error_of([] { nn::rms_norm(ones({4}), ones({4}), -1.0); });
   EXPECT_THAT(msg, HasSubstr("rms_norm"));
   EXPECT_THAT(msg, HasSubstr("eps"));
   EXPECT_THAT(msg, HasSubstr("-1"));
 }
 
 TEST(RMSNormErrors, NonPositiveDimIsRejected) {
-  const std::string msg = error_message([] { nn::RMSNorm m(0); });
+  const std::string msg = error_of([] { nn::RMSNorm m(0); });
   EXPECT_THAT(msg, HasSubstr("RMSNorm"));
   EXPECT_THAT(msg, HasSubstr("0"));
 }

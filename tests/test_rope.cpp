@@ -26,76 +26,24 @@
 #include "autograd/gradcheck.h"
 #include "autograd/ops.h"
 #include "nn/functional.h"
-#include "nn/npy.h"
 #include "nn/rope.h"
 #include "tensor/random.h"
+#include "tests/support/test_util.h"
 
 using namespace ropegrad;
 using namespace ropegrad::nn;
+using namespace ropegrad::testing;
 using ::testing::HasSubstr;
 
 namespace {
 
 // ---- helpers --------------------------------------------------------------------------------
 
-Tensor fixture(const std::string& name) {
-  return load_npy(std::string(ROPEGRAD_FIXTURES) + "/attention/" + name + ".npy");
-}
+Tensor fixture(const std::string& name) { return load_fixture("attention/" + name); }
 
-struct Tol {
-  double rtol, atol;
-};
 constexpr Tol kTol64{1e-10, 1e-12};
 constexpr Tol kTol32{1e-5, 1e-6};
 Tol tol_for(DType dtype) { return dtype == DType::Float64 ? kTol64 : kTol32; }
-const char* tag_for(DType dtype) { return dtype == DType::Float64 ? "f64" : "f32"; }
-
-// Same shape, no NaN, and |actual - expected| <= atol + rtol |expected| everywhere;
-// on failure names the worst element (llm.c's check_tensor, as a gtest assertion).
-::testing::AssertionResult AllClose(const Tensor& actual, const Tensor& expected, Tol tol) {
-  if (!actual.defined()) return ::testing::AssertionFailure() << "actual is undefined";
-  if (actual.shape() != expected.shape())
-    return ::testing::AssertionFailure() << "shape " << shape_str(actual.shape()) << " != expected "
-                                         << shape_str(expected.shape());
-  const std::vector<double> a = actual.to_vector<double>(), e = expected.to_vector<double>();
-  double worst_excess = 0;
-  int64_t worst = -1;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const double excess = std::abs(a[i] - e[i]) - (tol.atol + tol.rtol * std::abs(e[i]));
-    if (std::isnan(a[i]) || excess > worst_excess) {
-      worst_excess = std::isnan(a[i]) ? INFINITY : excess;
-      worst = static_cast<int64_t>(i);
-    }
-  }
-  if (worst < 0) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "element " << worst << ": " << a[worst] << " vs expected " << e[worst]
-                                       << " (|diff| " << std::abs(a[worst] - e[worst]) << ")";
-}
-
-double max_abs_diff(const Tensor& a, const Tensor& b) {
-  EXPECT_EQ(a.shape(), b.shape());
-  const std::vector<double> x = a.to_vector<double>(), y = b.to_vector<double>();
-  double m = 0;
-  for (size_t i = 0; i < x.size(); ++i) m = std::max(m, std::abs(x[i] - y[i]));
-  return m;
-}
-
-// A float leaf of the given dtype, holding t's values (rounded when narrowing).
-Tensor leaf(const Tensor& t, DType dtype) { return to(t, dtype).detach().requires_grad_(); }
-
-// The message of the ropegrad::Error that f throws ("" and a failure if none).
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "threw a non-ropegrad exception: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "expected a ropegrad::Error, nothing was thrown";
-  return "";
-}
 
 double dot(const Tensor& a, const Tensor& b) { return sum(mul(a, b)).item<double>(); }
 
@@ -136,9 +84,9 @@ TEST_P(RopeParity, ForwardAndGradientMatchTorch) {
   Tensor x = leaf(fixture(name + ".x"), dtype);  // (B, H, T, dh) = (2, 3, 5, 8)
   const Tensor positions = c.explicit_positions ? fixture(name + ".positions") : Tensor();  // (B, T) int64
   const Tensor out = rope.forward(x, positions);
-  EXPECT_TRUE(AllClose(out, fixture(name + "." + tag_for(dtype) + ".out"), tol_for(dtype)));
+  EXPECT_TRUE(all_close(out, fixture(name + "." + dtype_tag(dtype) + ".out"), tol_for(dtype)));
   backward(sum(mul(out, to(fixture(name + ".w"), dtype))));
-  EXPECT_TRUE(AllClose(x.grad(), fixture(name + "." + tag_for(dtype) + ".grad_x"), tol_for(dtype)));
+  EXPECT_TRUE(all_close(x.grad(), fixture(name + "." + dtype_tag(dtype) + ".grad_x"), tol_for(dtype)));
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -150,16 +98,16 @@ INSTANTIATE_TEST_SUITE_P(
                                                         true}),
                        ::testing::Values(DType::Float64, DType::Float32)),
     [](const auto& info) {
-      return std::string(std::get<0>(info.param).name) + "_" + tag_for(std::get<1>(info.param));
+      return std::string(std::get<0>(info.param).name) + "_" + dtype_tag(std::get<1>(info.param));
     });
 
 TEST(RopeParityComplex, ComplexFormMatchesTorchInterleaved) {
   RotaryEmbedding rope(config(8), DType::Float64);
   Tensor x = leaf(fixture("rope_interleaved.x"), DType::Float64);
   const Tensor out = rope.forward_complex(x);
-  EXPECT_TRUE(AllClose(out, fixture("rope_interleaved.f64.out"), kTol64));
+  EXPECT_TRUE(all_close(out, fixture("rope_interleaved.f64.out"), kTol64));
   backward(sum(mul(out, fixture("rope_interleaved.w"))));
-  EXPECT_TRUE(AllClose(x.grad(), fixture("rope_interleaved.f64.grad_x"), kTol64));
+  EXPECT_TRUE(all_close(x.grad(), fixture("rope_interleaved.f64.grad_x"), kTol64));
 }
 
 // ---- 2. gradchecks (float64) ------------------------------------------------------------------------
@@ -237,7 +185,7 @@ TEST(RopeForms, HandComputedRotationOfOnePair) {
   const Tensor y = rope.forward(x);
   // (1, 0) at 0 -> (1, 0); (1, 0) at 1 -> (cos 1, sin 1); (0, 2) at 2 -> (-2 sin 2, 2 cos 2).
   const std::vector<double> expected = {1, 0, std::cos(1.0), std::sin(1.0), -2 * std::sin(2.0), 2 * std::cos(2.0)};
-  EXPECT_TRUE(AllClose(y, tensor(expected, {3, 2}, DType::Float64), kTol64));
+  EXPECT_TRUE(all_close(y, tensor(expected, {3, 2}, DType::Float64), kTol64));
 }
 
 TEST(RopeForms, ComplexFormEqualsRealInterleavedForm) {

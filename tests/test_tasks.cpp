@@ -23,22 +23,14 @@
 #include "autograd/ops.h"
 #include "tasks/synthetic.h"
 #include "tensor/random.h"
+#include "tests/support/test_util.h"
 
 using namespace ropegrad;
 using namespace ropegrad::tasks;
+using namespace ropegrad::testing;
 using ::testing::HasSubstr;
 
 namespace {
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a ropegrad::Error";
-  return "";
-}
 
 // A batch as plain row-major vectors.
 struct Rows {

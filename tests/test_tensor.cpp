@@ -13,8 +13,10 @@
 #include <vector>
 
 #include "autograd/ops.h"
+#include "tests/support/test_util.h"
 
 using namespace ropegrad;
+using namespace ropegrad::testing;
 
 namespace {
 
@@ -39,31 +41,6 @@ void expect_bools(const Tensor& t, const std::vector<bool>& expected) {
   ASSERT_EQ(got.size(), expected.size());
   for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i] != 0, expected[i]) << "at " << i;
 }
-
-// Runs f and expects a ropegrad::Error whose message contains every part.
-void expect_error_with(const std::function<void()>& f, const std::vector<std::string>& parts) {
-  try {
-    f();
-  } catch (const Error& e) {
-    const std::string msg = e.what();
-    for (const std::string& part : parts) {
-      EXPECT_NE(msg.find(part), std::string::npos)
-          << "message \"" << msg << "\" does not mention \"" << part << "\"";
-    }
-    return;
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "threw a non-ropegrad exception: " << e.what();
-    return;
-  }
-  ADD_FAILURE() << "no ropegrad::Error was thrown";
-}
-
-// EXPECT_RG_ERROR(op(args), "op", "offending value", ...)
-#define EXPECT_RG_ERROR(statement, ...)                        \
-  do {                                                         \
-    SCOPED_TRACE(#statement);                                  \
-    expect_error_with([&] { (void)(statement); }, {__VA_ARGS__}); \
-  } while (false)
 
 // [0, 1, ..., n-1] as float32 in `shape`.
 Tensor iota(const Shape& shape, DType dtype = DType::Float32) {

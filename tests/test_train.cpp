@@ -28,23 +28,15 @@
 #include "nn/transformer.h"
 #include "tasks/plot.h"
 #include "tasks/trainer.h"
+#include "tests/support/test_util.h"
 
 using namespace ropegrad;
 using namespace ropegrad::tasks;
+using namespace ropegrad::testing;
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a ropegrad::Error";
-  return "";
-}
 
 // A fresh directory under /tmp, removed with everything in it at scope exit.
 class TempDir {

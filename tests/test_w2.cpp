@@ -31,14 +31,15 @@
 #include "autograd/gradcheck.h"
 #include "autograd/ops.h"
 #include "nn/attention_scores.h"
-#include "nn/npy.h"
 #include "nn/rope.h"
 #include "nn/w2_attention.h"
 #include "tensor/random.h"
 #include "tensor/storage.h"
+#include "tests/support/test_util.h"
 
 using namespace ropegrad;
 using namespace ropegrad::nn;
+using namespace ropegrad::testing;
 using ::testing::HasSubstr;
 
 namespace {
@@ -47,82 +48,14 @@ namespace {
 
 constexpr double kEps = 1e-6;  // the W2 score's eps, SPEC.md §4.2
 
-Tensor fixture(const std::string& name) {
-  return load_npy(std::string(ROPEGRAD_FIXTURES) + "/variants/" + name + ".npy");
-}
+Tensor fixture(const std::string& name) { return load_fixture("variants/" + name); }
 
-// |a - e| <= atol + atol_of_max max|e| + rtol |e|. The float32 atol scales with
-// the tensor's largest entry: each entry is a sum of terms that large, so two
-// float32 programs summing in different orders differ by a few of its ulps.
-struct Tol {
-  double rtol, atol, atol_of_max = 0;
-};
+// The float32 atol scales with the tensor's largest entry (Tol::atol_of_max):
+// each entry is a sum of terms that large, so two float32 programs summing in
+// different orders differ by a few of its ulps.
 constexpr Tol kTol64{1e-10, 1e-12};
 constexpr Tol kTol32{1e-5, 0, 1e-6};
 Tol tol_for(DType dtype) { return dtype == DType::Float64 ? kTol64 : kTol32; }
-const char* tag_for(DType dtype) { return dtype == DType::Float64 ? "f64" : "f32"; }
-
-// Same shape, no NaN, and |actual - expected| <= atol + rtol |expected| everywhere;
-// on failure names the worst element.
-::testing::AssertionResult AllClose(const Tensor& actual, const Tensor& expected, Tol tol) {
-  if (!actual.defined()) return ::testing::AssertionFailure() << "actual is undefined (no gradient?)";
-  if (actual.shape() != expected.shape())
-    return ::testing::AssertionFailure()
-           << "shape " << shape_str(actual.shape()) << " != expected " << shape_str(expected.shape());
-  const std::vector<double> a = actual.to_vector<double>(), e = expected.to_vector<double>();
-  double largest = 0;
-  for (double v : e) largest = std::max(largest, std::abs(v));
-  const double atol = tol.atol + tol.atol_of_max * largest;
-  double worst_excess = 0;
-  int64_t worst = -1;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const double excess = std::abs(a[i] - e[i]) - (atol + tol.rtol * std::abs(e[i]));
-    if (std::isnan(a[i]) || excess > worst_excess) {
-      worst_excess = std::isnan(a[i]) ? INFINITY : excess;
-      worst = static_cast<int64_t>(i);
-    }
-  }
-  if (worst < 0) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "element " << worst << ": " << a[worst] << " vs expected " << e[worst]
-                                       << " (|diff| " << std::abs(a[worst] - e[worst]) << ", atol " << atol << ")";
-}
-
-double max_abs_diff(const Tensor& a, const Tensor& b) {
-  EXPECT_EQ(a.shape(), b.shape());
-  const std::vector<double> x = a.to_vector<double>(), y = b.to_vector<double>();
-  double m = 0;
-  for (size_t i = 0; i < x.size(); ++i) m = std::max(m, std::abs(x[i] - y[i]));
-  return m;
-}
-
-bool all_finite(const Tensor& t) {
-  for (double v : t.to_vector<double>())
-    if (!std::isfinite(v)) return false;
-  return true;
-}
-
-Tensor leaf(const Tensor& t, DType dtype, bool grad = true) { return to(t, dtype).detach().requires_grad_(grad); }
-
-// The message of the ropegrad::Error that f throws ("" and a failure if none).
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "threw a non-ropegrad exception: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "expected a ropegrad::Error, nothing was thrown";
-  return "";
-}
-
-std::shared_ptr<RotaryEmbedding> make_rope(int64_t head_dim, DType dtype) {
-  RopeConfig c;
-  c.head_dim = head_dim;
-  c.max_seq_len = 16;
-  return std::make_shared<RotaryEmbedding>(c, dtype);
-}
 
 const char* sigma_name(SigmaMode mode) { return mode == SigmaMode::Scalar ? "scalar" : "vector"; }
 
@@ -148,45 +81,6 @@ Tensor param(const W2Attention& m, const std::string& name) {
   return Tensor();
 }
 
-// Mask kinds of the kernel gradchecks, for scores (B, H, Nq, Nk).
-enum class MaskKind { None, Causal, BoolPadding, Additive };
-const std::vector<MaskKind> kKernelMasks = {MaskKind::None, MaskKind::Causal, MaskKind::BoolPadding,
-                                            MaskKind::Additive};
-std::string mask_name(MaskKind k) {
-  switch (k) {
-    case MaskKind::None:
-      return "none";
-    case MaskKind::Causal:
-      return "causal";
-    case MaskKind::BoolPadding:
-      return "bool_padding";
-    case MaskKind::Additive:
-      return "additive";
-  }
-  return "";
-}
-
-// Padding hides the last two keys of batch 1 (B, 1, 1, Nk); the additive mask
-// is ALiBi-like, -0.5 / (h + 1) |i - j|, (1, H, Nq, Nk).
-ScoreMask score_mask(MaskKind kind, int64_t b, int64_t h, int64_t nq, int64_t nk) {
-  ScoreMask m;
-  m.causal = kind == MaskKind::Causal;
-  if (kind == MaskKind::BoolPadding) {
-    std::vector<bool> keep;
-    for (int64_t i = 0; i < b; ++i)
-      for (int64_t j = 0; j < nk; ++j) keep.push_back(!(i == 1 && j >= nk - 2));
-    m.mask = tensor_bool(keep, {b, 1, 1, nk});
-  }
-  if (kind == MaskKind::Additive) {
-    std::vector<double> bias;
-    for (int64_t hh = 0; hh < h; ++hh)
-      for (int64_t i = 0; i < nq; ++i)
-        for (int64_t j = 0; j < nk; ++j) bias.push_back(-0.5 / static_cast<double>(hh + 1) * std::abs(i - j));
-    m.mask = tensor(bias, {1, h, nq, nk}, DType::Float64);
-  }
-  return m;
-}
-
 // softmax of one row of scores, by hand.
 std::vector<double> softmax_row(const std::vector<double>& s) {
   double mx = -INFINITY, total = 0;
@@ -206,7 +100,7 @@ class W2Parity : public ::testing::TestWithParam<std::tuple<SigmaMode, std::stri
 
 TEST_P(W2Parity, ForwardAndGradientsMatchTorch) {
   const auto [mode, mask, dtype] = GetParam();
-  const std::string module = std::string("w2_") + sigma_name(mode), tag = tag_for(dtype);
+  const std::string module = std::string("w2_") + sigma_name(mode), tag = dtype_tag(dtype);
   const std::string prefix = module + "." + mask + "." + tag + ".";
   auto w2 = fixture_w2(mode, dtype);
   Tensor x = leaf(fixture(module + ".x"), dtype);  // (B, T, D) = (2, 6, 16)
@@ -214,11 +108,11 @@ TEST_P(W2Parity, ForwardAndGradientsMatchTorch) {
   call.causal = mask == "causal";
   if (mask == "padding") call.mask = fixture(module + ".padding_mask");  // bool (B, 1, 1, T)
   const Tensor out = w2->forward(x, call);
-  EXPECT_TRUE(AllClose(out, fixture(prefix + "out"), tol_for(dtype)));
+  EXPECT_TRUE(all_close(out, fixture(prefix + "out"), tol_for(dtype)));
   backward(sum(mul(out, to(fixture(module + ".w"), dtype))));
-  EXPECT_TRUE(AllClose(x.grad(), fixture(prefix + "grad_x"), tol_for(dtype))) << "grad x";
+  EXPECT_TRUE(all_close(x.grad(), fixture(prefix + "grad_x"), tol_for(dtype))) << "grad x";
   for (const std::string& name : kParamNames) {
-    EXPECT_TRUE(AllClose(param(*w2, name).grad(), fixture(prefix + "grad_" + name), tol_for(dtype)))
+    EXPECT_TRUE(all_close(param(*w2, name).grad(), fixture(prefix + "grad_" + name), tol_for(dtype)))
         << "grad " << name;
   }
 }
@@ -229,16 +123,16 @@ INSTANTIATE_TEST_SUITE_P(Torch, W2Parity,
                                             ::testing::Values(DType::Float64, DType::Float32)),
                          [](const auto& info) {
                            return std::string(sigma_name(std::get<0>(info.param))) + "_" +
-                                  std::get<1>(info.param) + "_" + tag_for(std::get<2>(info.param));
+                                  std::get<1>(info.param) + "_" + dtype_tag(std::get<2>(info.param));
                          });
 
 // ---- 2. gradchecks (float64) ------------------------------------------------------------------------
 
-class W2KernelGradcheck : public ::testing::TestWithParam<std::tuple<SigmaMode, MaskKind>> {};
+class W2KernelGradcheck : public ::testing::TestWithParam<std::tuple<SigmaMode, ScoreMaskKind>> {};
 
 TEST_P(W2KernelGradcheck, MuSigmaAndTau) {
   const auto [mode, kind] = GetParam();
-  const int64_t b = 2, h = 2, nq = 4, nk = kind == MaskKind::Causal ? 4 : 5, dh = 3;
+  const int64_t b = 2, h = 2, nq = 4, nk = kind == ScoreMaskKind::Causal ? 4 : 5, dh = 3;
   Generator gen(41);
   Tensor mu_q = randn({b, h, nq, dh}, DType::Float64, &gen).requires_grad_();
   Tensor mu_k = randn({b, h, nk, dh}, DType::Float64, &gen).requires_grad_();
@@ -256,10 +150,10 @@ TEST_P(W2KernelGradcheck, MuSigmaAndTau) {
 
 INSTANTIATE_TEST_SUITE_P(MaskAndSigma, W2KernelGradcheck,
                          ::testing::Combine(::testing::Values(SigmaMode::Scalar, SigmaMode::Vector),
-                                            ::testing::ValuesIn(kKernelMasks)),
+                                            ::testing::ValuesIn(kScoreMaskKinds)),
                          [](const auto& info) {
                            return std::string(sigma_name(std::get<0>(info.param))) + "_" +
-                                  mask_name(std::get<1>(info.param));
+                                  score_mask_name(std::get<1>(info.param));
                          });
 
 // A fully masked query row (P = 0 there) must not disturb tau's gradient,

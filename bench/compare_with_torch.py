@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+"""ropegrad against PyTorch CPU, measured in the same run, reported as ratios.
+
+Runs bench/ropegrad-models-bench (C++) and bench/torch_reference.py (PyTorch,
+Debian's python3-torch at /usr/bin/python3) for every case, each run a fresh
+process printing one JSON object, and prints Markdown tables:
+
+  time ratio   = PyTorch time / ropegrad time   (> 1: ropegrad is faster)
+  memory ratio = ropegrad bytes / PyTorch bytes (< 1: ropegrad holds less)
+
+Cases (--cases, comma-separated; default all):
+  modules  fwd+bwd of linear, embedding, rmsnorm, swiglu, rope, attention, w2,
+           triple at D=512, H=8, T=256, B=8 (issue 3)
+  base, long, deep, wide
+           one training step (forward, cross_entropy, backward, AdamW) of the
+           LM for each attention variant (issue 4)
+
+Threads: PyTorch runs at 1 and 2 threads, with OMP_NUM_THREADS,
+OPENBLAS_NUM_THREADS, MKL_NUM_THREADS set to that number and
+OMP_WAIT_POLICY=PASSIVE in its environment before Python starts; each ratio
+uses PyTorch's best setting. ropegrad runs with its defaults (its own pool,
+one thread per core; OpenBLAS kept single-threaded inside it) and again with
+ROPEGRAD_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1.
+
+Standard library only. Nothing asserts a time: on a shared machine the
+numbers are noisy, so compare runs made under similar load.
+"""
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+
+MODULES = ["linear", "embedding", "rmsnorm", "swiglu", "rope", "attention", "w2", "triple"]
+ATTN_MODULES = ["attention", "w2", "triple"]
+VARIANTS = ["standard", "w2", "triple"]
+BASE = dict(D=128, H=4, L=2, T=128, B=16, V=256, d_ff=344)
+CONFIGS = {
+    "base": ("Base", BASE, 1.5),
+    "long": ("Long", dict(BASE, T=512, B=4), 1.5),
+    "deep": ("Deep", dict(BASE, L=4), 1.5),
+    "wide": ("Wide", dict(D=512, H=8, L=4, T=256, B=8, V=1024, d_ff=1376), 1.2),
+}
+MEMORY_TARGET = 0.6     # ropegrad peak RSS growth <= 0.6 x PyTorch's
+VARIANT_TARGET = 1.3    # W2 and triple step time <= 1.3 x standard's (ropegrad)
+THREAD_VARS = ["OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_WAIT_POLICY",
+               "ROPEGRAD_NUM_THREADS"]
+
+COMMANDS = []  # every command run, in order, as a shell line
+
+
+def run_json(cmd, env_extra):
+    env = {k: v for k, v in os.environ.items() if k not in THREAD_VARS}
+    env.update(env_extra)
+    line = " ".join(f"{k}={v}" for k, v in env_extra.items()) + (" " if env_extra else "") + shlex.join(cmd)
+    COMMANDS.append(line)
+    print(f"[{time.strftime('%H:%M:%S')}] {line}", file=sys.stderr, flush=True)
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"failed ({proc.returncode}): {line}\n{proc.stderr}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def torch_env(n):
+    n = str(n)
+    return {"OMP_NUM_THREADS": n, "OPENBLAS_NUM_THREADS": n, "MKL_NUM_THREADS": n, "OMP_WAIT_POLICY": "PASSIVE"}
+
+
+RG_ONE = {"ROPEGRAD_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+
+
+def flags(d):
+    out = []
+    for k, v in d.items():
+        out += [f"--{k}", str(v)]
+    return out
+
+
+def fmt_ms(x):
+    return f"{x:.1f}" if x >= 10 else f"{x:.2f}"
+
+
+def mib(b):
+    return f"{b / 2**20:.1f}"
+
+
+def verdict(ok):
+    return "met" if ok else "**MISS**"
+
+
+# ---- issue 3: modules ----------------------------------------------------------------------------
+
+def bench_modules(a):
+    iters, warmup = (3, 1) if a.quick else (7, 2)
+    shape = dict(D=512, H=8, T=256, B=8)
+    rows = []
+    for m in MODULES:
+        common = ["module", "--module", m, "--iters", str(iters), "--warmup", str(warmup)] + flags(shape)
+        rg = run_json([a.bin] + common, {})
+        rg1 = run_json([a.bin] + common, RG_ONE)
+        th = {n: run_json([a.python, a.torch_script] + common + ["--threads", str(n)], torch_env(n))
+              for n in a.torch_threads}
+        rows.append((m, rg, rg1, th))
+
+    out = ["## Issue 3: modules, forward + backward (D=512, H=8, T=256, B=8)", "",
+           "Median ms per forward+backward (a random output gradient); ratio = best PyTorch / ropegrad "
+           "(> 1: ropegrad faster).", ""]
+    tcols = " | ".join(f"PyTorch {n}T ms" for n in a.torch_threads)
+    out.append(f"| module | params | ropegrad ms | ropegrad 1T ms | {tcols} | ratio (best PyTorch / ropegrad) |")
+    out.append("|" + "---|" * (5 + len(a.torch_threads)))
+    for m, rg, rg1, th in rows:
+        best = min(r["fwd_bwd_ms"] for r in th.values())
+        params = rg["params"] if rg["params"] == th[a.torch_threads[0]]["params"] else \
+            f"{rg['params']} vs {th[a.torch_threads[0]]['params']} (DIFFER)"
+        tms = " | ".join(fmt_ms(th[n]["fwd_bwd_ms"]) for n in a.torch_threads)
+        out.append(f"| {m} | {params} | {fmt_ms(rg['fwd_bwd_ms'])} | {fmt_ms(rg1['fwd_bwd_ms'])} | {tms} | "
+                   f"{best / rg['fwd_bwd_ms']:.2f}x |")
+    out += ["", "### Attention memory held for backward", "",
+            "ropegrad: bytes alive after forward minus before, less the output (memory_stats); "
+            "PyTorch: bytes of the tensors autograd saved (saved_tensors_hooks, once per storage, "
+            "inputs and parameters left out). Peak: ropegrad's most bytes alive during forward+backward "
+            "beyond what was alive before (PyTorch has no CPU allocator statistics).", "",
+            "| module | ropegrad saved MiB | PyTorch saved MiB | ratio ropegrad / PyTorch | ropegrad peak MiB |",
+            "|---|---|---|---|---|"]
+    for m, rg, rg1, th in rows:
+        if m not in ATTN_MODULES:
+            continue
+        ts = th[a.torch_threads[0]]["saved_bytes"]
+        out.append(f"| {m} | {mib(rg['saved_bytes'])} | {mib(ts)} | {rg['saved_bytes'] / ts:.2f} | "
+                   f"{mib(rg['peak_bytes'])} |")
+    return out
+
+
+# ---- issue 4: training steps -----------------------------------------------------------------------
+
+def bench_train(a, key):
+    title, cfg, target = CONFIGS[key]
+    if a.quick:
+        iters, warmup = 2, 1
+    else:
+        iters, warmup = (3, 1) if key == "wide" else (6, 2)
+    res = {}
+    for v in VARIANTS:
+        common = ["train", "--variant", v, "--iters", str(iters), "--warmup", str(warmup)] + flags(cfg)
+        rg = run_json([a.bin] + common, {})
+        rg1 = run_json([a.bin] + common, RG_ONE)
+        th = {n: run_json([a.python, a.torch_script] + common + ["--threads", str(n)], torch_env(n))
+              for n in a.torch_threads}
+        res[v] = (rg, rg1, th)
+    return title, cfg, target, res
+
+
+def train_tables(a, results):
+    out = ["## Issue 4: one training step (forward, cross_entropy, backward, AdamW)", "",
+           "Median ms per step after warm-up. Time ratio = best PyTorch / ropegrad default (> 1: ropegrad "
+           "faster). Memory = peak RSS growth (VmHWM after the steps minus VmRSS before the model is built; "
+           "for PyTorch, after `import torch`), PyTorch's from its best-thread run; ratio = ropegrad / "
+           "PyTorch. ropegrad's tensor peak (memory_stats) is shown beside it.", ""]
+    tcols = " | ".join(f"PyTorch {n}T ms" for n in a.torch_threads)
+    out.append(f"| config | variant | params | ropegrad ms | ropegrad 1T ms | {tcols} | ropegrad tok/s | "
+               "time ratio | target | ropegrad RSS MiB | PyTorch RSS MiB | mem ratio (<= 0.6) | "
+               "ropegrad tensor peak MiB |")
+    out.append("|" + "---|" * (11 + len(a.torch_threads)))
+    for title, cfg, target, res in results:
+        for v in VARIANTS:
+            rg, rg1, th = res[v]
+            best_n = min(th, key=lambda n: th[n]["step_ms"])
+            best = th[best_n]
+            ratio = best["step_ms"] / rg["step_ms"]
+            mem = rg["rss_peak_growth_bytes"] / best["rss_peak_growth_bytes"]
+            params = rg["params"] if rg["params"] == best["params"] else f"{rg['params']} vs {best['params']} (DIFFER)"
+            tms = " | ".join(fmt_ms(th[n]["step_ms"]) for n in a.torch_threads)
+            out.append(f"| {title} | {v} | {params} | {fmt_ms(rg['step_ms'])} | {fmt_ms(rg1['step_ms'])} | {tms} | "
+                       f"{rg['tokens_per_s']:.0f} | {ratio:.2f}x ({best_n}T) | >= {target}x {verdict(ratio >= target)} | "
+                       f"{mib(rg['rss_peak_growth_bytes'])} | {mib(best['rss_peak_growth_bytes'])} | "
+                       f"{mem:.2f} {verdict(mem <= MEMORY_TARGET)} | {mib(rg['tensor_peak_bytes'])} |")
+    out += ["", f"### Variant cost in ropegrad (step time / standard's, target <= {VARIANT_TARGET}x)", "",
+            "| config | w2 / standard | triple / standard | same ratios in PyTorch (best) |", "|---|---|---|---|"]
+    for title, cfg, target, res in results:
+        std = res["standard"][0]["step_ms"]
+        tbest = {v: min(r["step_ms"] for r in res[v][2].values()) for v in VARIANTS}
+        cells = []
+        for v in ("w2", "triple"):
+            r = res[v][0]["step_ms"] / std
+            cells.append(f"{r:.2f}x {verdict(r <= VARIANT_TARGET)}")
+        out.append(f"| {title} | {cells[0]} | {cells[1]} | "
+                   f"{tbest['w2'] / tbest['standard']:.2f}x, {tbest['triple'] / tbest['standard']:.2f}x |")
+    return out
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--cases", default="modules,base,long,deep,wide",
+                   help="comma-separated: modules, base, long, deep, wide")
+    p.add_argument("--quick", action="store_true", help="fewer iterations (a smoke run)")
+    p.add_argument("--bin", default=os.path.join(REPO, "build", "bench", "ropegrad-models-bench"),
+                   help="the ropegrad-models-bench executable")
+    p.add_argument("--python", default="/usr/bin/python3", help="a Python with torch")
+    p.add_argument("--torch-script", default=os.path.join(HERE, "torch_reference.py"))
+    p.add_argument("--torch-threads", default="1,2", help="PyTorch thread counts to try")
+    a = p.parse_args()
+    a.torch_threads = [int(n) for n in a.torch_threads.split(",")]
+    cases = [c.strip() for c in a.cases.split(",") if c.strip()]
+    unknown = [c for c in cases if c != "modules" and c not in CONFIGS]
+    if unknown:
+        raise SystemExit(f"unknown case(s) {unknown}: modules, {', '.join(CONFIGS)}")
+    if not os.access(a.bin, os.X_OK):
+        raise SystemExit(f"{a.bin} not found: build the ropegrad-models-bench target, or pass --bin")
+
+    t0 = time.time()
+    out = [f"# ropegrad vs PyTorch CPU ({time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, "
+           f"load average {os.getloadavg()[0]:.1f} at start)", ""]
+    if "modules" in cases:
+        out += bench_modules(a) + [""]
+    results = [bench_train(a, c) for c in CONFIGS if c in cases]
+    if results:
+        out += train_tables(a, results) + [""]
+    out += [f"Load average at the end: {os.getloadavg()[0]:.1f}; wall time {time.time() - t0:.0f} s.", "",
+            "## Commands run", "", "```"] + COMMANDS + ["```"]
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,310 @@
+// ropegrad-models-bench: time and memory of whole modules and of a training
+// step, for bench/compare_with_torch.py to set against PyTorch
+// (bench/torch_reference.py computes the same things). One run prints ONE
+// JSON object on stdout; nothing here asserts a time.
+//
+//   ropegrad-models-bench module --module attention [--D 512 --H 8 --T 256 --B 8 --iters 10 --warmup 2]
+//   ropegrad-models-bench train  --variant w2 [--D 128 --H 4 --L 2 --T 128 --B 16 --V 256 --d_ff 344 ...]
+//
+// module: forward + backward (with a fixed random output gradient) of one of
+//   linear     Linear(D, D) on x (B, T, D)
+//   embedding  Embedding(V, D) on ids (B, T)
+//   rmsnorm    RMSNorm(D) on x (B, T, D)
+//   swiglu     SwiGLU(D, d_ff) on x (B, T, D)
+//   rope       RotaryEmbedding(dh) on x (B, H, T, dh)
+//   attention  MultiHeadAttention(D, H) with RoPE, causal, on x (B, T, D)
+//   w2         W2Attention(D, H) with RoPE (scalar sigma), causal
+//   triple     TripleAttention(D, H) with RoPE, causal
+// train: one step of nn::TransformerLM (forward, cross_entropy, backward,
+//   AdamW step) on random tokens.
+//
+// Memory (ropegrad's tensor allocator, tensor/storage.h memory_stats):
+//   held_bytes      bytes alive after forward minus before: what the graph
+//                   keeps for backward, plus the output itself
+//   saved_bytes     held_bytes minus the output's bytes
+//   peak_bytes      the most bytes alive during forward + backward beyond
+//                   what was alive before
+// train also reports the process's peak RSS growth: VmHWM at the end minus
+// VmRSS before the model was built (VmHWM reset there through
+// /proc/self/clear_refs where the kernel allows it).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "autograd/engine.h"
+#include "autograd/ops.h"
+#include "nn/attention.h"
+#include "nn/functional.h"
+#include "nn/layers.h"
+#include "nn/optim.h"
+#include "nn/rope.h"
+#include "nn/transformer.h"
+#include "nn/triple_attention.h"
+#include "nn/w2_attention.h"
+#include "tensor/parallel.h"
+#include "tensor/random.h"
+#include "tensor/storage.h"
+
+namespace rg = ropegrad;
+namespace nn = ropegrad::nn;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// ---- command line -----------------------------------------------------------------------
+
+struct Args {
+  std::string mode;
+  std::map<std::string, std::string> kv;
+  int64_t num(const std::string& key, int64_t fallback) const {
+    auto it = kv.find(key);
+    return it == kv.end() ? fallback : std::stoll(it->second);
+  }
+  std::string str(const std::string& key, const std::string& fallback) const {
+    auto it = kv.find(key);
+    return it == kv.end() ? fallback : it->second;
+  }
+};
+
+Args parse_args(int argc, char** argv) {
+  Args args;
+  if (argc < 2) throw std::runtime_error("usage: ropegrad-models-bench module|train [--key value ...]");
+  args.mode = argv[1];
+  for (int i = 2; i < argc; ++i) {
+    std::string key = argv[i];
+    if (key.rfind("--", 0) != 0 || i + 1 >= argc) throw std::runtime_error("expected --key value, got " + key);
+    args.kv[key.substr(2)] = argv[++i];
+  }
+  return args;
+}
+
+// ---- measurements ---------------------------------------------------------------------------
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// A field of /proc/self/status in bytes (VmRSS, VmHWM), -1 if unreadable.
+int64_t proc_status_bytes(const std::string& field) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field + ":", 0) == 0) return std::stoll(line.substr(field.size() + 1)) * 1024;  // kB
+  }
+  return -1;
+}
+
+// Resets VmHWM to the current RSS (Linux >= 4.0); false where not allowed.
+bool reset_peak_rss() {
+  std::ofstream out("/proc/self/clear_refs");
+  if (!out) return false;
+  out << "5";
+  out.flush();
+  return static_cast<bool>(out);
+}
+
+int64_t tensor_bytes(const rg::Tensor& t) { return t.numel() * static_cast<int64_t>(rg::element_size(t.dtype())); }
+
+std::string threads_json() {
+  const char* blas = std::getenv("OPENBLAS_NUM_THREADS");
+  return fmt::format("\"ropegrad_threads\": {}, \"openblas_num_threads_env\": \"{}\"", rg::num_threads(),
+                     blas ? blas : "");
+}
+
+// ---- module mode --------------------------------------------------------------------------------
+
+struct ModuleCase {
+  std::vector<rg::Tensor> params;          // to drop their grads between iterations
+  std::function<rg::Tensor()> forward;     // builds the graph
+  rg::Tensor input;                        // requires grad where differentiable
+  std::string shape;
+};
+
+ModuleCase make_module(const std::string& name, int64_t D, int64_t H, int64_t T, int64_t B, int64_t V,
+                       int64_t d_ff, rg::Generator& gen) {
+  const int64_t dh = D / H;
+  ModuleCase c;
+  auto rope = std::make_shared<nn::RotaryEmbedding>(nn::RopeConfig{.head_dim = dh, .max_seq_len = T});
+  if (name == "embedding") {
+    auto m = std::make_shared<nn::Embedding>(V, D, &gen);
+    c.input = rg::randint(0, V, {B, T}, &gen);
+    c.params = m->parameters();
+    c.forward = [m, &c] { return m->forward(c.input); };
+    c.shape = fmt::format("ids ({}, {}) -> ({}, {}, {})", B, T, B, T, D);
+    return c;
+  }
+  if (name == "rope") {
+    c.input = rg::randn({B, H, T, dh}, rg::DType::Float32, &gen).requires_grad_();
+    c.forward = [rope, &c] { return rope->forward(c.input); };
+    c.shape = fmt::format("x ({}, {}, {}, {})", B, H, T, dh);
+    return c;
+  }
+  c.input = rg::randn({B, T, D}, rg::DType::Float32, &gen).requires_grad_();
+  c.shape = fmt::format("x ({}, {}, {})", B, T, D);
+  nn::AttentionCall causal;
+  causal.causal = true;
+  if (name == "linear") {
+    auto m = std::make_shared<nn::Linear>(D, D, &gen);
+    c.params = m->parameters();
+    c.forward = [m, &c] { return m->forward(c.input); };
+  } else if (name == "rmsnorm") {
+    auto m = std::make_shared<nn::RMSNorm>(D, 1e-5);
+    c.params = m->parameters();
+    c.forward = [m, &c] { return m->forward(c.input); };
+  } else if (name == "swiglu") {
+    auto m = std::make_shared<nn::SwiGLU>(D, d_ff, &gen);
+    c.params = m->parameters();
+    c.forward = [m, &c] { return m->forward(c.input); };
+  } else if (name == "attention") {
+    auto m = std::make_shared<nn::MultiHeadAttention>(D, H, rope, &gen);
+    c.params = m->parameters();
+    c.forward = [m, &c, causal] { return m->forward(c.input, causal); };
+  } else if (name == "w2") {
+    auto m = std::make_shared<nn::W2Attention>(D, H, rope, nn::SigmaMode::Scalar, &gen);
+    c.params = m->parameters();
+    c.forward = [m, &c, causal] { return m->forward(c.input, causal); };
+  } else if (name == "triple") {
+    auto m = std::make_shared<nn::TripleAttention>(D, H, rope, &gen);
+    c.params = m->parameters();
+    c.forward = [m, &c, causal] { return m->forward(c.input, causal); };
+  } else {
+    throw std::runtime_error("unknown module " + name +
+                             " (linear, embedding, rmsnorm, swiglu, rope, attention, w2, triple)");
+  }
+  return c;
+}
+
+int run_module(const Args& args) {
+  const std::string name = args.str("module", "attention");
+  const int64_t D = args.num("D", 512), H = args.num("H", 8), T = args.num("T", 256), B = args.num("B", 8);
+  const int64_t V = args.num("V", 1024), d_ff = args.num("d_ff", 0);
+  const int64_t iters = args.num("iters", 10), warmup = args.num("warmup", 2);
+  rg::Generator gen(static_cast<uint64_t>(args.num("seed", 0)));
+
+  ModuleCase c = make_module(name, D, H, T, B, V, d_ff, gen);
+  int64_t n_params = 0;
+  for (const auto& p : c.params) n_params += p.numel();
+
+  std::vector<double> fwd_ms, total_ms;
+  int64_t held = 0, saved = 0, peak = 0;
+  for (int64_t it = 0; it < warmup + iters; ++it) {
+    for (auto& p : c.params) p.set_grad(rg::Tensor());
+    if (c.input.requires_grad()) c.input.set_grad(rg::Tensor());
+    rg::Tensor grad_out;
+    {
+      // The output gradient is made before timing (its shape is known from a dry run).
+      rg::NoGradGuard no_grad;
+      grad_out = rg::randn(c.forward().shape(), rg::DType::Float32, &gen);
+    }
+    const int64_t before = rg::memory_stats().current_bytes;
+    rg::reset_peak_memory();
+    const auto t0 = Clock::now();
+    rg::Tensor y = c.forward();
+    const double f = ms_since(t0);
+    const int64_t after_fwd = rg::memory_stats().current_bytes;
+    rg::backward(y, grad_out);
+    const double total = ms_since(t0);
+    if (it >= warmup) {
+      fwd_ms.push_back(f);
+      total_ms.push_back(total);
+      held = after_fwd - before;
+      saved = held - tensor_bytes(y);
+      peak = rg::memory_stats().peak_bytes - before;
+    }
+  }
+  fmt::print(
+      "{{\"impl\": \"ropegrad\", \"mode\": \"module\", \"module\": \"{}\", \"D\": {}, \"H\": {}, \"T\": {}, "
+      "\"B\": {}, \"shape\": \"{}\", \"params\": {}, \"iters\": {}, \"warmup\": {}, {}, "
+      "\"fwd_ms\": {:.4f}, \"fwd_bwd_ms\": {:.4f}, \"fwd_bwd_ms_min\": {:.4f}, "
+      "\"held_bytes\": {}, \"saved_bytes\": {}, \"peak_bytes\": {}}}\n",
+      name, D, H, T, B, c.shape, n_params, iters, warmup, threads_json(), median(fwd_ms), median(total_ms),
+      *std::min_element(total_ms.begin(), total_ms.end()), held, saved, peak);
+  return 0;
+}
+
+// ---- train mode ---------------------------------------------------------------------------------
+
+int run_train(const Args& args) {
+  nn::TransformerConfig cfg;
+  cfg.d_model = args.num("D", 128);
+  cfg.num_heads = args.num("H", 4);
+  cfg.num_layers = args.num("L", 2);
+  const int64_t T = args.num("T", 128), B = args.num("B", 16);
+  cfg.context_length = T;
+  cfg.vocab_size = args.num("V", 256);
+  cfg.d_ff = args.num("d_ff", 344);
+  cfg.attention = nn::parse_attention_kind(args.str("variant", "standard"));
+  const int64_t iters = args.num("iters", 5), warmup = args.num("warmup", 2);
+  rg::Generator gen(static_cast<uint64_t>(args.num("seed", 0)));
+
+  const int64_t rss_before = proc_status_bytes("VmRSS");
+  const bool hwm_reset = reset_peak_rss();
+  const int64_t rss_base = proc_status_bytes("VmRSS");
+  const int64_t tensors_before = rg::memory_stats().current_bytes;
+  rg::reset_peak_memory();
+
+  nn::TransformerLM model(cfg, &gen);
+  model.train();
+  nn::AdamW opt(model.parameters(), 1e-3);
+  const int64_t rss_model = proc_status_bytes("VmRSS");
+  // Random tokens; targets are a second draw (the loss value does not matter here).
+  const rg::Tensor ids = rg::randint(0, cfg.vocab_size, {B, T}, &gen);
+  const rg::Tensor targets = rg::randint(0, cfg.vocab_size, {B, T}, &gen);
+
+  std::vector<double> step_ms;
+  double loss = 0;
+  for (int64_t it = 0; it < warmup + iters; ++it) {
+    const auto t0 = Clock::now();
+    opt.zero_grad();
+    rg::Tensor l = nn::cross_entropy(model.forward(ids), targets);
+    rg::backward(l);
+    opt.step();
+    const double ms = ms_since(t0);
+    loss = l.item<double>();
+    if (it >= warmup) step_ms.push_back(ms);
+  }
+  const double med = median(step_ms);
+  const int64_t hwm = proc_status_bytes("VmHWM");
+  fmt::print(
+      "{{\"impl\": \"ropegrad\", \"mode\": \"train\", \"variant\": \"{}\", \"D\": {}, \"H\": {}, \"L\": {}, "
+      "\"T\": {}, \"B\": {}, \"V\": {}, \"d_ff\": {}, \"params\": {}, \"iters\": {}, \"warmup\": {}, {}, "
+      "\"step_ms\": {:.3f}, \"step_ms_min\": {:.3f}, \"tokens_per_s\": {:.1f}, \"loss\": {:.5f}, "
+      "\"tensor_peak_bytes\": {}, \"rss_before_bytes\": {}, \"rss_base_bytes\": {}, \"rss_model_bytes\": {}, "
+      "\"rss_peak_bytes\": {}, \"rss_peak_growth_bytes\": {}, \"hwm_reset\": {}}}\n",
+      nn::attention_kind_name(cfg.attention), cfg.d_model, cfg.num_heads, cfg.num_layers, T, B, cfg.vocab_size,
+      cfg.d_ff, model.num_parameters(), iters, warmup, threads_json(), med,
+      *std::min_element(step_ms.begin(), step_ms.end()), static_cast<double>(B * T) / (med / 1000.0), loss,
+      rg::memory_stats().peak_bytes - tensors_before, rss_before, rss_base, rss_model, hwm, hwm - rss_base,
+      hwm_reset ? "true" : "false");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const Args args = parse_args(argc, argv);
+    if (args.mode == "module") return run_module(args);
+    if (args.mode == "train") return run_train(args);
+    throw std::runtime_error("unknown mode " + args.mode + " (module, train)");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ropegrad-models-bench: %s\n", e.what());
+    return 1;
+  }
+}

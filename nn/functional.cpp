@@ -119,6 +119,7 @@ template <typename T>
 Tensor silu_mul(const Tensor& a, const Tensor& b) {
   RG_CHECK(a.dtype() == b.dtype() && a.is_floating_point(), "silu_mul", "operands must share a float dtype, got {} and {}",
            dtype_name(a.dtype()), dtype_name(b.dtype()));
+  broadcast_shapes(a.shape(), b.shape(), "silu_mul");  // an error naming the op, before any work
   Tensor out = kernels::map_float(a, b, [](auto x, auto y) { return x * sigmoid_fast(x) * y; });
   if (needs_grad({&a, &b})) {
     attach_node(out, "silu_mul", {a, b},

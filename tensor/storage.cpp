@@ -96,6 +96,14 @@ Storage::~Storage() {
   g_current_bytes.fetch_sub(static_cast<int64_t>(nbytes_));
 }
 
+int64_t cached_bytes() {
+  BlockCache& cache = block_cache();
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  return static_cast<int64_t>(cache.cached_bytes);
+}
+
+bool block_cache_enabled() { return kCacheMinBytes != SIZE_MAX; }
+
 void release_cached_memory() {
   BlockCache& cache = block_cache();
   std::lock_guard<std::mutex> lock(cache.mutex);

@@ -42,5 +42,9 @@ MemoryStats memory_stats();
 void reset_peak_memory();
 // Hands the cached free blocks back to the system.
 void release_cached_memory();
+// Bytes in freed blocks kept for reuse (always 0 in sanitizer builds, where
+// every free goes to the allocator so use-after-free is caught).
+int64_t cached_bytes();
+bool block_cache_enabled();
 
 }  // namespace ropegrad

@@ -160,3 +160,32 @@ TEST(SwiGLUErrors, WrongInputSizeNamesLinearAndShapes) {
   EXPECT_THAT(msg, HasSubstr("[2, 15]"));
   EXPECT_THAT(msg, HasSubstr("[64, 16]"));  // w1's weight
 }
+
+// ---- the fused gate silu_mul -----------------------------------------------------------
+
+TEST(SiluMul, EqualsSiluTimesTheOtherBranchWithBroadcasting) {
+  const Tensor a = tensor({-30.0, -2.0, -0.5, 0.0, 0.5, 3.0, 40.0}, DType::Float64);  // (7)
+  const Tensor b = tensor({1.5}, DType::Float64);                                      // (1), broadcast
+  const std::vector<double> got = nn::silu_mul(a, b).to_vector<double>();
+  const std::vector<double> av = a.to_vector<double>();
+  for (size_t i = 0; i < av.size(); ++i) {
+    const double expected = av[i] / (1.0 + std::exp(-av[i])) * 1.5;  // SiLU(a) b by hand
+    EXPECT_NEAR(got[i], expected, 1e-15 * std::max(1.0, std::abs(expected))) << "a = " << av[i];
+  }
+}
+
+TEST(SiluMul, Float32MatchesTheSeparateOpsToAFewUlp) {
+  Generator gen(3);
+  const Tensor a = randn({64, 48}, DType::Float32, &gen) * 4.0;
+  const Tensor b = randn({64, 48}, DType::Float32, &gen);
+  const Tensor fused = nn::silu_mul(a, b);
+  const Tensor separate = silu(a) * b;  // libm exp in SiLU, the fused op's fast_exp
+  EXPECT_TRUE(all_close(fused, separate, Tol{1e-6, 1e-7}));
+}
+
+TEST(SiluMulErrors, MixedDtypesAndUnbroadcastableShapesNameTheOp) {
+  EXPECT_RG_ERROR(nn::silu_mul(ones({3}, DType::Float32), ones({3}, DType::Float64)), "silu_mul", "float32",
+                  "float64");
+  EXPECT_RG_ERROR(nn::silu_mul(ones({3}), ones({4})), "[3]", "[4]");
+  EXPECT_RG_ERROR(nn::silu_mul(ones({3}, DType::Int64), ones({3}, DType::Int64)), "silu_mul", "int64");
+}

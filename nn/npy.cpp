@@ -3,7 +3,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
-#include <regex>
+#include <cctype>
 
 #include "tensor/kernels.h"
 
@@ -19,13 +19,24 @@ std::string read_file(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-// The value of 'key' in the header dict, as raw text.
+// The value of 'key' in the header dict, as raw text: a quoted string
+// ('<f4'), True/False, or a tuple ((2, 3)).
 std::string header_field(const std::string& header, const std::string& key, const std::string& path) {
-  const std::regex pattern("'" + key + "'\\s*:\\s*('[^']*'|True|False|\\([^)]*\\))");
-  std::smatch m;
-  RG_CHECK(std::regex_search(header, m, pattern), "load_npy", "'{}': header has no '{}' field: {}", path, key,
-           header);
-  return m[1].str();
+  const std::string quoted = "'" + key + "'";
+  const size_t at = header.find(quoted);
+  RG_CHECK(at != std::string::npos, "load_npy", "'{}': header has no '{}' field: {}", path, key, header);
+  size_t pos = header.find_first_not_of(" \t", at + quoted.size());
+  RG_CHECK(pos != std::string::npos && header[pos] == ':', "load_npy", "'{}': malformed header near '{}': {}", path,
+           key, header);
+  pos = header.find_first_not_of(" \t", pos + 1);
+  RG_CHECK(pos != std::string::npos, "load_npy", "'{}': header ends after '{}'", path, key);
+  size_t end = std::string::npos;
+  if (header[pos] == '\'') end = header.find('\'', pos + 1);
+  else if (header[pos] == '(') end = header.find(')', pos + 1);
+  else if (header.compare(pos, 4, "True") == 0) end = pos + 3;
+  else if (header.compare(pos, 5, "False") == 0) end = pos + 4;
+  RG_CHECK(end != std::string::npos, "load_npy", "'{}': cannot read the value of '{}': {}", path, key, header);
+  return header.substr(pos, end - pos + 1);
 }
 
 }  // namespace
@@ -54,9 +65,20 @@ Tensor load_npy(const std::string& path) {
            "'{}': Fortran-ordered arrays are not supported (save with np.ascontiguousarray)", path);
   Shape shape;
   const std::string shape_text = header_field(header, "shape", path);
-  const std::regex number("-?\\d+");
-  for (auto it = std::sregex_iterator(shape_text.begin(), shape_text.end(), number); it != std::sregex_iterator(); ++it) {
-    const int64_t n = std::stoll(it->str());
+  // The tuple's integers: "(2, 3)", "(5,)" or "()".
+  for (size_t i = 0; i < shape_text.size();) {
+    if (!(std::isdigit(static_cast<unsigned char>(shape_text[i])) || shape_text[i] == '-')) {
+      ++i;
+      continue;
+    }
+    size_t used = 0;
+    int64_t n = 0;
+    try {
+      n = std::stoll(shape_text.substr(i), &used);
+    } catch (const std::exception&) {
+      fail("load_npy", "'{}': bad dimension in shape {}", path, shape_text);
+    }
+    i += std::max<size_t>(used, 1);
     RG_CHECK(n >= 0, "load_npy", "'{}': negative dimension in shape {}", path, shape_text);
     shape.push_back(n);
   }

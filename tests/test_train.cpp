@@ -196,6 +196,51 @@ TEST(Train, ResumeFromCheckpointReproducesTheUninterruptedRunExactly) {
   }
 }
 
+TEST(Train, ResumeWithAttentionDropoutRepeatsTheSameMasks) {
+  // Dropout draws from the default generator, which the trainer reseeds from
+  // (seed, step) every step: a resumed run draws the masks it would have drawn.
+  TrainConfig base = tiny_config();
+  base.model.dropout = 0.2;
+  const TrainResult whole = train(base, nullptr);
+  TrainConfig nodrop = tiny_config();
+  EXPECT_NE(losses(train(nodrop, nullptr)), losses(whole));  // the dropout really acts
+
+  const TempDir dir("resume_dropout");
+  TrainConfig first = base;
+  first.out_dir = dir.path();
+  first.stop_after = 5;
+  train(first, nullptr);
+  TrainConfig rest = base;
+  rest.out_dir = dir.path();
+  rest.resume = true;
+  const TrainResult tail = train(rest, nullptr);
+  ASSERT_EQ(tail.steps.size(), 7u);
+  for (size_t i = 0; i < 7; ++i) EXPECT_EQ(tail.steps[i].loss, whole.steps[i + 5].loss) << "step " << i + 6;
+}
+
+// A run killed after its last checkpoint has logged steps the resume computes
+// again: the resumed metrics.csv keeps only the rows before the checkpoint.
+TEST(Train, ResumeDropsLoggedStepsPastTheCheckpoint) {
+  const TempDir dir("resume_stale_rows");
+  TrainConfig first = tiny_config();
+  first.out_dir = dir.path();
+  first.checkpoint_every = 4;
+  first.stop_after = 4;
+  train(first, nullptr);
+  {  // pretend the killed run had also logged steps 5 and 6
+    std::ofstream csv(dir.file("metrics.csv"), std::ios::app);
+    csv << "5,9.0,0.1,1.0,,\n6,9.0,0.1,1.0,,\n";
+  }
+  TrainConfig rest = tiny_config();
+  rest.out_dir = dir.path();
+  rest.resume = true;
+  train(rest, nullptr);
+  const std::vector<std::string> lines = split(read_text(dir.file("metrics.csv")), '\n');
+  ASSERT_EQ(lines.size(), 14u);  // header, steps 1..12 once each, "" after the last newline
+  for (int64_t s = 1; s <= 12; ++s) EXPECT_EQ(split(lines[static_cast<size_t>(s)], ',')[0], std::to_string(s));
+  EXPECT_EQ(read_text(dir.file("metrics.csv")).find("9.0,0.1"), std::string::npos);  // the stale rows are gone
+}
+
 TEST(Train, ResumeWithoutACheckpointNamesTheFile) {
   const TempDir dir("nockpt");
   TrainConfig c = tiny_config();

@@ -19,7 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <regex>
+#include <cctype>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -106,6 +106,40 @@ const std::vector<nn::AttentionKind> kAllKinds = {nn::AttentionKind::Standard, n
 std::vector<double> losses(const TrainResult& r) {
   std::vector<double> out;
   for (const StepRecord& s : r.steps) out.push_back(s.loss);
+  return out;
+}
+
+// `  "key": value,` with a lower-case key and a string or number value.
+bool is_json_pair_line(const std::string& line) {
+  if (line.rfind("  \"", 0) != 0) return false;
+  const size_t key_end = line.find('"', 3);
+  if (key_end == std::string::npos || key_end == 3) return false;
+  for (size_t i = 3; i < key_end; ++i) {
+    if (!(std::islower(static_cast<unsigned char>(line[i])) || line[i] == '_')) return false;
+  }
+  if (line.compare(key_end, 3, "\": ") != 0) return false;
+  std::string value = line.substr(key_end + 3);
+  if (!value.empty() && value.back() == ',') value.pop_back();
+  if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
+    return value.find('"', 1) == value.size() - 1;
+  }
+  size_t used = 0;
+  try {
+    std::stod(value, &used);
+  } catch (const std::exception&) {
+    return false;
+  }
+  return used == value.size() && value.find_first_of("eEnN") == std::string::npos;  // plain decimals only
+}
+
+// The points="..." attribute of every <polyline>.
+std::vector<std::string> polyline_points(const std::string& svg) {
+  std::vector<std::string> out;
+  for (size_t at = svg.find("<polyline"); at != std::string::npos; at = svg.find("<polyline", at + 1)) {
+    const size_t begin = svg.find("points=\"", at);
+    if (begin == std::string::npos) break;
+    out.push_back(svg.substr(begin + 8, svg.find('"', begin + 8) - (begin + 8)));
+  }
   return out;
 }
 
@@ -297,10 +331,9 @@ TEST(Train, WritesMetricsSummaryConfigAndCheckpoint) {
   EXPECT_THAT(json, HasSubstr("\"metric\": \"accuracy (second half)\""));
   EXPECT_THAT(json, HasSubstr(fmt::format("\"final_eval_loss\": {:.6f}", r.final_loss)));
   // Well-formed enough for a JSON reader: "key": value pairs separated by commas.
-  const std::regex pair_re(R"re(^  "[a-z_]+": ("[^"]*"|-?[0-9]+(\.[0-9]+)?),?$)re");
   const std::vector<std::string> json_lines = split(json, '\n');
   for (size_t i = 1; i + 2 < json_lines.size(); ++i) {
-    EXPECT_TRUE(std::regex_match(json_lines[i], pair_re)) << json_lines[i];
+    EXPECT_TRUE(is_json_pair_line(json_lines[i])) << json_lines[i];
     EXPECT_EQ(json_lines[i].back() == ',', i + 3 < json_lines.size()) << "commas between pairs only";
   }
 
@@ -425,10 +458,9 @@ TEST(Plot, SvgHasOnePolylinePerSeriesAndALegend) {
   EXPECT_EQ(svg.find("nan"), std::string::npos);
 
   // Points per polyline, all inside the plot area (x in [70, 550], y in [40, 385]).
-  const std::regex poly_re("<polyline[^>]*points=\"([^\"]*)\"");
   std::vector<int> counts;
-  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), poly_re); it != std::sregex_iterator(); ++it) {
-    std::istringstream pts((*it)[1].str());
+  for (const std::string& points : polyline_points(svg)) {
+    std::istringstream pts(points);
     std::string pt;
     int n = 0;
     double xmin = 1e9, xmax = -1e9;

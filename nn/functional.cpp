@@ -151,6 +151,18 @@ Tensor silu_mul(const Tensor& a, const Tensor& b) {
 // with sin negated: da = da' cos t + db' sin t,  db = -da' sin t + db' cos t.
 
 namespace {
+// (out_re, out_im) = (ar + i ai)(br + i sign bi), elementwise with
+// broadcasting: the one kernel under both the RoPE rotation and complex_mul.
+void complex_product_into(const Tensor& out_re, const Tensor& out_im, const Tensor& ar, const Tensor& ai,
+                          const Tensor& br, const Tensor& bi, double sign, const char* op) {
+  dispatch_floating(out_re.dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    const T s = static_cast<T>(sign);
+    map_into<T, T, T, T, T>(out_re, [s](T xr, T xi, T yr, T yi) { return xr * yr - xi * (s * yi); }, {ar, ai, br, bi});
+    map_into<T, T, T, T, T>(out_im, [s](T xr, T xi, T yr, T yi) { return xr * (s * yi) + xi * yr; }, {ar, ai, br, bi});
+  });
+}
+
 // The two halves of every pair, as strided views of the last dim.
 std::pair<Tensor, Tensor> pair_views(const Tensor& t, RopePairing pairing) {
   const int64_t half = t.size(-1) / 2;
@@ -165,16 +177,12 @@ std::pair<Tensor, Tensor> pair_views(const Tensor& t, RopePairing pairing) {
 }
 
 // out = rotate(x) by (cos, sin * sign): sign = -1 gives the inverse rotation.
+// A rotation of the pair (a, b) is the complex product (a + i b)(cos + i sin).
 Tensor rotate(const Tensor& x, const Tensor& cos, const Tensor& sin, RopePairing pairing, double sign) {
   Tensor out = Tensor::empty(x.shape(), x.dtype());
   const auto [a, b] = pair_views(x, pairing);
   const auto [out_a, out_b] = pair_views(out, pairing);
-  dispatch_floating(x.dtype(), "rope", [&](auto tag) {
-    using T = decltype(tag);
-    const T s = static_cast<T>(sign);
-    map_into<T, T, T, T, T>(out_a, [s](T av, T bv, T c, T sn) { return av * c - bv * (s * sn); }, {a, b, cos, sin});
-    map_into<T, T, T, T, T>(out_b, [s](T av, T bv, T c, T sn) { return av * (s * sn) + bv * c; }, {a, b, cos, sin});
-  });
+  complex_product_into(out_a, out_b, a, b, cos, sin, sign, "rope");
   return out;
 }
 }  // namespace
@@ -227,13 +235,7 @@ Tensor complex_product(const Tensor& a, const Tensor& b, bool conj_b) {
   const Tensor are = kernels::select(a, -1, 0), aim = kernels::select(a, -1, 1);
   const Tensor bre = kernels::select(b, -1, 0), bim = kernels::select(b, -1, 1);
   const Tensor ore = kernels::select(out, -1, 0), oim = kernels::select(out, -1, 1);
-  const double sign = conj_b ? -1.0 : 1.0;  // conj(b) = bre - i bim
-  dispatch_floating(a.dtype(), "complex_mul", [&](auto tag) {
-    using T = decltype(tag);
-    const T s = static_cast<T>(sign);
-    map_into<T, T, T, T, T>(ore, [s](T ar, T ai, T br, T bi) { return ar * br - ai * (s * bi); }, {are, aim, bre, bim});
-    map_into<T, T, T, T, T>(oim, [s](T ar, T ai, T br, T bi) { return ar * (s * bi) + ai * br; }, {are, aim, bre, bim});
-  });
+  complex_product_into(ore, oim, are, aim, bre, bim, conj_b ? -1.0 : 1.0, "complex_mul");  // conj(b) = bre - i bim
   return out;
 }
 }  // namespace

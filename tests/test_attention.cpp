@@ -45,19 +45,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 Tensor fixture(const std::string& name) { return load_fixture("attention/" + name); }
 
 constexpr Tol kTol64{1e-10, 1e-12};
-constexpr Tol kTol32{1e-5, 1e-6};
-Tol tol_for(DType dtype) { return dtype == DType::Float64 ? kTol64 : kTol32; }
-
-// D = 16, H = 2 (dh = 8), with RoPE, weights from the fixture case `name`.
-std::unique_ptr<MultiHeadAttention> fixture_mha(const std::string& name, DType dtype) {
-  auto mha = std::make_unique<MultiHeadAttention>(16, 2, make_rope(8, dtype), nullptr, dtype);
-  StateDict weights;
-  for (const char* w : {"q", "k", "v", "o"}) {
-    weights[std::string(w) + "_proj.weight"] = to(fixture(name + ".w" + w), dtype);
-  }
-  mha->load_state_dict(weights);
-  return mha;
-}
+// float32 parity: the error bound of tests/support/test_util.h.
 
 // The boolean mask of 0 <= j <= i + offset: (Nq, Nk).
 Tensor lower_triangular(int64_t nq, int64_t nk, int64_t offset = 0) {
@@ -119,21 +107,31 @@ class SdpaParity : public ::testing::TestWithParam<std::tuple<MaskKind, DType>> 
 TEST_P(SdpaParity, ForwardAndGradientsMatchTorch) {
   const auto [kind, dtype] = GetParam();
   const std::string name = sdpa_case(kind), tag = dtype_tag(dtype);
-  Tensor q = leaf(fixture(name + ".q"), dtype);  // (B, H, Nq, dh) = (2, 2, 5, 4); cross: Nq = 3
-  Tensor k = leaf(fixture(name + ".k"), dtype);  // (B, H, Nk, dh);                  cross: Nk = 6
-  Tensor v = leaf(fixture(name + ".v"), dtype);  // (B, H, Nk, 3)
-  AttentionOptions o;
-  o.causal = kind == MaskKind::Causal;
-  if (has_mask(kind)) {
-    const Tensor m = fixture(name + ".mask");  // bool (B, 1, 1, Nk) or float (1, H, Nq, Nk)
-    o.mask = m.dtype() == DType::Bool ? m : to(m, dtype);
+  const Tensor mask = has_mask(kind) ? fixture(name + ".mask") : Tensor();  // bool (B, 1, 1, Nk) or float (1, H, Nq, Nk)
+  const bool float_mask = mask.defined() && mask.dtype() != DType::Bool;
+  // leaves: q (B, H, Nq, dh) = (2, 2, 5, 4), cross Nq = 3; k (B, H, Nk, dh), cross Nk = 6;
+  // v (B, H, Nk, 3); w; and a float mask.
+  const ParityRun run = [&](const std::vector<Tensor>& ls) {
+    Tensor q = ls[0], k = ls[1], v = ls[2];
+    for (Tensor* t : {&q, &k, &v}) t->requires_grad_(true);
+    AttentionOptions o;
+    o.causal = kind == MaskKind::Causal;
+    if (mask.defined()) o.mask = float_mask ? ls[4] : mask;
+    const Tensor out = scaled_dot_product_attention(q, k, v, o);
+    backward(sum(mul(out, ls[3])));
+    return NamedTensors{{"out", out.detach()}, {"grad_q", q.grad()}, {"grad_k", k.grad()}, {"grad_v", v.grad()}};
+  };
+  std::vector<Tensor> leaves;
+  for (const char* n : {".q", ".k", ".v", ".w"}) leaves.push_back(to(fixture(name + n), dtype));
+  if (float_mask) leaves.push_back(to(mask, dtype));
+  const auto expected = [&](const std::string& n) { return fixture(name + "." + tag + "." + n); };
+  if (dtype == DType::Float64) {
+    for (const auto& [n, t] : run(leaves)) EXPECT_TRUE(all_close(t, expected(n), kTol64)) << n;
+    return;
   }
-  const Tensor out = scaled_dot_product_attention(q, k, v, o);
-  EXPECT_TRUE(all_close(out, fixture(name + "." + tag + ".out"), tol_for(dtype)));
-  backward(sum(mul(out, to(fixture(name + ".w"), dtype))));
-  EXPECT_TRUE(all_close(q.grad(), fixture(name + "." + tag + ".grad_q"), tol_for(dtype))) << "grad q";
-  EXPECT_TRUE(all_close(k.grad(), fixture(name + "." + tag + ".grad_k"), tol_for(dtype))) << "grad k";
-  EXPECT_TRUE(all_close(v.grad(), fixture(name + "." + tag + ".grad_v"), tol_for(dtype))) << "grad v";
+  // K: the longest sum, over dh = 4 or Nk <= 6 keys; stages: scores, softmax
+  // (max, exp, sum), P V, and the backward's three contractions.
+  expect_f32_parity(run, leaves, expected, {6, 7}, name + "/f32");
 }
 
 INSTANTIATE_TEST_SUITE_P(Torch, SdpaParity,
@@ -146,16 +144,26 @@ INSTANTIATE_TEST_SUITE_P(Torch, SdpaParity,
 // An additive mask is a learnable bias in some models (T5's relative bias,
 // learned ALiBi slopes): as in PyTorch, the gradient reaches it.
 TEST(SdpaParityMaskGrad, AdditiveMaskReceivesItsGradient) {
+  // leaves: q, k, v, w, mask (1, H, Nq, Nk), the one that requires grad.
+  const ParityRun run = [&](const std::vector<Tensor>& ls) {
+    AttentionOptions o;
+    o.mask = ls[4];
+    o.mask.requires_grad_(true);
+    const Tensor out = scaled_dot_product_attention(ls[0], ls[1], ls[2], o);
+    EXPECT_TRUE(out.requires_grad()) << "the mask requires grad, so the output must too";
+    backward(sum(mul(out, ls[3])));
+    return NamedTensors{{"grad_mask", o.mask.grad()}};
+  };
   for (DType dtype : {DType::Float64, DType::Float32}) {
     const std::string tag = dtype_tag(dtype);
-    const Tensor q = to(fixture("sdpa_additive.q"), dtype), k = to(fixture("sdpa_additive.k"), dtype);
-    const Tensor v = to(fixture("sdpa_additive.v"), dtype);
-    AttentionOptions o;
-    o.mask = leaf(fixture("sdpa_additive.mask"), dtype);  // (1, H, Nq, Nk)
-    const Tensor out = scaled_dot_product_attention(q, k, v, o);
-    ASSERT_TRUE(out.requires_grad()) << tag << ": the mask requires grad, so the output must too";
-    backward(sum(mul(out, to(fixture("sdpa_additive.w"), dtype))));
-    EXPECT_TRUE(all_close(o.mask.grad(), fixture("sdpa_additive." + tag + ".grad_mask"), tol_for(dtype))) << tag;
+    std::vector<Tensor> leaves;
+    for (const char* n : {".q", ".k", ".v", ".w", ".mask"}) leaves.push_back(to(fixture(std::string("sdpa_additive") + n), dtype));
+    const auto expected = [&](const std::string& n) { return fixture("sdpa_additive." + tag + "." + n); };
+    if (dtype == DType::Float64) {
+      EXPECT_TRUE(all_close(run(leaves)[0].second, expected("grad_mask"), kTol64)) << tag;
+    } else {
+      expect_f32_parity(run, leaves, expected, {6, 7}, "sdpa_additive/f32");  // as SdpaParity
+    }
   }
 }
 
@@ -164,37 +172,46 @@ class MhaParity : public ::testing::TestWithParam<std::tuple<MaskKind, DType>> {
 TEST_P(MhaParity, ForwardAndGradientsMatchTorch) {
   const auto [kind, dtype] = GetParam();
   const std::string name = mha_case(kind), tag = dtype_tag(dtype);
-  auto mha = fixture_mha(name, dtype);
-  AttentionCall call;
-  call.causal = kind == MaskKind::Causal;
-  if (has_mask(kind)) {
-    const Tensor m = fixture(name + ".mask");  // bool (B, 1, 1, Nk) or float (1, H, T, T)
-    call.mask = m.dtype() == DType::Bool ? m : to(m, dtype);
+  const bool cross = kind == MaskKind::Cross;
+  const Tensor mask = has_mask(kind) ? fixture(name + ".mask") : Tensor();  // bool (B, 1, 1, Nk) or float (1, H, T, T)
+  const bool float_mask = mask.defined() && mask.dtype() != DType::Bool;
+  // leaves: x (B, T, D) = (2, 6, 16), or query (2, 4, 16) and memory (2, 6, 16)
+  // as both key and value; w; wq, wk, wv, wo; and a float mask.
+  const std::vector<std::string> inputs = cross ? std::vector<std::string>{"query", "memory"} : std::vector<std::string>{"x"};
+  const ParityRun run = [&](const std::vector<Tensor>& ls) {
+    const size_t n = inputs.size();
+    const DType dt = ls[0].dtype();
+    auto mha = std::make_unique<MultiHeadAttention>(16, 2, make_rope(8, dt), nullptr, dt);  // D = 16, H = 2, dh = 8
+    StateDict weights;
+    const char* proj[] = {"q_proj", "k_proj", "v_proj", "o_proj"};
+    for (size_t i = 0; i < 4; ++i) weights[std::string(proj[i]) + ".weight"] = ls[n + 1 + i];
+    mha->load_state_dict(weights);
+    std::vector<Tensor> xs(ls.begin(), ls.begin() + static_cast<std::ptrdiff_t>(n));
+    for (Tensor& x : xs) x.requires_grad_(true);
+    AttentionCall call;
+    call.causal = kind == MaskKind::Causal;
+    if (mask.defined()) call.mask = float_mask ? ls[n + 5] : mask;
+    const Tensor out = cross ? mha->forward(xs[0], xs[1], xs[1], call) : mha->forward(xs[0], call);
+    backward(sum(mul(out, ls[n])));
+    NamedTensors r = {{"out", out.detach()}};
+    for (size_t i = 0; i < n; ++i) r.emplace_back("grad_" + inputs[i], xs[i].grad());
+    const char* w[] = {"wq", "wk", "wv", "wo"};
+    const Tensor* p[] = {&mha->q_proj->weight, &mha->k_proj->weight, &mha->v_proj->weight, &mha->o_proj->weight};
+    for (size_t i = 0; i < 4; ++i) r.emplace_back(std::string("grad_") + w[i], p[i]->grad());
+    return r;
+  };
+  std::vector<Tensor> leaves;
+  for (const std::string& in : inputs) leaves.push_back(to(fixture(name + "." + in), dtype));
+  for (const char* n : {".w", ".wq", ".wk", ".wv", ".wo"}) leaves.push_back(to(fixture(name + n), dtype));
+  if (float_mask) leaves.push_back(to(mask, dtype));
+  const auto expected = [&](const std::string& n) { return fixture(name + "." + tag + "." + n); };
+  if (dtype == DType::Float64) {
+    for (const auto& [n, t] : run(leaves)) EXPECT_TRUE(all_close(t, expected(n), kTol64)) << n;
+    return;
   }
-  Tensor out, x, memory;
-  if (kind == MaskKind::Cross) {
-    x = leaf(fixture(name + ".query"), dtype);        // (B, Nq, D) = (2, 4, 16)
-    memory = leaf(fixture(name + ".memory"), dtype);  // (B, Nk, D) = (2, 6, 16), both key and value
-    out = mha->forward(x, memory, memory, call);
-  } else {
-    x = leaf(fixture(name + ".x"), dtype);  // (B, T, D) = (2, 6, 16)
-    out = mha->forward(x, call);
-  }
-  EXPECT_TRUE(all_close(out, fixture(name + "." + tag + ".out"), tol_for(dtype)));
-  backward(sum(mul(out, to(fixture(name + ".w"), dtype))));
-  const std::string x_name = kind == MaskKind::Cross ? "query" : "x";
-  EXPECT_TRUE(all_close(x.grad(), fixture(name + "." + tag + ".grad_" + x_name), tol_for(dtype))) << "grad x";
-  if (kind == MaskKind::Cross) {
-    EXPECT_TRUE(all_close(memory.grad(), fixture(name + "." + tag + ".grad_memory"), tol_for(dtype)))
-        << "grad memory";
-  }
-  const std::vector<std::pair<const char*, Tensor>> weights = {{"wq", mha->q_proj->weight},
-                                                               {"wk", mha->k_proj->weight},
-                                                               {"wv", mha->v_proj->weight},
-                                                               {"wo", mha->o_proj->weight}};
-  for (const auto& [w, param] : weights) {
-    EXPECT_TRUE(all_close(param.grad(), fixture(name + "." + tag + ".grad_" + w), tol_for(dtype))) << "grad " << w;
-  }
+  // K: the longest sum, over B T = 12 rows or D = 16 features; stages:
+  // projections, RoPE, scores, softmax, P V, output projection, their backward.
+  expect_f32_parity(run, leaves, expected, {16, 12}, name + "/f32");
 }
 
 INSTANTIATE_TEST_SUITE_P(Torch, MhaParity,

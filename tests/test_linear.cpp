@@ -27,7 +27,8 @@ using ::testing::HasSubstr;
 
 TEST(LinearParity, BatchedFloat32) {  // x (2, 3, 5), W (4, 5) -> y (2, 3, 4)
   nn::Linear m(5, 4);
-  check_module_parity(m, [&](const Tensor& x) { return m.forward(x); }, "linear", "f32");
+  // float32 stages: one contraction forward, one backward.
+  check_module_parity(m, [&](const Tensor& x) { return m.forward(x); }, "linear", "f32", /*stages=*/2);
 }
 
 TEST(LinearParity, BatchedFloat64) {
@@ -37,7 +38,8 @@ TEST(LinearParity, BatchedFloat64) {
 
 TEST(LinearParity, VectorInputFloat32) {  // x (5) -> y (4)
   nn::Linear m(5, 4);
-  check_module_parity(m, [&](const Tensor& x) { return m.forward(x); }, "linear_1d", "f32");
+  // float32 stages: one contraction forward, one backward.
+  check_module_parity(m, [&](const Tensor& x) { return m.forward(x); }, "linear_1d", "f32", /*stages=*/2);
 }
 
 TEST(LinearParity, VectorInputFloat64) {

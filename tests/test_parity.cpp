@@ -15,8 +15,8 @@
 // <dtype>: float64 | float32 | int64 | bool. Floats are C hex floats
 // (float.hex(), exact), int64 decimal, bool 0/1; values are row-major.
 //
-// Tolerances: |actual - expected| <= atol + rtol * |expected| with
-// float64 rtol 1e-10 atol 1e-12, float32 rtol 1e-5 atol 1e-6; cases that only
+// Tolerances: float64 |actual - expected| <= 1e-12 + 1e-10 |expected|; float32
+// the error bound of tests/support/test_util.h (checked at the end); cases that only
 // move, select or scale by exact factors (views, gather, relu, ...) must match
 // bit for bit; int64 and bool outputs always match exactly.
 #include <gtest/gtest.h>
@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "autograd/ops.h"
+#include "tests/support/test_util.h"
 
 using namespace ropegrad;
 
@@ -460,15 +461,57 @@ void PrintTo(const ParityParam& p, std::ostream* os) {
 
 class Parity : public ::testing::TestWithParam<ParityParam> {};
 
+// A rounded float32 case: forward and the gradients of sum_k sum(out_k * w_k),
+// each within the float32 bound. K bounds every reduction: the largest input's
+// size; stages: the op forward, then at most two rounded steps in its backward.
+void check_float32_case(const ParityCase& pc, const std::map<std::string, Tensor>& rec, const Inputs& inputs,
+                        const std::string& prefix) {
+  std::vector<std::string> float_names;
+  int64_t k = 1;
+  for (const auto& [name, t] : inputs) {
+    if (t.is_floating_point()) float_names.push_back(name);
+    k = std::max(k, t.numel());
+  }
+  std::vector<Tensor> leaves;  // the float inputs, then w0, w1, ...
+  for (const std::string& name : float_names) leaves.push_back(inputs.at(name));
+  size_t n_w = 0;
+  while (rec.count(fmt::format("w{}", n_w))) leaves.push_back(rec.at(fmt::format("w{}", n_w++)));
+  const ropegrad::testing::ParityRun run = [&](const std::vector<Tensor>& ls) {
+    Inputs in = inputs;
+    for (size_t i = 0; i < float_names.size(); ++i) {
+      Tensor leaf = ls[i];
+      in[float_names[i]] = leaf.requires_grad_();
+    }
+    const Outs outs = pc.fn(in);
+    ropegrad::testing::NamedTensors r;
+    Tensor loss;
+    for (size_t o = 0; o < outs.size(); ++o) {
+      r.emplace_back(fmt::format("out{}", o), outs[o].detach());
+      if (o < n_w) {
+        const Tensor term = sum(outs[o] * ls[float_names.size() + o]);
+        loss = loss.defined() ? loss + term : term;
+      }
+    }
+    if (loss.defined()) backward(loss);
+    for (const std::string& name : float_names) {
+      const Tensor& leaf = in.at(name);
+      r.emplace_back("grad." + name, leaf.grad().defined() ? leaf.grad() : zeros_like(leaf));
+    }
+    return r;
+  };
+  ropegrad::testing::expect_f32_parity(run, leaves, [&](const std::string& name) { return rec.at(name); }, {k, 3}, prefix);
+}
+
 TEST_P(Parity, ForwardAndGradientsMatchTorch) {
   const Loaded& loaded = fixtures();
   ASSERT_TRUE(loaded.error.empty()) << loaded.error;
   const ParityCase& pc = parity_cases()[GetParam().case_index];
   const bool f64 = GetParam().f64;
   const std::string prefix = pc.name + (f64 ? "/f64/" : "/f32/");
-  const Tolerance tol = pc.exact ? Tolerance{0, 0}
-                        : f64    ? Tolerance{1e-10, 1e-12}
-                                 : Tolerance{1e-5, 1e-6};
+  // Exact cases (views, indexing) match bit for bit; rounded float64 cases to
+  // float64's rounding; rounded float32 cases within the float32 error bound
+  // (tests/support/test_util.h), below.
+  const Tolerance tol = pc.exact ? Tolerance{0, 0} : Tolerance{1e-10, 1e-12};
 
   // Every record of this case, by its tensor name.
   std::map<std::string, Tensor> rec;
@@ -487,6 +530,11 @@ TEST_P(Parity, ForwardAndGradientsMatchTorch) {
       leaf.requires_grad_();
     }
     inputs.emplace(name, leaf);
+  }
+
+  if (!f64 && !pc.exact) {
+    check_float32_case(pc, rec, inputs, prefix);
+    return;
   }
 
   std::vector<Tensor> outs;
@@ -624,3 +672,48 @@ TEST(ParityFixture, ParserRejectsCorruptFilesWithAMessage) {
 }
 
 }  // namespace
+
+// ---- the float32 error bound itself -------------------------------------------------------
+
+namespace {
+
+// sum(x * y) in float32, in the given order of the K terms.
+float dot32(const std::vector<float>& x, const std::vector<float>& y, bool reversed) {
+  float s = 0;
+  for (size_t n = 0; n < x.size(); ++n) {
+    const size_t i = reversed ? x.size() - 1 - n : n;
+    s += x[i] * y[i];
+  }
+  return s;
+}
+
+}  // namespace
+
+// Two summation orders of the same float32 dot products stay within the bound
+// (the situation of two BLAS kernels), while a result off by 1e-4 relative, or
+// the transposed answer, is rejected: the bound is no blanket.
+TEST(Float32Bound, AcceptsAnotherSummationOrderAndRejectsWrongResults) {
+  using namespace ropegrad::testing;
+  const int64_t rows = 8, k = 64;
+  Generator gen(7);
+  const Tensor a = to(randn({rows, k}, DType::Float64, &gen), DType::Float32);
+  const Tensor b = to(randn({rows, k}, DType::Float64, &gen), DType::Float32);
+  const std::vector<float> av = a.to_vector<float>(), bv = b.to_vector<float>();
+  std::vector<double> forward, backward_order, cond;
+  for (int64_t r = 0; r < rows; ++r) {
+    const std::vector<float> x(av.begin() + r * k, av.begin() + (r + 1) * k), y(bv.begin() + r * k, bv.begin() + (r + 1) * k);
+    forward.push_back(dot32(x, y, false));
+    backward_order.push_back(dot32(x, y, true));
+    double c = 0;  // d(sum x y)/dx_i x_i + d/dy_i y_i: each term counted twice
+    for (int64_t i = 0; i < k; ++i) c += 2 * std::abs(static_cast<double>(x[i]) * y[i]);
+    cond.push_back(c);
+  }
+  const Tensor f = tensor(forward, {rows}, DType::Float32), g = tensor(backward_order, {rows}, DType::Float32);
+  const Tensor c = tensor(cond, {rows}, DType::Float64);
+  const F32Bound bound{k, 1};
+  EXPECT_TRUE(within_f32_bound(f, g, c, bound));
+  EXPECT_FALSE(within_f32_bound(mul(f, 1 + 1e-4), g, c, bound)) << "a result off by 1e-4 relative";
+  std::vector<double> swapped = forward;
+  std::swap(swapped[0], swapped[1]);
+  EXPECT_FALSE(within_f32_bound(tensor(swapped, {rows}, DType::Float32), g, c, bound)) << "two rows swapped";
+}

@@ -29,7 +29,8 @@ using ::testing::HasSubstr;
 
 TEST(RMSNormParity, Float32) {  // x (2, 3, 8), random gain (8), eps 1e-5
   nn::RMSNorm m(8);
-  check_module_parity(m, [&](const Tensor& x) { return m.forward(x); }, "rmsnorm", "f32");
+  // float32 stages: mean of squares, root, scale; the backward's row dot.
+  check_module_parity(m, [&](const Tensor& x) { return m.forward(x); }, "rmsnorm", "f32", /*stages=*/4);
 }
 
 TEST(RMSNormParity, Float64) {
@@ -40,7 +41,8 @@ TEST(RMSNormParity, Float64) {
 TEST(RMSNormParity, SmallInputsWhereEpsMattersFloat32) {  // x ~ 1e-2: mean(x^2) ~ 1e-4, eps 1e-3
   nn::RMSNorm m(8, 1e-3);
   ASSERT_EQ(nn_fixture("rmsnorm_eps", "f64", "eps").item<double>(), 1e-3);
-  check_module_parity(m, [&](const Tensor& x) { return m.forward(x); }, "rmsnorm_eps", "f32");
+  // float32 stages: mean of squares, root, scale; the backward's row dot.
+  check_module_parity(m, [&](const Tensor& x) { return m.forward(x); }, "rmsnorm_eps", "f32", /*stages=*/4);
 }
 
 TEST(RMSNormParity, SmallInputsWhereEpsMattersFloat64) {

@@ -42,8 +42,7 @@ namespace {
 Tensor fixture(const std::string& name) { return load_fixture("attention/" + name); }
 
 constexpr Tol kTol64{1e-10, 1e-12};
-constexpr Tol kTol32{1e-5, 1e-6};
-Tol tol_for(DType dtype) { return dtype == DType::Float64 ? kTol64 : kTol32; }
+// float32 parity: the error bound of tests/support/test_util.h.
 
 double dot(const Tensor& a, const Tensor& b) { return sum(mul(a, b)).item<double>(); }
 
@@ -79,14 +78,26 @@ class RopeParity : public ::testing::TestWithParam<std::tuple<RopeParityCase, DT
 TEST_P(RopeParity, ForwardAndGradientMatchTorch) {
   const auto [c, dtype] = GetParam();
   const std::string name = c.name;
-  // A 16-row table: the (B, T) positions reach 104, so the table must extend.
-  RotaryEmbedding rope(config(8, c.pairing, 16), dtype);
-  Tensor x = leaf(fixture(name + ".x"), dtype);  // (B, H, T, dh) = (2, 3, 5, 8)
   const Tensor positions = c.explicit_positions ? fixture(name + ".positions") : Tensor();  // (B, T) int64
-  const Tensor out = rope.forward(x, positions);
-  EXPECT_TRUE(all_close(out, fixture(name + "." + dtype_tag(dtype) + ".out"), tol_for(dtype)));
-  backward(sum(mul(out, to(fixture(name + ".w"), dtype))));
-  EXPECT_TRUE(all_close(x.grad(), fixture(name + "." + dtype_tag(dtype) + ".grad_x"), tol_for(dtype)));
+  // leaves: x (B, H, T, dh) = (2, 3, 5, 8), w.
+  const ParityRun run = [&](const std::vector<Tensor>& ls) {
+    // A 16-row table: the (B, T) positions reach 104, so the table must extend.
+    RotaryEmbedding rope(config(8, c.pairing, 16), ls[0].dtype());
+    Tensor x = ls[0];
+    x.requires_grad_(true);
+    const Tensor out = rope.forward(x, positions);
+    backward(sum(mul(out, ls[1])));
+    return NamedTensors{{"out", out.detach()}, {"grad_x", x.grad()}};
+  };
+  const std::vector<Tensor> leaves = {to(fixture(name + ".x"), dtype), to(fixture(name + ".w"), dtype)};
+  const auto expected = [&](const std::string& n) { return fixture(name + "." + dtype_tag(dtype) + "." + n); };
+  if (dtype == DType::Float64) {
+    for (const auto& [n, t] : run(leaves)) EXPECT_TRUE(all_close(t, expected(n), kTol64)) << n;
+    return;
+  }
+  // K = 2: each output is a pair's rotation, x_a cos - x_b sin; stages: the
+  // table (cos, sin of a float32 angle), the rotation, the backward's rotation.
+  expect_f32_parity(run, leaves, expected, {2, 3}, name + "/f32");
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -29,7 +29,8 @@ using ::testing::HasSubstr;
 
 TEST(SwiGLUParity, Float32) {  // x (2, 3, 16) -> (2, 3, 64) -> (2, 3, 16)
   nn::SwiGLU m(16, 64);
-  check_module_parity(m, [&](const Tensor& x) { return m.forward(x); }, "swiglu", "f32");
+  // float32 stages: three contractions and the gate forward, their mirror backward.
+  check_module_parity(m, [&](const Tensor& x) { return m.forward(x); }, "swiglu", "f32", /*stages=*/6);
 }
 
 TEST(SwiGLUParity, Float64) {

@@ -14,7 +14,7 @@
 // 4. Memory: the backward recomputes qk and kr: it keeps P and the inputs only.
 // 5. Bad inputs: every Error names the op and the offending shape.
 //
-// Tolerances: float64 |a - e| <= 1e-12 + 1e-10 |e|; float32 |a - e| <= 1e-6 max|e| + 1e-5 |e|
+// Tolerances: float64 |a - e| <= 1e-12 + 1e-10 |e|; float32 the error bound of tests/support/test_util.h
 // (about 8 float32 ulps of the tensor's largest entry; torch's own float32
 // gradients are up to 2e-5 from its float64 ones here, for entries up to 28).
 #include <gmock/gmock.h>
@@ -48,12 +48,8 @@ namespace {
 
 Tensor fixture(const std::string& name) { return load_fixture("variants/" + name); }
 
-// The float32 atol scales with the tensor's largest entry (Tol::atol_of_max):
-// each entry is a sum of terms that large, so two float32 programs summing in
-// different orders differ by a few of its ulps.
+// float64 parity: rounding of float64 (float32 uses the error bound of test_util.h).
 constexpr Tol kTol64{1e-10, 1e-12};
-constexpr Tol kTol32{1e-5, 0, 1e-6};
-Tol tol_for(DType dtype) { return dtype == DType::Float64 ? kTol64 : kTol32; }
 
 using Vec = std::vector<double>;
 
@@ -84,15 +80,6 @@ Tensor rows_tensor(const std::vector<Vec>& rows) {
 const std::vector<std::string> kParamNames = {"k_proj.weight", "o_proj.weight", "q_proj.weight", "r_proj.weight",
                                               "v_proj.weight"};
 
-// D = 16, H = 2 (dh = 8), RoPE, the weights of fixture module `triple`.
-std::unique_ptr<TripleAttention> fixture_triple(DType dtype) {
-  auto m = std::make_unique<TripleAttention>(16, 2, make_rope(8, dtype), nullptr, dtype);
-  StateDict weights;
-  for (const std::string& name : kParamNames) weights[name] = to(fixture("triple." + name), dtype);
-  m->load_state_dict(weights);
-  return m;
-}
-
 Tensor param(const TripleAttention& m, const std::string& name) {
   for (const auto& [n, p] : m.named_parameters())
     if (n == name) return p;
@@ -109,19 +96,34 @@ class TripleParity : public ::testing::TestWithParam<std::tuple<std::string, DTy
 TEST_P(TripleParity, ForwardAndGradientsMatchTorch) {
   const auto [mask, dtype] = GetParam();
   const std::string prefix = "triple." + mask + "." + dtype_tag(dtype) + ".";
-  auto m = fixture_triple(dtype);
-  Tensor x = leaf(fixture("triple.x"), dtype);  // (B, T, D) = (2, 6, 16)
-  AttentionCall call;
-  call.causal = mask == "causal";
-  if (mask == "padding") call.mask = fixture("triple.padding_mask");  // bool (B, 1, 1, T)
-  const Tensor out = m->forward(x, call);
-  EXPECT_TRUE(all_close(out, fixture(prefix + "out"), tol_for(dtype)));
-  backward(sum(mul(out, to(fixture("triple.w"), dtype))));
-  EXPECT_TRUE(all_close(x.grad(), fixture(prefix + "grad_x"), tol_for(dtype))) << "grad x";
-  for (const std::string& name : kParamNames) {
-    EXPECT_TRUE(all_close(param(*m, name).grad(), fixture(prefix + "grad_" + name), tol_for(dtype)))
-        << "grad " << name;
+  // leaves: x, w, then the parameters in kParamNames order.
+  const ParityRun run = [&](const std::vector<Tensor>& leaves) {
+    const DType dt = leaves[0].dtype();
+    auto m = std::make_unique<TripleAttention>(16, 2, make_rope(8, dt), nullptr, dt);  // D = 16, H = 2, dh = 8
+    StateDict weights;
+    for (size_t i = 0; i < kParamNames.size(); ++i) weights[kParamNames[i]] = leaves[2 + i];
+    m->load_state_dict(weights);  // strict: every name, shapes checked
+    Tensor x = leaves[0];  // (B, T, D) = (2, 6, 16)
+    x.requires_grad_(true);
+    AttentionCall call;
+    call.causal = mask == "causal";
+    if (mask == "padding") call.mask = fixture("triple.padding_mask");  // bool (B, 1, 1, T)
+    const Tensor out = m->forward(x, call);
+    backward(sum(mul(out, leaves[1])));
+    NamedTensors r = {{"out", out.detach()}, {"grad_x", x.grad()}};
+    for (const std::string& name : kParamNames) r.emplace_back("grad_" + name, param(*m, name).grad());
+    return r;
+  };
+  std::vector<Tensor> leaves = {to(fixture("triple.x"), dtype), to(fixture("triple.w"), dtype)};
+  for (const std::string& name : kParamNames) leaves.push_back(to(fixture("triple." + name), dtype));
+  if (dtype == DType::Float64) {
+    for (const auto& [name, t] : run(leaves)) EXPECT_TRUE(all_close(t, fixture(prefix + name), kTol64)) << name;
+    return;
   }
+  // K: the longest sum, over B T = 12 rows, D = 16 features or T = 6 keys;
+  // stages: projections, RoPE, three dot products, the Gram determinant, softmax,
+  // P V, output projection, and their backward.
+  expect_f32_parity(run, leaves, [&](const std::string& name) { return fixture(prefix + name); }, {16, 14}, prefix);
 }
 
 INSTANTIATE_TEST_SUITE_P(Torch, TripleParity,
@@ -459,3 +461,4 @@ TEST(TripleErrors, ModuleRejectsACacheAndBadShapes) {
   EXPECT_THAT(rope, HasSubstr("TripleAttention"));
   EXPECT_THAT(rope, HasSubstr("head_dim 4"));
 }
+

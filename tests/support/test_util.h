@@ -6,6 +6,7 @@
 //   bad input        error_of, expect_error_with, EXPECT_RG_ERROR
 //   fixtures         fixture_path, load_fixture, nn_fixture
 //   comparisons      Tol, all_close, expect_close, expect_nn_close, max_abs_diff,
+//                    F32Bound, within_f32_bound, condition_numbers, expect_f32_parity (float32),
 //                    all_finite, dtype_tag
 //   leaves           kF64, param, leaf
 //   nn parity        check_module_parity
@@ -142,37 +143,156 @@ inline std::string index_str(const Shape& shape, size_t flat) {
 
 }  // namespace detail
 
-// Both defined, the same shape, and every element within `tol` (see Tol). NaN
-// anywhere, or infinities, fail: |inf - inf| is NaN, never <= a tolerance. On
-// failure: how many elements differ and the worst one (by |diff| / allowed).
-// Usage: EXPECT_TRUE(all_close(out, expected, {1e-10, 1e-12})) << "grad x";
-inline ::testing::AssertionResult all_close(const Tensor& actual, const Tensor& expected, Tol tol) {
+
+// ---- float32 error bounds -------------------------------------------------------------------
+//
+// Two float32 programs computing the same value (ropegrad and PyTorch, or two
+// OpenBLAS kernels) round differently, so their results differ. How much
+// follows from backward error analysis: a float32 sum of K terms is the exact
+// sum of terms each perturbed by at most gamma(K) = K u / (1 - K u) relative,
+// u = 2^-24 (float32's unit roundoff). A result f_i that goes through `stages`
+// such rounded stages is, to first order, f_i at leaves (inputs, parameters,
+// upstream weights) perturbed by at most stages * gamma(K) relative, so it is
+// within stages * gamma(K) * c_i of the exact value, where
+//   c_i = sum_j |d f_i / d x_j| |x_j|   (the componentwise condition of f_i),
+// and two programs differ by at most twice that, plus the rounding of each
+// stored result, stages * u |f_i| per program. For a matmul c_i is twice the
+// sum of |terms| (each term is linear in both operands); through exp, a
+// softmax or a cancelling difference it grows with the amplification.
+// condition_numbers() computes c_i in float64 by central differences, one leaf
+// element at a time.
+
+inline constexpr double kUnitRoundoff32 = 0x1p-24;
+
+inline double gamma32(int64_t k) {
+  const double ku = static_cast<double>(k) * kUnitRoundoff32;
+  return ku / (1 - ku);
+}
+
+struct F32Bound {
+  int64_t reduction = 1;  // K: the longest sum any result element goes through, per stage
+  int stages = 3;         // rounded stages chained between the inputs and a result
+};
+
+namespace detail {
+
+// Element i passes when |actual_i - expected_i| <= allowed(i) (false for NaN).
+template <typename Allowed>
+::testing::AssertionResult all_within(const Tensor& actual, const Tensor& expected, Allowed allowed,
+                                      const std::string& rule) {
   if (!actual.defined()) return ::testing::AssertionFailure() << "actual is undefined (no gradient?)";
   if (!expected.defined()) return ::testing::AssertionFailure() << "expected is undefined";
   if (actual.shape() != expected.shape())
     return ::testing::AssertionFailure() << "shape " << shape_str(actual.shape()) << " != expected "
                                          << shape_str(expected.shape());
   const std::vector<double> a = actual.to_vector<double>(), e = expected.to_vector<double>();
-  double largest = 0;
-  for (double v : e) largest = std::max(largest, std::abs(v));
-  const double atol = tol.atol + tol.atol_of_max * largest;
   size_t bad = 0, worst = 0;
   double worst_ratio = 0;
   for (size_t i = 0; i < a.size(); ++i) {
-    const double diff = std::abs(a[i] - e[i]), allowed = atol + tol.rtol * std::abs(e[i]);
-    if (diff <= allowed) continue;  // false for NaN too
-    double ratio = diff / allowed;
+    const double diff = std::abs(a[i] - e[i]), ok = allowed(i, e[i]);
+    if (diff <= ok) continue;
+    double ratio = diff / ok;
     if (std::isnan(ratio)) ratio = std::numeric_limits<double>::infinity();
     if (bad++ == 0 || ratio > worst_ratio) worst = i, worst_ratio = ratio;
   }
   if (bad == 0) return ::testing::AssertionSuccess();
-  const double allowed = atol + tol.rtol * std::abs(e[worst]);
   return ::testing::AssertionFailure()
-         << bad << " of " << a.size() << " elements differ; worst at "
-         << detail::index_str(actual.shape(), worst) << " (flat " << worst << "): "
-         << fmt::format("{:.17g} vs expected {:.17g}", a[worst], e[worst]) << " (|diff| "
-         << std::abs(a[worst] - e[worst]) << ", allowed " << allowed << "; rtol " << tol.rtol << ", atol "
-         << atol << ")";
+         << bad << " of " << a.size() << " elements differ; worst at " << index_str(actual.shape(), worst)
+         << " (flat " << worst << "): " << fmt::format("{:.17g} vs expected {:.17g}", a[worst], e[worst])
+         << " (|diff| " << std::abs(a[worst] - e[worst]) << ", allowed " << allowed(worst, e[worst]) << "; " << rule
+         << ")";
+}
+
+}  // namespace detail
+
+// actual and expected: two float32 computations of one quantity; condition:
+// c_i per element (same shape). See the block above.
+inline ::testing::AssertionResult within_f32_bound(const Tensor& actual, const Tensor& expected,
+                                                   const Tensor& condition, F32Bound b) {
+  if (!condition.defined() || condition.shape() != expected.shape())
+    return ::testing::AssertionFailure() << "condition tensor missing or of another shape";
+  const std::vector<double> c = condition.to_vector<double>();
+  const double g = 2 * b.stages * gamma32(b.reduction), r = 2 * b.stages * kUnitRoundoff32;
+  return detail::all_within(
+      actual, expected, [&](size_t i, double e) { return g * std::abs(c[i]) + r * std::abs(e); },
+      fmt::format("float32 bound: 2 x {} stages x gamma({}) x cond + {} stages x 2u |e|", b.stages, b.reduction,
+                  b.stages));
+}
+
+// Named results of one parity run: the forward output and the gradients.
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+// A parity run built from its float leaves (inputs, parameters, upstream
+// weights; fresh tensors of one float dtype, which the run may mark requires_grad).
+using ParityRun = std::function<NamedTensors(const std::vector<Tensor>& leaves)>;
+
+namespace detail {
+inline std::vector<Tensor> fresh(const std::vector<Tensor>& leaves, DType dtype) {
+  std::vector<Tensor> out;
+  for (const Tensor& t : leaves) out.push_back(clone(to(t, dtype)).detach());
+  return out;
+}
+}  // namespace detail
+
+// c_i for every result of run at `leaves`, in float64: column by column,
+// (f(x + h x_j e_j) - f(x - h x_j e_j)) / 2h = (d f / d x_j) x_j, summed in |.|.
+inline NamedTensors condition_numbers(const ParityRun& run, const std::vector<Tensor>& leaves) {
+  const std::vector<Tensor> base = detail::fresh(leaves, DType::Float64);
+  NamedTensors cond = run(detail::fresh(base, DType::Float64));
+  std::vector<std::vector<double>> acc;
+  for (auto& [name, t] : cond) acc.emplace_back(static_cast<size_t>(t.numel()), 0.0);
+  constexpr double h = 1e-6;
+  for (size_t k = 0; k < base.size(); ++k) {
+    const std::vector<double> values = base[k].to_vector<double>();
+    for (size_t j = 0; j < values.size(); ++j) {
+      if (values[j] == 0) continue;
+      std::vector<std::vector<double>> side[2];
+      for (int s = 0; s < 2; ++s) {
+        std::vector<Tensor> x = detail::fresh(base, DType::Float64);
+        std::vector<double> v = values;
+        v[j] *= s == 0 ? 1 + h : 1 - h;
+        x[k] = tensor(v, base[k].shape(), DType::Float64);
+        for (const auto& [name, t] : run(x)) side[s].push_back(t.to_vector<double>());
+      }
+      for (size_t r = 0; r < acc.size(); ++r)
+        for (size_t i = 0; i < acc[r].size(); ++i) acc[r][i] += std::abs(side[0][r][i] - side[1][r][i]) / (2 * h);
+    }
+  }
+  for (size_t r = 0; r < cond.size(); ++r) {
+    const Shape shape = cond[r].second.shape();  // may be 0-d
+    cond[r].second = reshape(tensor(acc[r], {static_cast<int64_t>(acc[r].size())}, DType::Float64), shape);
+  }
+  return cond;
+}
+
+// The float32 side of a parity test: the run on `leaves` in float32; each
+// result must be within the float32 bound of expected(name), PyTorch's value,
+// with c_i from condition_numbers.
+inline void expect_f32_parity(const ParityRun& run, const std::vector<Tensor>& leaves,
+                              const std::function<Tensor(const std::string&)>& expected, F32Bound bound,
+                              const std::string& label) {
+  const NamedTensors results = run(detail::fresh(leaves, DType::Float32));
+  const NamedTensors cond = condition_numbers(run, leaves);
+  ASSERT_EQ(results.size(), cond.size()) << label;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const auto& [name, t] = results[i];
+    ASSERT_TRUE(t.defined()) << label << " " << name << ": undefined";
+    EXPECT_EQ(dtype_name(t.dtype()), dtype_name(DType::Float32)) << label << " " << name;
+    EXPECT_TRUE(within_f32_bound(t, expected(name), cond[i].second, bound)) << label << " " << name;
+  }
+}
+
+// Both defined, the same shape, and every element within `tol` (see Tol). NaN
+// anywhere, or infinities, fail: |inf - inf| is NaN, never <= a tolerance. On
+// failure: how many elements differ and the worst one (by |diff| / allowed).
+// Usage: EXPECT_TRUE(all_close(out, expected, {1e-10, 1e-12})) << "grad x";
+inline ::testing::AssertionResult all_close(const Tensor& actual, const Tensor& expected, Tol tol) {
+  double largest = 0;
+  if (expected.defined())
+    for (double v : expected.to_vector<double>()) largest = std::max(largest, std::abs(v));
+  const double atol = tol.atol + tol.atol_of_max * largest;
+  return detail::all_within(
+      actual, expected, [&](size_t, double e) { return atol + tol.rtol * std::abs(e); },
+      fmt::format("rtol {}, atol {}", tol.rtol, atol));
 }
 
 // all_close, and the same dtype too; `label` names the tensor in a failure.
@@ -238,25 +358,44 @@ inline Tensor leaf(const Tensor& t, DType dtype, bool requires_grad = true) {
 
 // ---- nn parity ------------------------------------------------------------------------------
 
-// Loads nn/<case>/<dt>/ parameters into m (by state_dict name; dt "f64" first
-// moves m to float64), runs x through `forward` and compares, with
-// expect_nn_close, "out" and the gradients of sum(out * w) w.r.t. x ("grad_x")
-// and every parameter ("grad_<name>").
+// Loads nn/<case>/<dt>/ parameters into m (by state_dict name), runs x
+// through `forward` and compares "out" and the gradients of sum(out * w)
+// w.r.t. x ("grad_x") and every parameter ("grad_<name>"): float64 with
+// nn_parity_tol, float32 within the float32 error bound (above). K is the
+// longest reduction in these modules: over rows (B T, for weight gradients) or
+// over a parameter's dims; `stages` the longest chain of rounded operations.
 inline void check_module_parity(nn::Module& m, const std::function<Tensor(const Tensor&)>& forward,
-                                const std::string& c, const std::string& dt) {
-  if (dt == "f64") m.to(DType::Float64);
-  nn::StateDict state;
-  for (const auto& [name, p] : m.named_parameters()) state[name] = nn_fixture(c, dt, name);
-  m.load_state_dict(state);
-  Tensor x = nn_fixture(c, dt, "x");
-  x.requires_grad_(true);
-  const Tensor y = forward(x);
-  expect_nn_close(y, nn_fixture(c, dt, "out"), c + "/" + dt + " forward");
-  backward(sum(mul(y, nn_fixture(c, dt, "w"))));
-  expect_nn_close(x.grad(), nn_fixture(c, dt, "grad_x"), c + "/" + dt + " grad x");
-  for (const auto& [name, p] : m.named_parameters()) {
-    expect_nn_close(p.grad(), nn_fixture(c, dt, "grad_" + name), c + "/" + dt + " grad " + name);
+                                const std::string& c, const std::string& dt, int stages = 0) {
+  std::vector<std::string> names;
+  for (const auto& [name, p] : m.named_parameters()) names.push_back(name);
+  // leaves: x, w, then the parameters in `names` order.
+  const ParityRun run = [&](const std::vector<Tensor>& leaves) {
+    m.to(leaves[0].dtype());
+    nn::StateDict state;
+    for (size_t i = 0; i < names.size(); ++i) state[names[i]] = leaves[2 + i];
+    m.load_state_dict(state);
+    m.zero_grad();
+    Tensor x = leaves[0];
+    x.requires_grad_(true);
+    const Tensor y = forward(x);
+    backward(sum(mul(y, leaves[1])));
+    NamedTensors r = {{"out", y.detach()}, {"grad_x", x.grad()}};
+    for (const auto& [name, p] : m.named_parameters()) r.emplace_back("grad_" + name, p.grad());
+    return r;
+  };
+  std::vector<Tensor> leaves = {nn_fixture(c, dt, "x"), nn_fixture(c, dt, "w")};
+  for (const std::string& name : names) leaves.push_back(nn_fixture(c, dt, name));
+  const auto expected = [&](const std::string& name) { return nn_fixture(c, dt, name); };
+  if (dt == "f64") {
+    for (const auto& [name, t] : run(leaves)) expect_nn_close(t, expected(name), c + "/" + dt + " " + name);
+    return;
   }
+  ASSERT_GT(stages, 0) << c << "/f32: a float32 parity check needs its number of rounded stages";
+  const Tensor& x = leaves[0];
+  int64_t k = x.dim() > 1 ? x.numel() / x.size(-1) : 1;
+  for (size_t i = 2; i < leaves.size(); ++i)
+    for (int64_t d : leaves[i].shape()) k = std::max(k, d);
+  expect_f32_parity(run, leaves, expected, {k, stages}, c + "/f32");
 }
 
 // ---- attention setup ------------------------------------------------------------------------

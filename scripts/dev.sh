@@ -4,6 +4,7 @@
 #   scripts/dev.sh main            build, then run the main job
 #   scripts/dev.sh test            build, then run the whole test suite
 #   scripts/dev.sh test-sanitize   the suite again, built with ASan + UBSan
+#   scripts/dev.sh course ...      course mode: list | new DIR [--from ID] | check ID | status
 #
 # On Debian 12, missing packages are installed with apt-get when run as root;
 # otherwise the script says what to install and stops.
@@ -61,8 +62,13 @@ case "${1:-}" in
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       ctest --test-dir build-sanitize --output-on-failure -j"$jobs"
     ;;
+  course)
+    ensure_packages
+    shift
+    exec bash scripts/course.sh "$@"
+    ;;
   *)
-    echo "usage: scripts/dev.sh main | test | test-sanitize" >&2
+    echo "usage: scripts/dev.sh main | test | test-sanitize | course" >&2
     exit 2
     ;;
 esac

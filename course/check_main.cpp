@@ -65,7 +65,7 @@ std::string first_lines(const std::string& message, int lines) {
   for (int n = 0; n < lines && std::getline(in, line);) {
     // GoogleTest's own "Value of: ... Actual: ... Expected: ..." says less than the check's words.
     if (line.empty() || line.rfind("Value of:", 0) == 0 || line.rfind("  Actual:", 0) == 0 ||
-        line.rfind("Expected:", 0) == 0 || line.rfind("Which is:", 0) == 0)
+        line.rfind("Expected:", 0) == 0 || line.rfind("Which is:", 0) == 0 || line == "Failed")
       continue;
     out += (out.empty() ? "" : "\n        ") + line;
     ++n;

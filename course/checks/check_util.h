@@ -34,8 +34,13 @@ inline void expect_gradcheck(const GradcheckFn& f, const std::vector<Tensor>& in
     ADD_FAILURE() << r.report;
     return;
   }
-  ADD_FAILURE() << label << ": " << (r.diagnosis.empty() ? "the gradient is wrong" : r.diagnosis) << "\n"
-                << r.report;
+  std::string what = r.diagnosis.empty() ? "the gradient is wrong" : r.diagnosis;
+  if (r.diagnosis == "backward raised an error") {
+    // The report's second line is the error itself (e.g. a gradient of the wrong shape).
+    const size_t start = r.report.find('\n');
+    if (start != std::string::npos) what += ":" + r.report.substr(start + 1, r.report.find('\n', start + 1) - start - 1);
+  }
+  ADD_FAILURE() << label << ": " << what << "\n" << r.report;
 }
 
 // actual equals expected within tol; the failure names the worst element.

@@ -139,7 +139,7 @@ int check_one(const Exercise& e, bool verbose) {
   const auto& all = ropegrad::course::exercises();
   fmt::print("{}  {}  ({})\n", e.id, e.title, e.chapter);
   fmt::print("  you write: {}\n", where_to_write(e));
-  const std::vector<CheckLine> lines = run_checks(ropegrad::course::id_to_suite(e.id) + ".*", verbose ? 40 : 3);
+  const std::vector<CheckLine> lines = run_checks(ropegrad::course::id_to_suite(e.id) + ".*", verbose ? 40 : 1);
   if (lines.empty()) {
     fmt::print("  no checks found for {} (course/checks/{}.cpp)\n", e.id, ropegrad::course::id_to_suite(e.id));
     return 1;

@@ -15,7 +15,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 course=(bash "$root/scripts/course.sh")
 export ROPEGRAD_COURSE_BUILD=$build_dir
 
-ids=$(sed -n 's/^\[\(ex[0-9a-z-]*\)\]$/\1/p' course/exercises.txt)
+ids=${ROPEGRAD_COURSE_IDS:-$(sed -n 's/^\[\(ex[0-9a-z-]*\)\]$/\1/p' course/exercises.txt)}  # ROPEGRAD_COURSE_IDS="ex07-rmsnorm ...": only these
 region_files=$(grep -rlE --include='*.cpp' --include='*.h' 'BEGIN EXERCISE ex' tensor autograd nn tasks tokenizer 2>/dev/null || true)
 [ -n "$region_files" ] || { echo "course proof: no exercise regions in the sources" >&2; exit 1; }
 
@@ -78,6 +78,7 @@ echo "course proof: every typical wrong solution is caught"
 caught=0
 mutations=0
 for patch in course/mutations/*.patch; do
+  case " $ids " in *" $(sed -n "s/^Exercise: *//p" "$patch" | head -1) "*) ;; *) continue ;; esac
   [ -e "$patch" ] || continue
   mutations=$((mutations + 1))
   id=$(sed -n 's/^Exercise: *//p' "$patch" | head -1)
@@ -99,6 +100,14 @@ for patch in course/mutations/*.patch; do
       echo "$out" | sed 's/^/        /'
     fi
   fi
+  # A chapter that shows this mutation's output (a fenced block right after
+  # "<!-- mutation-output: NAME -->") must show lines the check still prints.
+  for doc in $(grep -lF -- "<!-- mutation-output: $name -->" docs/*.md 2>/dev/null || true); do
+    shown=$(awk -v m="<!-- mutation-output: $name -->" '$0 == m { f = 1; next } f && /^```/ { if (in_block) exit; in_block = 1; next } f && in_block { print }' "$doc")
+    plain=$("$build_dir/course/course-check" "$id" 2>&1 || true)
+    missing=$(echo "$shown" | while IFS= read -r line; do [ "$line" = "..." ] || echo "$plain" | grep -qxF -- "$line" || echo "$line"; done)
+    if [ -z "$missing" ]; then ok "$doc shows what $name prints"; else bad "$doc: lines for $name that the check no longer prints:"; echo "$missing" | sed 's/^/        /'; fi
+  done
   restore
 done
 echo "course proof: $caught of $mutations mutations caught"

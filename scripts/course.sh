@@ -63,7 +63,9 @@ stub() {
 
 configure() {
   if [ ! -f "$build_dir/CMakeCache.txt" ]; then
-    cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DROPEGRAD_BENCH=OFF >/dev/null
+    local launcher=()
+    command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+    cmake -S . -B "$build_dir" "${launcher[@]}" -DCMAKE_BUILD_TYPE=Release -DROPEGRAD_BENCH=OFF >/dev/null
   fi
 }
 

@@ -38,7 +38,10 @@ inline void expect_gradcheck(const GradcheckFn& f, const std::vector<Tensor>& in
   if (r.diagnosis == "backward raised an error") {
     // The report's second line is the error itself (e.g. a gradient of the wrong shape).
     const size_t start = r.report.find('\n');
-    if (start != std::string::npos) what += ":" + r.report.substr(start + 1, r.report.find('\n', start + 1) - start - 1);
+    if (start != std::string::npos) {
+      std::string line = r.report.substr(start + 1, r.report.find('\n', start + 1) - start - 1);
+      what += ": " + line.substr(std::min(line.find_first_not_of(' '), line.size()));
+    }
   }
   ADD_FAILURE() << label << ": " << what << "\n" << r.report;
 }

@@ -9,7 +9,7 @@ MultiHeadAttention::MultiHeadAttention(int64_t d_model_, int64_t num_heads_, std
   q_proj = register_module("q_proj", std::make_shared<Linear>(d_model, d_model, gen, dtype));
   k_proj = register_module("k_proj", std::make_shared<Linear>(d_model, d_model, gen, dtype));
   v_proj = register_module("v_proj", std::make_shared<Linear>(d_model, d_model, gen, dtype));
-  o_proj = register_module("o_proj", std::make_shared<Linear>(d_model, d_model, gen, dtype));
+  o_proj = register_module("output_proj", std::make_shared<Linear>(d_model, d_model, gen, dtype));
 }
 
 int64_t attention_head_dim(int64_t d_model, int64_t num_heads, const RotaryEmbedding* rope, const char* op) {

@@ -20,7 +20,7 @@ struct KVCache {
 struct AttentionCall {
   Tensor mask;          // bool (true = may attend) or additive float, broadcastable to (B, H, Nq, Nk)
   bool causal = false;  // query i may attend keys at positions <= its own
-  Tensor positions;     // RoPE positions of the queries/keys, (T) or (B, T); default 0..T-1 (after the cache)
+  Tensor positions;     // RoPE positions of the queries/keys, (T), (B, T) or (1, T); default 0..T-1 (after the cache)
   KVCache* cache = nullptr;  // self-attention only: append this call's k, v and attend to all
   Tensor* weights = nullptr;  // receives the attention weights (B, H, Nq, Nk)
 };

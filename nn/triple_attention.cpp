@@ -12,7 +12,7 @@ TripleAttention::TripleAttention(int64_t d_model_, int64_t num_heads_, std::shar
   k_proj = register_module("k_proj", std::make_shared<Linear>(d_model, d_model, gen, dtype));
   r_proj = register_module("r_proj", std::make_shared<Linear>(d_model, d_model, gen, dtype));
   v_proj = register_module("v_proj", std::make_shared<Linear>(d_model, d_model, gen, dtype));
-  o_proj = register_module("o_proj", std::make_shared<Linear>(d_model, d_model, gen, dtype));
+  o_proj = register_module("output_proj", std::make_shared<Linear>(d_model, d_model, gen, dtype));
 }
 
 Tensor TripleAttention::forward(const Tensor& x, const AttentionCall& call) {

@@ -52,9 +52,8 @@ Tol tol_for(DType dtype) { return dtype == DType::Float64 ? kTol64 : kTol32; }
 std::unique_ptr<MultiHeadAttention> fixture_mha(const std::string& name, DType dtype) {
   auto mha = std::make_unique<MultiHeadAttention>(16, 2, make_rope(8, dtype), nullptr, dtype);
   StateDict weights;
-  for (const char* w : {"q", "k", "v", "o"}) {
-    weights[std::string(w) + "_proj.weight"] = to(fixture(name + ".w" + w), dtype);
-  }
+  for (const char* w : {"q", "k", "v"}) weights[std::string(w) + "_proj.weight"] = to(fixture(name + ".w" + w), dtype);
+  weights["output_proj.weight"] = to(fixture(name + ".wo"), dtype);
   mha->load_state_dict(weights);
   return mha;
 }

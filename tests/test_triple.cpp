@@ -81,7 +81,7 @@ Tensor rows_tensor(const std::vector<Vec>& rows) {
                 DType::Float64);
 }
 
-const std::vector<std::string> kParamNames = {"k_proj.weight", "o_proj.weight", "q_proj.weight", "r_proj.weight",
+const std::vector<std::string> kParamNames = {"k_proj.weight", "output_proj.weight", "q_proj.weight", "r_proj.weight",
                                               "v_proj.weight"};
 
 // D = 16, H = 2 (dh = 8), RoPE, the weights of fixture module `triple`.

@@ -7,6 +7,7 @@
 
 #include "autograd/ops.h"
 #include "tensor/elementwise.h"
+#include "tensor/exercise.h"
 #include "tensor/fast_math.h"
 
 namespace ropegrad {
@@ -64,9 +65,11 @@ Tensor mul(const Tensor& a, const Tensor& b) {
                 [sa = save_if(b.requires_grad(), a, "mul"), sb = save_if(a.requires_grad(), b, "mul"),
                  shape_a = a.shape(), shape_b = b.shape()](const Tensor& g, const NeedsGrad& needs) -> Grads {
                   Grads grads(2);
+                  // BEGIN EXERCISE ex02-mul-div
                   const auto times = [](auto x, auto y) { return x * y; };
                   if (needs[0]) grads[0] = kernels::sum_to(map_float(g, like(sb, g), times), shape_a);
                   if (needs[1]) grads[1] = kernels::sum_to(map_float(g, like(sa, g), times), shape_b);
+                  // END EXERCISE ex02-mul-div
                   return grads;
                 });
   }
@@ -82,6 +85,7 @@ Tensor div(const Tensor& a, const Tensor& b) {
                 [sa = save_if(b.requires_grad(), a, "div"), sb = SavedTensor(b, "div"),
                  shape_a = a.shape(), shape_b = b.shape()](const Tensor& g, const NeedsGrad& needs) -> Grads {
                   Grads grads(2);
+                  // BEGIN EXERCISE ex02-mul-div
                   const Tensor bv = like(sb, g);
                   if (needs[0]) grads[0] = kernels::sum_to(map_float(g, bv, [](auto x, auto y) { return x / y; }), shape_a);
                   if (needs[1]) {
@@ -89,6 +93,7 @@ Tensor div(const Tensor& a, const Tensor& b) {
                                                 [](auto gg, auto x, auto y) { return -gg * x / (y * y); }),
                                       shape_b);
                   }
+                  // END EXERCISE ex02-mul-div
                   return grads;
                 });
   }

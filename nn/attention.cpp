@@ -9,7 +9,7 @@ MultiHeadAttention::MultiHeadAttention(int64_t d_model_, int64_t num_heads_, std
   q_proj = register_module("q_proj", std::make_shared<Linear>(d_model, d_model, gen, dtype));
   k_proj = register_module("k_proj", std::make_shared<Linear>(d_model, d_model, gen, dtype));
   v_proj = register_module("v_proj", std::make_shared<Linear>(d_model, d_model, gen, dtype));
-  o_proj = register_module("o_proj", std::make_shared<Linear>(d_model, d_model, gen, dtype));
+  output_proj = register_module("output_proj", std::make_shared<Linear>(d_model, d_model, gen, dtype));
 }
 
 int64_t attention_head_dim(int64_t d_model, int64_t num_heads, const RotaryEmbedding* rope, const char* op) {
@@ -67,7 +67,7 @@ Tensor MultiHeadAttention::forward(const Tensor& x, const AttentionCall& call) {
   options.causal_offset = past;  // query i sits at position past + i
   options.dropout_p = dropout_p;
   options.training = is_training();
-  return o_proj->forward(merge_heads(scaled_dot_product_attention(q, k, v, options, call.weights)));
+  return output_proj->forward(merge_heads(scaled_dot_product_attention(q, k, v, options, call.weights)));
 }
 
 Tensor MultiHeadAttention::forward(const Tensor& query, const Tensor& key, const Tensor& value,
@@ -92,7 +92,7 @@ Tensor MultiHeadAttention::forward(const Tensor& query, const Tensor& key, const
   options.causal = call.causal;
   options.dropout_p = dropout_p;
   options.training = is_training();
-  return o_proj->forward(merge_heads(scaled_dot_product_attention(q, k, v, options, call.weights)));
+  return output_proj->forward(merge_heads(scaled_dot_product_attention(q, k, v, options, call.weights)));
 }
 
 }  // namespace ropegrad::nn

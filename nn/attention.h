@@ -20,7 +20,7 @@ struct KVCache {
 struct AttentionCall {
   Tensor mask;          // bool (true = may attend) or additive float, broadcastable to (B, H, Nq, Nk)
   bool causal = false;  // query i may attend keys at positions <= its own
-  Tensor positions;     // RoPE positions of the queries/keys, (T) or (B, T); default 0..T-1 (after the cache)
+  Tensor positions;     // RoPE positions of the queries/keys, (T), (B, T) or (1, T); default 0..T-1 (after the cache)
   KVCache* cache = nullptr;  // self-attention only: append this call's k, v and attend to all
   Tensor* weights = nullptr;  // receives the attention weights (B, H, Nq, Nk)
 };
@@ -57,7 +57,7 @@ class MultiHeadAttention : public AttentionLayer {
 
   int64_t d_model, num_heads, head_dim;
   double dropout_p;
-  std::shared_ptr<Linear> q_proj, k_proj, v_proj, o_proj;
+  std::shared_ptr<Linear> q_proj, k_proj, v_proj, output_proj;
   std::shared_ptr<RotaryEmbedding> rope;
 };
 

@@ -119,12 +119,23 @@ std::pair<Tensor, Tensor> RotaryEmbedding::tables_for(const Tensor& x, const Ten
   } else {
     RG_CHECK(positions.dtype() == DType::Int64, "RotaryEmbedding", "positions must be int64, got {}",
              dtype_name(positions.dtype()));
-    RG_CHECK((positions.dim() == 1 || positions.dim() == 2) && positions.size(-1) == t, "RotaryEmbedding",
-             "positions must be (T) or (B, T) with T = {}, got shape {}", t, shape_str(positions.shape()));
+    RG_CHECK(positions.dim() >= 1 && positions.size(-1) == t, "RotaryEmbedding",
+             "positions must be (T), (B, T) or (..., T) with T = {}, got shape {}", t, shape_str(positions.shape()));
     if (positions.dim() == 2) {
-      RG_CHECK(x.dim() >= 3 && positions.size(0) == x.size(0), "RotaryEmbedding",
-               "positions (B, T) = {} need an input (B, ..., T, dh) with the same B, got {}",
+      // (B, T) or (1, T) for x (B, ..., T, dh): B lines up with x's first dim.
+      RG_CHECK(x.dim() >= 3 && (positions.size(0) == x.size(0) || positions.size(0) == 1), "RotaryEmbedding",
+               "positions (B, T) = {} need an input (B, ..., T, dh) with the same B (or B = 1), got {}",
                shape_str(positions.shape()), shape_str(x.shape()));
+    } else if (positions.dim() > 2) {
+      // (..., T) for x (..., T, dh): broadcast from the right, as CS336's token_positions.
+      const Shape lead(x.shape().begin(), x.shape().end() - 1);
+      bool fits = positions.dim() <= static_cast<int64_t>(lead.size());
+      for (int64_t i = 1; fits && i <= positions.dim(); ++i) {
+        const int64_t p = positions.size(-i), want = lead[lead.size() - i];
+        fits = p == want || p == 1;
+      }
+      RG_CHECK(fits, "RotaryEmbedding", "positions of shape {} do not broadcast against the input's {} (x is {})",
+               shape_str(positions.shape()), shape_str(lead), shape_str(x.shape()));
     }
     const Tensor flat = kernels::contiguous(kernels::reshape(positions, {-1}));
     const int64_t* p = flat.data_ptr<int64_t>();
@@ -136,7 +147,7 @@ std::pair<Tensor, Tensor> RotaryEmbedding::tables_for(const Tensor& x, const Ten
     ensure_length(max_pos + 1);
     check_xpos_range(max_pos, x.dtype());
     const int64_t half = config_.head_dim / 2;
-    Shape shape = positions.shape();  // (T) or (B, T)
+    Shape shape = positions.shape();  // (T), (B, T) or (..., T)
     if (positions.dim() == 2) shape.insert(shape.begin() + 1, x.dim() - 3, 1);  // (B, 1.., T)
     shape.push_back(half);
     c = kernels::reshape(kernels::index_select(cos_, 0, flat), shape);

@@ -40,8 +40,9 @@ class RotaryEmbedding : public Module {
   explicit RotaryEmbedding(const RopeConfig& config, DType dtype = kDefaultFloat);
   std::string type_name() const override { return "RotaryEmbedding"; }
 
-  // Real form. x (..., T, dh); positions: undefined (0..T-1), (T) or (B, T)
-  // int64 for x (B, ..., T, dh). is_key selects the key-side xPos scale.
+  // Real form. x (..., T, dh); positions: undefined (0..T-1), (T), or (B, T)
+  // int64 for x (B, ..., T, dh) with B equal or 1, or (..., T) broadcasting
+  // from the right against x's (..., T). is_key selects the key-side xPos scale.
   Tensor forward(const Tensor& x, const Tensor& positions = Tensor(), bool is_key = false);
   // Complex form (interleaved pairs only): view_as_real(view_as_complex(x) * e^{i theta}).
   Tensor forward_complex(const Tensor& x, const Tensor& positions = Tensor(), bool is_key = false);

@@ -12,7 +12,7 @@ TripleAttention::TripleAttention(int64_t d_model_, int64_t num_heads_, std::shar
   k_proj = register_module("k_proj", std::make_shared<Linear>(d_model, d_model, gen, dtype));
   r_proj = register_module("r_proj", std::make_shared<Linear>(d_model, d_model, gen, dtype));
   v_proj = register_module("v_proj", std::make_shared<Linear>(d_model, d_model, gen, dtype));
-  o_proj = register_module("o_proj", std::make_shared<Linear>(d_model, d_model, gen, dtype));
+  output_proj = register_module("output_proj", std::make_shared<Linear>(d_model, d_model, gen, dtype));
 }
 
 Tensor TripleAttention::forward(const Tensor& x, const AttentionCall& call) {
@@ -31,7 +31,7 @@ Tensor TripleAttention::forward(const Tensor& x, const AttentionCall& call) {
   Tensor p = triple_attention_probs(q, k, r, scale, ScoreMask{call.mask, call.causal, 0});
   p = dropout(p, dropout_p, is_training());
   if (call.weights != nullptr) *call.weights = p;  // the weights that multiplied v
-  return o_proj->forward(merge_heads(matmul(p, v)));
+  return output_proj->forward(merge_heads(matmul(p, v)));
 }
 
 double gram_score(const std::vector<double>& q, const std::vector<double>& k, const std::vector<double>& r) {

@@ -21,7 +21,7 @@ class TripleAttention : public AttentionLayer {
 
   int64_t d_model, num_heads, head_dim;
   double dropout_p;
-  std::shared_ptr<Linear> q_proj, k_proj, r_proj, v_proj, o_proj;
+  std::shared_ptr<Linear> q_proj, k_proj, r_proj, v_proj, output_proj;
   std::shared_ptr<RotaryEmbedding> rope;
 };
 

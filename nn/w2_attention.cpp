@@ -11,7 +11,7 @@ W2Attention::W2Attention(int64_t d_model_, int64_t num_heads_, std::shared_ptr<R
   q_proj = register_module("q_proj", std::make_shared<Linear>(d_model, d_model, gen, dtype));
   k_proj = register_module("k_proj", std::make_shared<Linear>(d_model, d_model, gen, dtype));
   v_proj = register_module("v_proj", std::make_shared<Linear>(d_model, d_model, gen, dtype));
-  o_proj = register_module("o_proj", std::make_shared<Linear>(d_model, d_model, gen, dtype));
+  output_proj = register_module("output_proj", std::make_shared<Linear>(d_model, d_model, gen, dtype));
   const int64_t sigma_out = sigma == SigmaMode::Scalar ? num_heads : d_model;
   sigma_q_proj = register_module("sigma_q_proj", std::make_shared<Linear>(d_model, sigma_out, gen, dtype));
   sigma_k_proj = register_module("sigma_k_proj", std::make_shared<Linear>(d_model, sigma_out, gen, dtype));
@@ -44,7 +44,7 @@ Tensor W2Attention::forward(const Tensor& x, const AttentionCall& call) {
   Tensor p = w2_attention_probs(mu_q, mu_k, sigma_q, sigma_k, temperatures(), ScoreMask{call.mask, call.causal, 0});
   p = dropout(p, dropout_p, is_training());
   if (call.weights != nullptr) *call.weights = p;  // the weights that multiplied v
-  return o_proj->forward(merge_heads(matmul(p, v)));  // (B, H, T, dh) -> (B, T, D)
+  return output_proj->forward(merge_heads(matmul(p, v)));  // (B, H, T, dh) -> (B, T, D)
 }
 
 }  // namespace ropegrad::nn

@@ -31,7 +31,7 @@ class W2Attention : public AttentionLayer {
   int64_t d_model, num_heads, head_dim;
   SigmaMode sigma_mode;
   double dropout_p;
-  std::shared_ptr<Linear> q_proj, k_proj, v_proj, o_proj, sigma_q_proj, sigma_k_proj;
+  std::shared_ptr<Linear> q_proj, k_proj, v_proj, output_proj, sigma_q_proj, sigma_k_proj;
   Tensor temperature;  // (H), before softplus
   std::shared_ptr<RotaryEmbedding> rope;
 };

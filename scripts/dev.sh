@@ -4,6 +4,7 @@
 #   scripts/dev.sh main            build, then run the main job
 #   scripts/dev.sh test            build, then run the whole test suite
 #   scripts/dev.sh test-sanitize   the suite again, built with ASan + UBSan
+#   scripts/dev.sh course ...      course mode: list | new DIR [--from ID] | check ID | status
 #
 # On Debian 12, missing packages are installed with apt-get when run as root;
 # otherwise the script says what to install and stops.
@@ -12,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
 
-packages=(cmake g++ make pkg-config libopenblas-dev libgtest-dev libgmock-dev libfmt-dev libbenchmark-dev python3-numpy)
+packages=(cmake g++ make pkg-config ccache libopenblas-dev libgtest-dev libgmock-dev libfmt-dev libbenchmark-dev python3-numpy)
 
 ensure_packages() {
   local missing=()
@@ -36,7 +37,11 @@ ensure_packages() {
 build() {
   local dir=$1
   shift
-  cmake -S . -B "$dir" "$@" >/dev/null
+  # ccache, when present, makes rebuilds of unchanged files free (the course
+  # proof compiles each stubbed file and then the restored one again).
+  local launcher=()
+  command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  cmake -S . -B "$dir" "${launcher[@]}" "$@" >/dev/null
   cmake --build "$dir" -j"$jobs"
 }
 
@@ -61,8 +66,13 @@ case "${1:-}" in
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       ctest --test-dir build-sanitize --output-on-failure -j"$jobs"
     ;;
+  course)
+    ensure_packages
+    shift
+    exec bash scripts/course.sh "$@"
+    ;;
   *)
-    echo "usage: scripts/dev.sh main | test | test-sanitize" >&2
+    echo "usage: scripts/dev.sh main | test | test-sanitize | course" >&2
     exit 2
     ;;
 esac

@@ -183,7 +183,7 @@ TEST_P(MhaParity, ForwardAndGradientsMatchTorch) {
     const DType dt = ls[0].dtype();
     auto mha = std::make_unique<MultiHeadAttention>(16, 2, make_rope(8, dt), nullptr, dt);  // D = 16, H = 2, dh = 8
     StateDict weights;
-    const char* proj[] = {"q_proj", "k_proj", "v_proj", "o_proj"};
+    const char* proj[] = {"q_proj", "k_proj", "v_proj", "output_proj"};
     for (size_t i = 0; i < 4; ++i) weights[std::string(proj[i]) + ".weight"] = ls[n + 1 + i];
     mha->load_state_dict(weights);
     std::vector<Tensor> xs(ls.begin(), ls.begin() + static_cast<std::ptrdiff_t>(n));
@@ -196,7 +196,7 @@ TEST_P(MhaParity, ForwardAndGradientsMatchTorch) {
     NamedTensors r = {{"out", out.detach()}};
     for (size_t i = 0; i < n; ++i) r.emplace_back("grad_" + inputs[i], xs[i].grad());
     const char* w[] = {"wq", "wk", "wv", "wo"};
-    const Tensor* p[] = {&mha->q_proj->weight, &mha->k_proj->weight, &mha->v_proj->weight, &mha->o_proj->weight};
+    const Tensor* p[] = {&mha->q_proj->weight, &mha->k_proj->weight, &mha->v_proj->weight, &mha->output_proj->weight};
     for (size_t i = 0; i < 4; ++i) r.emplace_back(std::string("grad_") + w[i], p[i]->grad());
     return r;
   };

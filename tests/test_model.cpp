@@ -81,7 +81,7 @@ TEST(TransformerStructure, ParameterNamesAndShapesFollowCS336) {
                                            {"lm_head.weight", {kV, kD}}};
   for (int l = 0; l < kL; ++l) {
     const std::string p = "layers." + std::to_string(l) + ".";
-    for (const char* proj : {"q_proj", "k_proj", "v_proj", "o_proj"}) expected[p + "attn." + proj + ".weight"] = {kD, kD};
+    for (const char* proj : {"q_proj", "k_proj", "v_proj", "output_proj"}) expected[p + "attn." + proj + ".weight"] = {kD, kD};
     expected[p + "ln1.weight"] = {kD};
     expected[p + "ln2.weight"] = {kD};
     expected[p + "ffn.w1.weight"] = {kFF, kD};

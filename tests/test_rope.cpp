@@ -494,12 +494,25 @@ TEST(RopeErrors, WrongPositionsShape) {
   const std::string too_long = error_of([&] { rope.forward(x, arange(5)); });
   EXPECT_THAT(too_long, HasSubstr("RotaryEmbedding"));
   EXPECT_THAT(too_long, HasSubstr(shape_str({5})));
-  const std::string three_d = error_of([&] { rope.forward(x, zeros({2, 1, 4}, DType::Int64)); });
+  const std::string three_d = error_of([&] { rope.forward(x, zeros({3, 1, 4}, DType::Int64)); });
   EXPECT_THAT(three_d, HasSubstr("RotaryEmbedding"));
-  EXPECT_THAT(three_d, HasSubstr(shape_str({2, 1, 4})));
+  EXPECT_THAT(three_d, HasSubstr(shape_str({3, 1, 4})));
   const std::string wrong_batch = error_of([&] { rope.forward(x, zeros({3, 4}, DType::Int64)); });
   EXPECT_THAT(wrong_batch, HasSubstr("RotaryEmbedding"));
   EXPECT_THAT(wrong_batch, HasSubstr(shape_str({3, 4})));
+}
+
+// CS336's token positions: (1, T) broadcasts over the batch, and (..., T)
+// broadcasts from the right against x's (..., T); both equal the (B, T) form.
+TEST(RopePositions, OneByTAndRightAlignedShapesBroadcast) {
+  RotaryEmbedding rope(config(8), DType::Float64);
+  Generator gen(3);
+  const Tensor x = randn({2, 3, 4, 8}, DType::Float64, &gen);  // (B, H, T, dh)
+  const Tensor pos = tensor_i64({5, 6, 7, 8}, {1, 4});      // (1, T)
+  const Tensor per_batch = rope.forward(x, cat({pos, pos}, 0));  // (B, T) with equal rows
+  EXPECT_TRUE(all_close(rope.forward(x, pos), per_batch, {0, 0}));
+  const Tensor shifted = tensor_i64({0, 1, 2, 3, 9, 10, 11, 12}, {2, 4});
+  EXPECT_TRUE(all_close(rope.forward(x, reshape(shifted, {2, 1, 4})), rope.forward(x, shifted), {0, 0}));
 }
 
 TEST(RopeErrors, NonInt64Positions) {

@@ -77,7 +77,7 @@ Tensor rows_tensor(const std::vector<Vec>& rows) {
                 DType::Float64);
 }
 
-const std::vector<std::string> kParamNames = {"k_proj.weight", "o_proj.weight", "q_proj.weight", "r_proj.weight",
+const std::vector<std::string> kParamNames = {"k_proj.weight", "output_proj.weight", "q_proj.weight", "r_proj.weight",
                                               "v_proj.weight"};
 
 Tensor param(const TripleAttention& m, const std::string& name) {

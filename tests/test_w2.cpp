@@ -55,7 +55,7 @@ constexpr Tol kTol64{1e-10, 1e-12};
 
 const char* sigma_name(SigmaMode mode) { return mode == SigmaMode::Scalar ? "scalar" : "vector"; }
 
-const std::vector<std::string> kParamNames = {"k_proj.weight",       "o_proj.weight",       "q_proj.weight",
+const std::vector<std::string> kParamNames = {"k_proj.weight",       "output_proj.weight",       "q_proj.weight",
                                               "sigma_k_proj.weight", "sigma_q_proj.weight", "temperature",
                                               "v_proj.weight"};
 
@@ -401,7 +401,7 @@ TEST(W2Module, ParameterNamesAndShapes) {
     std::vector<std::string> names;
     for (const auto& [name, s] : shapes) names.push_back(name);
     EXPECT_EQ(names, kParamNames);
-    for (const char* n : {"q_proj.weight", "k_proj.weight", "v_proj.weight", "o_proj.weight"})
+    for (const char* n : {"q_proj.weight", "k_proj.weight", "v_proj.weight", "output_proj.weight"})
       EXPECT_EQ(shapes[n], (Shape{d, d})) << n;
     const Shape sigma_shape = is_scalar ? Shape{h, d} : Shape{d, d};
     EXPECT_EQ(shapes["sigma_q_proj.weight"], sigma_shape);

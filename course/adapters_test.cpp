@@ -1,0 +1,207 @@
+// The CS336-style adapters (course/adapters.h) against an independent PyTorch
+// reference: tests/fixtures/adapters/, written by
+// tests/fixtures/make_adapter_fixtures.py. Everything here is float64, so the
+// tolerance is float64 rounding (rtol 1e-10, atol 1e-12) as in the nn parity tests.
+#include <gmock/gmock.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <set>
+
+#include "course/adapters.h"
+#include "nn/transformer.h"
+#include "tests/support/test_util.h"
+
+namespace ropegrad {
+namespace {
+
+using namespace ropegrad::testing;
+using namespace ropegrad::adapters;
+
+Tensor fx(const std::string& name) { return load_fixture("adapters/" + name); }
+const Tol kTol{1e-10, 1e-12};
+
+// The fixture script's sizes.
+constexpr int64_t B = 2, T = 6, D = 16, H = 4, DFF = 32, V = 23, L = 2;
+constexpr double THETA = 10000.0;
+
+// Every adapters/<case>.<name>.npy whose name is a weight name (has a '.').
+Weights weights_of(const std::string& c, const std::vector<std::string>& names) {
+  Weights w;
+  for (const std::string& n : names) w[n] = fx(c + "." + n);
+  return w;
+}
+
+std::vector<std::string> block_names(const std::string& prefix = "") {
+  std::vector<std::string> names;
+  for (const char* n : {"attn.q_proj.weight", "attn.k_proj.weight", "attn.v_proj.weight", "attn.output_proj.weight",
+                        "ln1.weight", "ln2.weight", "ffn.w1.weight", "ffn.w2.weight", "ffn.w3.weight"})
+    names.push_back(prefix + n);
+  return names;
+}
+
+TEST(Adapters, RunLinear) {
+  expect_close(run_linear(D, 8, fx("linear.weights"), fx("linear.in")), fx("linear.out"), kTol, "run_linear");
+}
+
+TEST(Adapters, RunEmbeddingWithARepeatedId) {
+  expect_close(run_embedding(V, D, fx("embedding.weights"), fx("embedding.ids")), fx("embedding.out"), kTol,
+               "run_embedding");
+}
+
+TEST(Adapters, RunRmsnorm) {
+  expect_close(run_rmsnorm(D, 1e-5, fx("rmsnorm.weights"), fx("rmsnorm.in")), fx("rmsnorm.out"), kTol, "run_rmsnorm");
+}
+
+TEST(Adapters, RunSwiglu) {
+  expect_close(run_swiglu(D, DFF, fx("swiglu.w1"), fx("swiglu.w2"), fx("swiglu.w3"), fx("swiglu.in")),
+               fx("swiglu.out"), kTol, "run_swiglu");
+}
+
+TEST(Adapters, RunSiluAndSoftmax) {
+  expect_close(run_silu(fx("silu.in")), fx("silu.out"), kTol, "run_silu");
+  expect_close(run_softmax(fx("softmax.in"), -1), fx("softmax.out"), kTol, "run_softmax");
+}
+
+TEST(Adapters, RunScaledDotProductAttentionWithABoolMask) {  // true = may attend
+  expect_close(run_scaled_dot_product_attention(fx("sdpa.q"), fx("sdpa.k"), fx("sdpa.v"), fx("sdpa.mask")),
+               fx("sdpa.out"), kTol, "run_scaled_dot_product_attention");
+}
+
+TEST(Adapters, RunMultiheadSelfAttentionIsCausal) {
+  const Tensor out = run_multihead_self_attention(D, H, fx("mhsa.q_proj"), fx("mhsa.k_proj"), fx("mhsa.v_proj"),
+                                                  fx("mhsa.o_proj"), fx("mhsa.in"));
+  expect_close(out, fx("mhsa.out"), kTol, "run_multihead_self_attention");
+}
+
+TEST(Adapters, RunMultiheadSelfAttentionWithRopePositionsOneByT) {  // (1, T) broadcast over a batch of 2
+  const Tensor out = run_multihead_self_attention_with_rope(D, H, 16, THETA, fx("mhsa.q_proj"), fx("mhsa.k_proj"),
+                                                            fx("mhsa.v_proj"), fx("mhsa.o_proj"), fx("mhsa.in"),
+                                                            fx("mhsa_rope.positions"));
+  expect_close(out, fx("mhsa_rope.out"), kTol, "with positions (1, T)");
+  // No positions: 0..T-1, the same as (1, T) = arange(T).
+  const Tensor none = run_multihead_self_attention_with_rope(D, H, 16, THETA, fx("mhsa.q_proj"), fx("mhsa.k_proj"),
+                                                             fx("mhsa.v_proj"), fx("mhsa.o_proj"), fx("mhsa.in"));
+  expect_close(none, fx("mhsa_rope.out"), kTol, "without positions");
+}
+
+TEST(Adapters, RunMultiheadSelfAttentionWithRopePositionsBByT) {  // a second sequence shifted by 5
+  const Tensor out = run_multihead_self_attention_with_rope(D, H, 16, THETA, fx("mhsa.q_proj"), fx("mhsa.k_proj"),
+                                                            fx("mhsa.v_proj"), fx("mhsa.o_proj"), fx("mhsa.in"),
+                                                            fx("mhsa_rope_bt.positions"));
+  expect_close(out, fx("mhsa_rope_bt.out"), kTol, "with positions (B, T)");
+}
+
+TEST(Adapters, RunRopeWithPositionsPerSequence) {
+  expect_close(run_rope(D / H, THETA, 16, fx("rope.in"), fx("rope.positions")), fx("rope.out"), kTol, "run_rope");
+}
+
+TEST(Adapters, RunTransformerBlockWithTheCourseWeightNames) {
+  const Weights w = weights_of("block", block_names());
+  expect_close(run_transformer_block(D, H, DFF, 16, THETA, w, fx("block.in")), fx("block.out"), kTol,
+               "run_transformer_block");
+}
+
+TEST(Adapters, RunTransformerLmWithTheCourseWeightNames) {
+  std::vector<std::string> names = {"token_embeddings.weight", "ln_final.weight", "lm_head.weight"};
+  for (int64_t i = 0; i < L; ++i)
+    for (const std::string& n : block_names("layers." + std::to_string(i) + ".")) names.push_back(n);
+  const Weights w = weights_of("lm", names);
+  expect_close(run_transformer_lm(V, 16, D, L, H, DFF, THETA, w, fx("lm.ids")), fx("lm.out"), kTol,
+               "run_transformer_lm");
+}
+
+TEST(Adapters, AMissingWeightIsNamed) {
+  Weights w = weights_of("block", block_names());
+  w.erase("attn.output_proj.weight");
+  EXPECT_RG_ERROR(run_transformer_block(D, H, DFF, 16, THETA, w, fx("block.in")), "run_transformer_block",
+                  "attn.output_proj.weight");
+}
+
+TEST(Adapters, RunCrossEntropyWithALargeLogit) {
+  expect_close(run_cross_entropy(fx("cross_entropy.in"), fx("cross_entropy.targets")), fx("cross_entropy.out"), kTol,
+               "run_cross_entropy");
+}
+
+TEST(Adapters, RunGetLrCosineSchedule) {
+  const std::vector<int64_t> its = fx("cosine.it").to_vector<int64_t>();
+  const std::vector<double> want = fx("cosine.out").to_vector<double>();
+  for (size_t i = 0; i < its.size(); ++i) {
+    EXPECT_NEAR(run_get_lr_cosine_schedule(its[i], 1.0, 0.1, 7, 21), want[i], 1e-15) << "it = " << its[i];
+  }
+}
+
+TEST(Adapters, RunGradientClipping) {
+  std::vector<Tensor> ps;
+  for (int i = 0; i < 2; ++i) {
+    const Tensor g = fx("clip.grad" + std::to_string(i));
+    Tensor p = zeros(g.shape(), kF64).requires_grad_();
+    p.set_grad(clone(g));
+    ps.push_back(p);
+  }
+  run_gradient_clipping(ps, 1.0);
+  for (int i = 0; i < 2; ++i) expect_close(ps[i].grad(), fx("clip.clipped" + std::to_string(i)), kTol, "clipped grad");
+}
+
+TEST(Adapters, AdamWMatchesTorchOverTenSteps) {
+  Tensor p = clone(fx("adamw.p0")).requires_grad_();
+  AdamW opt({p}, 0.01, {0.9, 0.95}, 1e-8, 0.1);
+  const Tensor grads = fx("adamw.grads");
+  for (int64_t s = 0; s < 10; ++s) {
+    p.set_grad(contiguous(select(grads, 0, s)));
+    opt.step();
+  }
+  expect_close(p, fx("adamw.out"), kTol, "AdamW after 10 steps");
+}
+
+TEST(Adapters, RunGetBatchShiftsByOneAndCoversEveryStart) {
+  const int64_t n = 40, ctx = 8, batch = 16;
+  const Tensor data = arange(n);  // token i is i: x[b, j] = start + j
+  Generator gen(0);
+  std::set<int64_t> starts;
+  for (int round = 0; round < 60; ++round) {
+    const auto [x, y] = run_get_batch(data, batch, ctx, gen);
+    ASSERT_EQ(x.shape(), (Shape{batch, ctx}));
+    ASSERT_EQ(y.shape(), (Shape{batch, ctx}));
+    const std::vector<int64_t> xv = x.to_vector<int64_t>(), yv = y.to_vector<int64_t>();
+    for (int64_t b = 0; b < batch; ++b) {
+      const int64_t s = xv[b * ctx];
+      ASSERT_GE(s, 0);
+      ASSERT_LE(s, n - ctx - 1);
+      starts.insert(s);
+      for (int64_t j = 0; j < ctx; ++j) {
+        ASSERT_EQ(xv[b * ctx + j], s + j);
+        ASSERT_EQ(yv[b * ctx + j], s + j + 1);
+      }
+    }
+  }
+  EXPECT_EQ(starts.size(), static_cast<size_t>(n - ctx)) << "every start in [0, n - T - 1] is drawn";
+}
+
+TEST(Adapters, SaveAndLoadCheckpointRestoresModelOptimizerAndIteration) {
+  nn::TransformerConfig c;
+  c.vocab_size = 11, c.context_length = 8, c.d_model = 16, c.num_layers = 1, c.num_heads = 2;
+  Generator gen(1);
+  nn::TransformerLM model(c, &gen);
+  AdamW opt(model.parameters(), 1e-2);
+  const Tensor ids = randint(0, 11, {2, 8}, &gen);
+  backward(sum(model.forward(ids)));
+  opt.step();
+  const std::string path = (std::filesystem::temp_directory_path() / "ropegrad_adapters_ckpt.safetensors").string();
+  run_save_checkpoint(model, opt, 7, path);
+
+  Generator other(2);
+  nn::TransformerLM restored(c, &other);
+  AdamW restored_opt(restored.parameters(), 1e-2);
+  EXPECT_EQ(run_load_checkpoint(path, restored, restored_opt), 7);
+  for (const auto& [name, t] : model.state_dict()) {
+    expect_close(restored.state_dict().at(name), t, Tol{0, 0}, name);
+  }
+  const nn::StateDict a = opt.state_dict(), b = restored_opt.state_dict();
+  ASSERT_EQ(a.size(), b.size());
+  for (const auto& [name, t] : a) expect_close(b.at(name), t, Tol{0, 0}, "optimizer " + name);
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace ropegrad

@@ -1,0 +1,250 @@
+// course-check: runs one exercise's checks and says, one line each, what is
+// right and what kind of wrong.
+//
+//   course-check ex07-rmsnorm      the checks of one exercise; exit 0 only if all pass
+//   course-check --status          every exercise: done / failing / blocked / not started
+//   course-check --list            the exercises, in order
+//   course-check --gtest_...       plain GoogleTest (CTest runs the checks this way)
+//
+// An exercise's checks are the GoogleTest suite named after it with '-' as
+// '_' (ex07-rmsnorm -> TEST(ex07_rmsnorm, ...)), in course/checks/. A check
+// that fails because an exercise's stub threw is reported as "not written
+// yet" when the stub is this exercise's and "blocked by <id>" when it is an
+// earlier one's, never as a wrong number.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "course/exercises.h"
+
+namespace fs = std::filesystem;
+using ropegrad::course::Exercise;
+
+namespace {
+
+// ---- what one run of checks found ---------------------------------------------------------------
+
+enum class Verdict { Pass, Fail, NotWritten, Blocked };
+
+struct CheckLine {
+  std::string suite, name;
+  Verdict verdict = Verdict::Pass;
+  std::string detail;      // the first lines of the failure, or the blocking id
+  std::string blocked_by;  // exercise id, when Blocked
+};
+
+// "forward_matches_torch_float32" -> "forward matches torch float32"
+std::string readable(std::string name) {
+  std::replace(name.begin(), name.end(), '_', ' ');
+  return name;
+}
+
+// The id in the first "not implemented: exNN-name" of a failure message.
+std::optional<std::string> stub_id(const std::string& message) {
+  static const std::regex pattern("not implemented: (ex[0-9]+[a-z0-9-]*[a-z0-9])");
+  std::smatch m;
+  if (std::regex_search(message, m, pattern)) return m[1].str();
+  return std::nullopt;
+}
+
+// Up to `lines` lines of a failure message, without GoogleTest's file:line prefix.
+std::string first_lines(const std::string& message, int lines) {
+  std::istringstream in(message);
+  std::string line, out;
+  for (int n = 0; n < lines && std::getline(in, line);) {
+    // GoogleTest's own "Value of: ... Actual: ... Expected: ..." says less than the check's words.
+    if (line.empty() || line.rfind("Value of:", 0) == 0 || line.rfind("  Actual:", 0) == 0 ||
+        line.rfind("Expected:", 0) == 0 || line.rfind("Which is:", 0) == 0 || line == "Failed")
+      continue;
+    out += (out.empty() ? "" : "\n        ") + line;
+    ++n;
+  }
+  return out;
+}
+
+class Collector : public ::testing::EmptyTestEventListener {
+ public:
+  explicit Collector(int detail_lines) : detail_lines_(detail_lines) {}
+  std::vector<CheckLine> lines;
+
+ private:
+  void OnTestStart(const ::testing::TestInfo& info) override {
+    current_ = CheckLine{};
+    current_.suite = info.test_suite_name();
+    current_.name = info.name();
+    messages_.clear();
+  }
+  void OnTestPartResult(const ::testing::TestPartResult& r) override {
+    if (r.failed()) messages_.push_back(r.message());
+  }
+  void OnTestEnd(const ::testing::TestInfo& info) override {
+    if (!info.result()->Failed()) {
+      lines.push_back(current_);
+      return;
+    }
+    const std::string own = ropegrad::course::suite_to_id(current_.suite);
+    for (const std::string& m : messages_) {
+      if (auto id = stub_id(m)) {
+        current_.verdict = *id == own ? Verdict::NotWritten : Verdict::Blocked;
+        current_.blocked_by = *id;
+        current_.detail = first_lines(m, 1);
+        lines.push_back(current_);
+        return;
+      }
+    }
+    current_.verdict = Verdict::Fail;
+    current_.detail = messages_.empty() ? "failed" : first_lines(messages_.front(), detail_lines_);
+    lines.push_back(current_);
+  }
+  int detail_lines_;
+  CheckLine current_;
+  std::vector<std::string> messages_;
+};
+
+// Runs the GoogleTest suites matching `filter` with the default printer off.
+std::vector<CheckLine> run_checks(const std::string& filter, int detail_lines) {
+  ::testing::GTEST_FLAG(filter) = filter;
+  ::testing::TestEventListeners& listeners = ::testing::UnitTest::GetInstance()->listeners();
+  delete listeners.Release(listeners.default_result_printer());
+  auto* collector = new Collector(detail_lines);
+  listeners.Append(collector);  // owned by GoogleTest from here on
+  if (RUN_ALL_TESTS() != 0) {
+    // the failures are in the collected lines
+  }
+  return collector->lines;
+}
+
+// ---- the commands -----------------------------------------------------------------------------
+
+std::string where_to_write(const Exercise& e) {
+  const std::vector<std::string> files = ropegrad::course::files_of(e.id);
+  if (files.empty()) return "(no region marked " + e.id + " in the sources)";
+  std::string s;
+  for (const std::string& f : files) s += (s.empty() ? "" : ", ") + f;
+  return s;
+}
+
+int check_one(const Exercise& e, bool verbose) {
+  const auto& all = ropegrad::course::exercises();
+  fmt::print("{}  {}  ({})\n", e.id, e.title, e.chapter);
+  fmt::print("  you write: {}\n", where_to_write(e));
+  const std::vector<CheckLine> lines = run_checks(ropegrad::course::id_to_suite(e.id) + ".*", verbose ? 40 : 1);
+  if (lines.empty()) {
+    fmt::print("  no checks found for {} (course/checks/{}.cpp)\n", e.id, ropegrad::course::id_to_suite(e.id));
+    return 1;
+  }
+  int passed = 0;
+  std::set<std::string> blockers;
+  bool not_written = false;
+  for (const CheckLine& l : lines) {
+    switch (l.verdict) {
+      case Verdict::Pass: fmt::print("  ok       {}\n", readable(l.name)); ++passed; break;
+      case Verdict::Fail: fmt::print("  FAIL     {}: {}\n", readable(l.name), l.detail); break;
+      case Verdict::NotWritten:
+        fmt::print("  TODO     {}: not written yet\n", readable(l.name));
+        not_written = true;
+        break;
+      case Verdict::Blocked:
+        fmt::print("  BLOCKED  {}: blocked by {}\n", readable(l.name), l.blocked_by);
+        blockers.insert(l.blocked_by);
+        break;
+    }
+  }
+  fmt::print("{}: {} of {} checks pass\n", e.id, passed, lines.size());
+  if (!blockers.empty()) {
+    for (const std::string& b : blockers) {
+      const Exercise* be = ropegrad::course::find(b);
+      fmt::print("blocked by {}{}: write it first (scripts/dev.sh course check {})\n", b,
+                 be ? " (" + be->title + ", " + be->chapter + ")" : "", b);
+    }
+    return 1;
+  }
+  if (not_written) {
+    fmt::print("not implemented yet: write the region marked 'BEGIN EXERCISE {}' in {}\n", e.id, where_to_write(e));
+    if (!e.hint.empty()) fmt::print("hint: {}\n", e.hint);
+    return 1;
+  }
+  if (passed != static_cast<int>(lines.size())) {
+    if (!e.hint.empty()) fmt::print("hint: {}\n", e.hint);
+    if (!verbose) fmt::print("(scripts/dev.sh course check {} --verbose shows each failure in full)\n", e.id);
+    return 1;
+  }
+  auto it = std::find_if(all.begin(), all.end(), [&](const Exercise& x) { return x.id == e.id; });
+  if (it != all.end() && std::next(it) != all.end()) {
+    const Exercise& next = *std::next(it);
+    fmt::print("{} is done. Next: {} ({}, {}): scripts/dev.sh course check {}\n", e.id, next.id, next.title,
+               next.chapter, next.id);
+  } else {
+    fmt::print("{} is done. That was the last exercise.\n", e.id);
+  }
+  return 0;
+}
+
+int status() {
+  // One run of every suite; then group the lines by exercise.
+  const std::vector<CheckLine> lines = run_checks("ex*", 1);
+  std::map<std::string, std::vector<const CheckLine*>> by_id;
+  for (const CheckLine& l : lines) by_id[ropegrad::course::suite_to_id(l.suite)].push_back(&l);
+  int done = 0;
+  const auto& all = ropegrad::course::exercises();
+  for (const Exercise& e : all) {
+    const auto& ls = by_id[e.id];
+    const size_t passed = std::count_if(ls.begin(), ls.end(), [](const CheckLine* l) { return l->verdict == Verdict::Pass; });
+    std::string state;
+    if (ropegrad::course::is_stub(e.id)) {
+      state = "not started";
+    } else if (ls.empty()) {
+      state = "no checks";
+    } else if (passed == ls.size()) {
+      state = "done";
+      ++done;
+    } else {
+      auto blocked = std::find_if(ls.begin(), ls.end(), [](const CheckLine* l) { return l->verdict == Verdict::Blocked; });
+      state = blocked != ls.end() ? "blocked by " + (*blocked)->blocked_by
+                                  : fmt::format("failing ({} of {} checks pass)", passed, ls.size());
+    }
+    fmt::print("  {:<28} {:<14} {}\n", e.id, state, e.title);
+  }
+  fmt::print("{} of {} exercises done\n", done, all.size());
+  return 0;
+}
+
+int list() {
+  for (const Exercise& e : ropegrad::course::exercises()) {
+    fmt::print("{:<28} {:<40} {}\n", e.id, e.title, e.chapter);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  std::vector<std::string> args(argv + 1, argv + argc);
+  try {
+    if (args.empty()) return RUN_ALL_TESTS();  // plain GoogleTest (CTest)
+    if (args[0] == "--list") return list();
+    if (args[0] == "--status") return status();
+    const bool verbose = std::find(args.begin(), args.end(), "--verbose") != args.end();
+    const Exercise* e = ropegrad::course::find(args[0]);
+    if (e == nullptr) {
+      fmt::print(stderr, "course-check: no exercise '{}' (course-check --list shows them)\n", args[0]);
+      return 2;
+    }
+    return check_one(*e, verbose);
+  } catch (const std::exception& ex) {
+    fmt::print(stderr, "course-check: {}\n", ex.what());
+    return 2;
+  }
+}

@@ -48,7 +48,6 @@ std::vector<Tensor> make_inputs(const OpCase& c, uint64_t seed) {
 namespace {
 
 using In = const std::vector<Tensor>&;
-constexpr auto N = InputKind::Normal;
 constexpr auto P = InputKind::Positive;
 constexpr auto Z = InputKind::AwayFromZero;
 constexpr auto D = InputKind::Distinct;

@@ -21,8 +21,8 @@ using namespace ropegrad::adapters;
 Tensor fx(const std::string& name) { return load_fixture("adapters/" + name); }
 const Tol kTol{1e-10, 1e-12};
 
-// The fixture script's sizes.
-constexpr int64_t B = 2, T = 6, D = 16, H = 4, DFF = 32, V = 23, L = 2;
+// The fixture script's sizes (batch 2, T = 6 are in the fixtures' shapes).
+constexpr int64_t D = 16, H = 4, DFF = 32, V = 23, L = 2;
 constexpr double THETA = 10000.0;
 
 // Every adapters/<case>.<name>.npy whose name is a weight name (has a '.').

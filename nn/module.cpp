@@ -118,7 +118,8 @@ void Module::load_state_dict(const StateDict& state, bool strict) {
                                        shape_str(t.shape())));
     }
   }
-  for (const auto& [name, t] : state) {
+  for (const auto& entry : state) {
+    const std::string& name = entry.first;  // a plain reference: lambdas may capture it (C++20 bindings not in clang 14)
     if (std::none_of(all.begin(), all.end(), [&](const auto& p) { return p.first == name; })) {
       unexpected.push_back(name);
     }

@@ -1,5 +1,7 @@
 #include "nn/npy.h"
 
+#include <cstdint>
+
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -94,10 +96,13 @@ Tensor load_npy(const std::string& path) {
 
   const size_t data_start = header_start + header_len;
   // Multiply with overflow checks: a corrupt shape must not wrap to a small size.
-  size_t count = 1;
+  // Zero dims too: (0, 2^62, 4) holds nothing, but its strides would overflow.
+  size_t count = 1, span = 1;
   for (int64_t n : shape) {
-    RG_CHECK(!__builtin_mul_overflow(count, static_cast<size_t>(n), &count), "load_npy",
-             "'{}': shape {} has more elements than memory can hold", path, shape_text);
+    RG_CHECK(!__builtin_mul_overflow(count, static_cast<size_t>(n), &count) &&
+                 !__builtin_mul_overflow(span, static_cast<size_t>(std::max<int64_t>(n, 1)), &span) &&
+                 span <= static_cast<size_t>(INT64_MAX),
+             "load_npy", "'{}': shape {} has more elements than memory can hold", path, shape_text);
   }
   size_t needed = 0;
   RG_CHECK(!__builtin_mul_overflow(count, stored_size, &needed), "load_npy",

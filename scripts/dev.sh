@@ -4,6 +4,7 @@
 #   scripts/dev.sh main            build, then run the main job
 #   scripts/dev.sh test            build, then run the whole test suite
 #   scripts/dev.sh test-sanitize   the suite again, built with ASan + UBSan
+#   scripts/dev.sh test-clang      the suite again, built with clang (Debian 12: clang 14)
 #   scripts/dev.sh course ...      course mode: list | new DIR [--from ID] | check ID | status
 #
 # On Debian 12, missing packages are installed with apt-get when run as root;
@@ -66,13 +67,20 @@ case "${1:-}" in
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       ctest --test-dir build-sanitize --output-on-failure -j"$jobs"
     ;;
+  test-clang)
+    # A second compiler keeps the code portable C++20 (and builds the fuzzers).
+    packages+=(clang)
+    ensure_packages
+    build build-clang -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=clang++ -DROPEGRAD_BENCH=OFF
+    ctest --test-dir build-clang --output-on-failure -j"$jobs"
+    ;;
   course)
     ensure_packages
     shift
     exec bash scripts/course.sh "$@"
     ;;
   *)
-    echo "usage: scripts/dev.sh main | test | test-sanitize | course" >&2
+    echo "usage: scripts/dev.sh main | test | test-sanitize | test-clang | course" >&2
     exit 2
     ;;
 esac

@@ -14,9 +14,12 @@ namespace ropegrad {
 
 [[gnu::always_inline]] inline float fast_exp(float x) {
   // Below -87.33 the result is under the smallest normal float: return 0
-  // (also for -inf); above 88.72 it overflows to inf, as std::exp does.
-  float clamped = x < -87.33f ? -87.33f : x;
-  clamped = clamped > 88.72f ? 88.72f : clamped;
+  // (also for -inf); above 88.72 it overflows to inf, as std::exp does. The
+  // comparisons are written so that NaN clamps to a finite value too: n must
+  // be finite before it is converted to an integer (converting NaN is
+  // undefined behaviour); NaN itself is returned at the end.
+  float clamped = x > -87.33f ? x : -87.33f;
+  clamped = clamped < 88.72f ? clamped : 88.72f;
   // Round x / ln2 to an integer by adding and removing 1.5 * 2^23: plain
   // SSE2 arithmetic (nearbyint would need SSE4.1 to vectorise).
   const float shifter = 12582912.0f;
@@ -33,7 +36,7 @@ namespace ropegrad {
   p = p * r + 1.0f;
   const float scale = std::bit_cast<float>(static_cast<int32_t>(n + 127.0f) << 23);  // 2^n
   const float result = p * scale;
-  return x < -87.33f ? 0.0f : (x > 88.72f ? INFINITY : result);
+  return x < -87.33f ? 0.0f : (x > 88.72f ? INFINITY : (x == x ? result : x));  // x != x: NaN in, NaN out
 }
 
 // Other types (double, and integers the generic kernels instantiate) keep std::exp.

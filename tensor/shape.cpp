@@ -15,7 +15,10 @@ Shape contiguous_strides(const Shape& shape) {
   int64_t stride = 1;
   for (size_t i = shape.size(); i-- > 0;) {
     strides[i] = stride;
-    stride *= std::max<int64_t>(shape[i], 1);
+    // A shape such as (0, 2^62, 4) holds no element, yet its strides would
+    // overflow int64: refuse it rather than wrap.
+    RG_CHECK(!__builtin_mul_overflow(stride, std::max<int64_t>(shape[i], 1), &stride), "tensor",
+             "shape {} is too large: its strides overflow int64", shape_str(shape));
   }
   return strides;
 }

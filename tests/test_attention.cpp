@@ -105,7 +105,8 @@ std::string mask_name(MaskKind kind) { return std::string(sdpa_case(kind)).subst
 class SdpaParity : public ::testing::TestWithParam<std::tuple<MaskKind, DType>> {};
 
 TEST_P(SdpaParity, ForwardAndGradientsMatchTorch) {
-  const auto [kind, dtype] = GetParam();
+  const MaskKind kind = std::get<0>(GetParam());  // plain variables: the lambdas below capture them
+  const DType dtype = std::get<1>(GetParam());
   const std::string name = sdpa_case(kind), tag = dtype_tag(dtype);
   const Tensor mask = has_mask(kind) ? fixture(name + ".mask") : Tensor();  // bool (B, 1, 1, Nk) or float (1, H, Nq, Nk)
   const bool float_mask = mask.defined() && mask.dtype() != DType::Bool;
@@ -170,7 +171,8 @@ TEST(SdpaParityMaskGrad, AdditiveMaskReceivesItsGradient) {
 class MhaParity : public ::testing::TestWithParam<std::tuple<MaskKind, DType>> {};
 
 TEST_P(MhaParity, ForwardAndGradientsMatchTorch) {
-  const auto [kind, dtype] = GetParam();
+  const MaskKind kind = std::get<0>(GetParam());  // plain variables: the lambdas below capture them
+  const DType dtype = std::get<1>(GetParam());
   const std::string name = mha_case(kind), tag = dtype_tag(dtype);
   const bool cross = kind == MaskKind::Cross;
   const Tensor mask = has_mask(kind) ? fixture(name + ".mask") : Tensor();  // bool (B, 1, 1, Nk) or float (1, H, T, T)

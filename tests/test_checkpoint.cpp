@@ -1001,6 +1001,32 @@ TEST_F(NpyTest, ImpossiblyLargeShapeIsAnErrorNotACrash) {
   EXPECT_THAT(msg, HasSubstr("4611686018427387904"));
 }
 
+// A zero dimension beside huge ones holds no element, but its strides would
+// overflow int64 (undefined behaviour in the stride computation, found by
+// fuzzing): the header is refused with the file and the shape named.
+TEST_F(NpyTest, ZeroDimensionBesideHugeOnesIsAnError) {
+  for (const std::string shape : {"(0, 4611686018427387904, 4)", "(0, 0, 2305843009213693952, 8)"}) {
+    SCOPED_TRACE(shape);
+    std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+    header.append(64 - (10 + header.size() + 1) % 64, ' ');
+    header += '\n';
+    write_bytes(path("zero_huge.npy"),
+                std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(header.size()) + '\0' + header);
+    const std::string msg = error_of([&] { nn::load_npy(path("zero_huge.npy")); });
+    EXPECT_THAT(msg, HasSubstr("load_npy"));
+    EXPECT_THAT(msg, HasSubstr(path("zero_huge.npy")));
+    EXPECT_THAT(msg, HasSubstr(shape));
+  }
+}
+
+// The same shapes built in memory: the stride computation refuses them too,
+// so save_npy never loops over a wrapped stride.
+TEST_F(NpyTest, TensorsWhoseStridesOverflowCannotBeCreated) {
+  EXPECT_RG_ERROR(Tensor::empty({0, 0, int64_t{1} << 61, 8}, DType::Float32), "tensor",
+                  "[0, 0, 2305843009213693952, 8]", "overflow");
+  EXPECT_RG_ERROR(zeros({0, int64_t{1} << 62, 4}), "tensor", "overflow");
+}
+
 // ============================================================================================
 // Python interop: numpy alone reads what ropegrad writes, and ropegrad reads what it writes
 // ============================================================================================

@@ -12,6 +12,7 @@
 
 #include "autograd/ops.h"
 #include "nn/attention_scores.h"
+#include "nn/functional.h"
 #include "tensor/fast_math.h"
 #include "tensor/parallel.h"
 #include "tests/support/test_util.h"
@@ -104,6 +105,20 @@ TEST(FastExp, EdgesMatchStdExp) {
   EXPECT_EQ(fast_exp(1000.0f), std::numeric_limits<float>::infinity());
   EXPECT_EQ(fast_exp(std::numeric_limits<float>::infinity()), std::numeric_limits<float>::infinity());
   EXPECT_EQ(fast_exp(2.5), std::exp(2.5));  // double keeps std::exp exactly
+}
+
+// NaN in gives NaN out, without converting NaN to an integer on the way
+// (undefined behaviour that -fsanitize=float-cast-overflow reports); a NaN
+// weight reaches the attention softmax and the SwiGLU gate this way.
+TEST(FastExp, NanInNanOutAlsoThroughSoftmaxAndTheGate) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_TRUE(std::isnan(fast_exp(nan)));
+  EXPECT_TRUE(std::isnan(fast_exp(-nan)));
+  const Tensor row = tensor({1.0, nan, 2.0}, {1, 3}, DType::Float32);
+  for (double v : softmax(row, -1).to_vector<double>()) EXPECT_TRUE(std::isnan(v));
+  const std::vector<double> gate = nn::silu_mul(row, ones({1, 3})).to_vector<double>();
+  EXPECT_TRUE(std::isnan(gate[1]));
+  EXPECT_FLOAT_EQ(static_cast<float>(gate[0]), 1.0f / (1.0f + std::exp(-1.0f)));
 }
 
 // ---- the block cache --------------------------------------------------------------------------

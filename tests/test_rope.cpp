@@ -76,7 +76,8 @@ struct RopeParityCase {
 class RopeParity : public ::testing::TestWithParam<std::tuple<RopeParityCase, DType>> {};
 
 TEST_P(RopeParity, ForwardAndGradientMatchTorch) {
-  const auto [c, dtype] = GetParam();
+  const RopeParityCase c = std::get<0>(GetParam());  // plain variables: the lambdas below capture them
+  const DType dtype = std::get<1>(GetParam());
   const std::string name = c.name;
   const Tensor positions = c.explicit_positions ? fixture(name + ".positions") : Tensor();  // (B, T) int64
   // leaves: x (B, H, T, dh) = (2, 3, 5, 8), w.

@@ -94,7 +94,8 @@ Tensor param(const TripleAttention& m, const std::string& name) {
 class TripleParity : public ::testing::TestWithParam<std::tuple<std::string, DType>> {};
 
 TEST_P(TripleParity, ForwardAndGradientsMatchTorch) {
-  const auto [mask, dtype] = GetParam();
+  const std::string mask = std::get<0>(GetParam());  // plain variables: the lambdas below capture them
+  const DType dtype = std::get<1>(GetParam());
   const std::string prefix = "triple." + mask + "." + dtype_tag(dtype) + ".";
   // leaves: x, w, then the parameters in kParamNames order.
   const ParityRun run = [&](const std::vector<Tensor>& leaves) {

@@ -84,7 +84,9 @@ std::vector<double> softmax_row(const std::vector<double>& s) {
 class W2Parity : public ::testing::TestWithParam<std::tuple<SigmaMode, std::string, DType>> {};
 
 TEST_P(W2Parity, ForwardAndGradientsMatchTorch) {
-  const auto [mode, mask, dtype] = GetParam();
+  const SigmaMode mode = std::get<0>(GetParam());  // plain variables: the lambdas below capture them
+  const std::string mask = std::get<1>(GetParam());
+  const DType dtype = std::get<2>(GetParam());
   const std::string module = std::string("w2_") + sigma_name(mode), tag = dtype_tag(dtype);
   const std::string prefix = module + "." + mask + "." + tag + ".";
   // leaves: x, w, then the parameters in kParamNames order.
@@ -527,9 +529,10 @@ struct W2Inputs {
 
 TEST(W2Errors, SigmaShapeMismatch) {
   const W2Inputs in;
-  for (const auto& [sq, sk] : std::vector<std::pair<Shape, Shape>>{{{2, 2, 4}, {2, 2, 6}},     // Nq wrong
-                                                                   {{2, 2, 5}, {2, 2, 6, 4}},  // scalar vs vector
-                                                                   {{2, 2, 5, 3}, {2, 2, 6, 3}}}) {  // dh wrong
+  for (const auto& shapes : std::vector<std::pair<Shape, Shape>>{{{2, 2, 4}, {2, 2, 6}},     // Nq wrong
+                                                                  {{2, 2, 5}, {2, 2, 6, 4}},  // scalar vs vector
+                                                                  {{2, 2, 5, 3}, {2, 2, 6, 3}}}) {  // dh wrong
+    const Shape &sq = shapes.first, &sk = shapes.second;
     const std::string msg = error_of([&] { w2_attention_probs(in.mu_q, in.mu_k, ones(sq), ones(sk), in.tau); });
     EXPECT_THAT(msg, HasSubstr("w2_attention"));
     EXPECT_THAT(msg, HasSubstr(shape_str(sq)));

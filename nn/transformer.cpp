@@ -146,6 +146,7 @@ std::vector<int64_t> TransformerLM::generate(const std::vector<int64_t>& prompt,
     const int64_t next = sample_token(last, o.temperature, o.top_p, gen);
     tokens.push_back(next);
     out.push_back(next);
+    if (o.on_token) o.on_token(static_cast<int64_t>(out.size()));
     if (o.stop_token && next == *o.stop_token) break;
   }
   train(was_training);

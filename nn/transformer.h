@@ -9,6 +9,7 @@
 // ln_final.weight, lm_head.weight.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,6 +58,7 @@ struct GenerateOptions {
   std::optional<int64_t> stop_token;
   Generator* generator = nullptr;
   bool use_cache = true;  // KV cache (standard attention only)
+  std::function<void(int64_t)> on_token;  // called with the count after each new token (progress)
 };
 
 class TransformerLM : public Module {

@@ -3,7 +3,9 @@
 //   ropegrad compare    train all three attention variants with the same budget
 //   ropegrad generate   sample from a trained checkpoint
 //   ropegrad gradcheck  the gradient-check report of every op and module
+#include <charconv>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -136,7 +138,36 @@ std::vector<Option> training_options(bool with_attention) {
   return o;
 }
 
+// A numeric option outside its range is an error naming it and its value
+// (such values were ignored silently, or ended in std::bad_alloc).
+int64_t int_at_least(const Args& a, const std::string& name, int64_t lo) {
+  const int64_t v = a.integer(name);
+  RG_CHECK(v >= lo, fmt::format("ropegrad: --{}", name), "must be >= {}, got {}", lo, v);
+  return v;
+}
+
+double real_in(const Args& a, const std::string& name, double lo, double hi, bool lo_open = false) {
+  const double v = a.real(name);
+  RG_CHECK(std::isfinite(v) && (lo_open ? v > lo : v >= lo) && v <= hi, fmt::format("ropegrad: --{}", name),
+           "must be a finite number in {}{}, {}], got {}", lo_open ? "(" : "[", lo, hi, a.str(name));
+  return v;
+}
+
 tasks::TrainConfig train_config(const Args& a, bool with_attention) {
+  for (const char* name : {"vocab", "length", "pairs", "queries", "concepts", "d-ff", "warmup", "seed"})
+    int_at_least(a, name, 0);  // 0: the task's or the model's default
+  for (const char* name : {"d-model", "layers", "heads", "steps", "batch", "eval-every", "eval-batches"})
+    int_at_least(a, name, 1);
+  real_in(a, "lr", 0, 1e3, /*lo_open=*/true);
+  real_in(a, "min-lr", 0, 1e3);
+  real_in(a, "weight-decay", 0, 1e3);
+  real_in(a, "beta1", 0, 0.999999);
+  real_in(a, "beta2", 0, 0.999999);
+  real_in(a, "clip", 0, 1e30);
+  if (with_attention) {
+    int_at_least(a, "checkpoint-every", 0);
+    int_at_least(a, "stop-after", 0);
+  }
   tasks::TrainConfig c;
   c.task = a.str("task");
   c.task_options.text_path = a.str("text");
@@ -183,7 +214,13 @@ int run_train(int argc, char** argv) {
   Args args("train", "Trains one transformer LM on one task and reports loss and the task's metric.",
             training_options(true));
   if (!args.parse(argc, argv)) return 0;
-  const tasks::TrainResult r = tasks::train(train_config(args, true));
+  const tasks::TrainConfig config = train_config(args, true);
+  const tasks::TrainResult r = tasks::train(config);
+  if (r.already_finished_at > 0) {
+    fmt::print("{}: the run already finished at step {} (--steps {}); nothing to do, its files are unchanged\n",
+               config.out_dir, r.already_finished_at, config.steps);
+    return 0;
+  }
   fmt::print("{} / {}: {} parameters, eval loss {:.4f}, {} {:.4f}, {:.0f} tokens/s, peak memory {}\n", r.task,
              r.attention, r.parameters, r.final_loss, r.metric_name, r.final_metric, r.tokens_per_second,
              megabytes(r.peak_bytes));
@@ -248,19 +285,45 @@ int run_generate(int argc, char** argv) {
   RG_CHECK(!dir.empty(), "ropegrad generate", "--checkpoint DIR is required");
   nn::TransformerLM model(tasks::read_model_config(dir + "/config.txt"));
   nn::load_checkpoint(dir + "/checkpoint.safetensors", model, nullptr);
+  tasks::check_finite_weights(model, dir + "/checkpoint.safetensors");
+  const int64_t vocab = model.config().vocab_size;
   std::vector<int64_t> prompt;
   const std::string text = args.str("text");
   if (!text.empty()) {
     for (unsigned char ch : text) prompt.push_back(ch);
   } else {
+    // Whole tokens only: "1 2 x 3" or "1.9" is an error, not a shorter prompt.
     std::istringstream in(args.str("prompt"));
-    for (int64_t id; in >> id;) prompt.push_back(id);
+    int position = 0;
+    for (std::string token; in >> token; ++position) {
+      int64_t id = -1;
+      const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), id);
+      RG_CHECK(ec == std::errc() && end == token.data() + token.size(), "ropegrad generate",
+               "--prompt: token {} ('{}') is not an integer id", position + 1, token);
+      prompt.push_back(id);
+    }
+  }
+  for (size_t i = 0; i < prompt.size(); ++i) {
+    RG_CHECK(prompt[i] >= 0 && prompt[i] < vocab, "ropegrad generate",
+             "prompt token {} is id {}, outside the model's vocabulary 0..{}", i + 1, prompt[i], vocab - 1);
   }
   Generator gen(static_cast<uint64_t>(args.integer("seed")));
   nn::GenerateOptions o;
+  constexpr int64_t kMaxNewTokens = 1000000;
   o.max_new_tokens = args.integer("max-new-tokens");
-  o.temperature = args.real("temperature");
-  o.top_p = args.real("top-p");
+  RG_CHECK(o.max_new_tokens >= 0 && o.max_new_tokens <= kMaxNewTokens, "ropegrad generate",
+           "--max-new-tokens must be in 0..{}, got {}", kMaxNewTokens, o.max_new_tokens);
+  if (o.max_new_tokens >= 1000) {  // long work shows progress (on stderr, so stdout stays the tokens)
+    const auto start = std::chrono::steady_clock::now();
+    o.on_token = [total = o.max_new_tokens, start](int64_t n) {
+      if (n % 500 != 0 && n != total) return;
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      fmt::print(stderr, "\rgenerate: {}/{} tokens, {:.0f} tokens/s", n, total, n / std::max(s, 1e-9));
+      if (n == total) fmt::print(stderr, "\n");
+    };
+  }
+  o.temperature = real_in(args, "temperature", 0, 1e6);
+  o.top_p = real_in(args, "top-p", 0, 1, /*lo_open=*/true);
   if (args.integer("stop-token") >= 0) o.stop_token = args.integer("stop-token");
   o.generator = &gen;
   const std::vector<int64_t> out = model.generate(prompt, o);

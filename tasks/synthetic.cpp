@@ -1,6 +1,7 @@
 #include "tasks/synthetic.h"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <numeric>
@@ -167,6 +168,7 @@ Batch EntailmentTask::batch(int64_t b, Generator& gen) const {
 // ---- text -------------------------------------------------------------------------------------------
 
 TextTask::TextTask(const std::string& path, int64_t context_length, double holdout) : context_(context_length) {
+  RG_CHECK(!std::filesystem::is_directory(path), "text", "'{}' is a directory, not a text file", path);
   std::ifstream in(path, std::ios::binary);
   RG_CHECK(in.good(), "text", "cannot open '{}'", path);
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

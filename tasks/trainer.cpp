@@ -11,6 +11,7 @@
 #include "nn/checkpoint.h"
 #include "nn/optim.h"
 #include "nn/schedule.h"
+#include "tasks/run_files.h"
 
 namespace ropegrad::tasks {
 
@@ -49,42 +50,83 @@ EvalRecord evaluate(nn::TransformerLM& model, const Task& task, int64_t batches,
   return {0, loss / static_cast<double>(batches), metric / static_cast<double>(batches)};
 }
 
-void write_model_config(const std::string& path, const TrainConfig& c, const Task& task) {
-  std::ofstream out(path);
-  RG_CHECK(out.good(), "train", "cannot write '{}'", path);
+std::string model_config_text(const TrainConfig& c, const Task& task) {
   const nn::TransformerConfig& m = c.model;
-  out << fmt::format(
+  const TaskOptions& t = c.task_options;
+  return fmt::format(
       "task={}\nvocab_size={}\ncontext_length={}\nd_model={}\nnum_layers={}\nnum_heads={}\nd_ff={}\n"
-      "rope_theta={}\nattention={}\nsigma={}\ntie_embeddings={}\n",
+      "rope_theta={}\nattention={}\nsigma={}\ntie_embeddings={}\n"
+      "steps={}\nbatch={}\nlr={}\nmin_lr={}\nwarmup={}\nweight_decay={}\nbeta1={}\nbeta2={}\nclip={}\nseed={}\n"
+      "text={}\nvocab={}\nlength={}\npairs={}\nqueries={}\nconcepts={}\n",
       task.name(), task.vocab_size(), task.seq_len(), m.d_model, m.num_layers, m.num_heads, m.d_ff, m.rope_theta,
       nn::attention_kind_name(m.attention), m.sigma == nn::SigmaMode::Scalar ? "scalar" : "vector",
-      m.tie_embeddings ? 1 : 0);
+      m.tie_embeddings ? 1 : 0, c.steps, c.batch_size, c.lr, c.min_lr, c.warmup, c.weight_decay, c.beta1, c.beta2,
+      c.clip, c.seed, t.text_path, t.vocab, t.length, t.pairs, t.queries, t.concepts);
 }
 
-nn::TransformerConfig read_model_config(const std::string& path) {
-  std::ifstream in(path);
-  RG_CHECK(in.good(), "generate", "cannot open '{}' (written by `ropegrad train --out DIR`)", path);
-  std::map<std::string, std::string> kv;
-  for (std::string line; std::getline(in, line);) {
-    const auto eq = line.find('=');
-    if (eq != std::string::npos) kv[line.substr(0, eq)] = line.substr(eq + 1);
-  }
-  const auto get = [&](const std::string& key) {
-    RG_CHECK(kv.count(key) > 0, "generate", "'{}' has no '{}' entry", path, key);
-    return kv.at(key);
+nn::TransformerConfig read_model_config(const std::string& path) { return read_run_config(path).model; }
+
+namespace {
+
+// --resume continues the run in OUT only with the settings it was started
+// with (steps may grow: the run goes on); anything else is an error listing
+// what differs, rather than a run that silently mixes two configurations.
+void check_resume_matches(const std::string& path, const std::string& now_text) {
+  const RunConfigFile before = read_run_config(path);
+  const RunConfigFile now = parse_run_config(now_text, "the command line");
+  std::vector<std::string> differ;
+  const auto cmp = [&](const std::string& key, const std::string& a, const std::string& b) {
+    if (a != b) differ.push_back(fmt::format("{} {} (was {})", key, b, a));
   };
-  nn::TransformerConfig m;
-  m.vocab_size = std::stoll(get("vocab_size"));
-  m.context_length = std::stoll(get("context_length"));
-  m.d_model = std::stoll(get("d_model"));
-  m.num_layers = std::stoll(get("num_layers"));
-  m.num_heads = std::stoll(get("num_heads"));
-  m.d_ff = std::stoll(get("d_ff"));
-  m.rope_theta = std::stod(get("rope_theta"));
-  m.attention = nn::parse_attention_kind(get("attention"));
-  m.sigma = get("sigma") == "vector" ? nn::SigmaMode::Vector : nn::SigmaMode::Scalar;
-  m.tie_embeddings = get("tie_embeddings") == "1";
-  return m;
+  cmp("task", before.task, now.task);
+  const nn::TransformerConfig &x = before.model, &y = now.model;
+  cmp("d_model", std::to_string(x.d_model), std::to_string(y.d_model));
+  cmp("num_layers", std::to_string(x.num_layers), std::to_string(y.num_layers));
+  cmp("num_heads", std::to_string(x.num_heads), std::to_string(y.num_heads));
+  cmp("d_ff", std::to_string(x.d_ff), std::to_string(y.d_ff));
+  cmp("vocab_size", std::to_string(x.vocab_size), std::to_string(y.vocab_size));
+  cmp("context_length", std::to_string(x.context_length), std::to_string(y.context_length));
+  cmp("attention", nn::attention_kind_name(x.attention), nn::attention_kind_name(y.attention));
+  cmp("sigma", x.sigma == y.sigma ? "" : "scalar/vector", "");
+  cmp("tie_embeddings", std::to_string(x.tie_embeddings), std::to_string(y.tie_embeddings));
+  for (const auto& [key, value] : now.settings) {
+    if (key == "steps") continue;
+    auto it = before.settings.find(key);
+    if (it != before.settings.end()) cmp(key, it->second, value);
+  }
+  RG_CHECK(differ.empty(), "train",
+           "--resume: the settings differ from the run in '{}': {}; resume with the same settings, or start a new --out",
+           path, fmt::join(differ, ", "));
+}
+
+bool all_finite(const Tensor& t) {
+  const Tensor c = kernels::contiguous(t);
+  const auto scan = [&](const auto* p) {
+    for (int64_t i = 0; i < c.numel(); ++i)
+      if (!std::isfinite(p[i])) return false;
+    return true;
+  };
+  return c.dtype() == DType::Float32 ? scan(c.data_ptr<float>()) : scan(c.data_ptr<double>());
+}
+
+// Parameters and their gradients must stay finite: the step and the tensor
+// are named the moment one does not (a NaN spreads to every weight in one step).
+void check_finite(const nn::TransformerLM& model, int64_t step, bool grads, double lr) {
+  for (const auto& [name, p] : model.named_parameters()) {
+    const Tensor& t = grads ? p.grad() : p;
+    if (!t.defined()) continue;
+    RG_CHECK(all_finite(t), "train", "{} of '{}' became NaN or infinite at step {} (lr {}); lower --lr or --clip",
+             grads ? "the gradient" : "the weight", name, step, lr);
+  }
+}
+
+}  // namespace
+
+void check_finite_weights(const nn::Module& model, const std::string& what) {
+  for (const auto& [name, p] : model.named_parameters()) {
+    RG_CHECK(all_finite(p), "generate", "{}: the weight '{}' holds NaN or infinity; the checkpoint is unusable", what,
+             name);
+  }
 }
 
 TrainResult train(const TrainConfig& c, std::FILE* progress) {
@@ -94,10 +136,18 @@ TrainResult train(const TrainConfig& c, std::FILE* progress) {
   RG_CHECK(c.warmup >= 0 && c.warmup <= c.steps, "train", "warmup ({}) must be between 0 and steps ({})", c.warmup,
            c.steps);
   RG_CHECK(!c.resume || !c.out_dir.empty(), "train", "--resume needs --out DIR (where the checkpoint is)");
+  RG_CHECK(std::isfinite(c.lr) && c.lr > 0 && std::isfinite(c.min_lr) && c.min_lr >= 0, "train",
+           "lr ({}) must be positive and min_lr ({}) non-negative, both finite", c.lr, c.min_lr);
+  RG_CHECK(std::isfinite(c.clip) && c.clip >= 0, "train", "clip must be a finite number >= 0 (0: off), got {}", c.clip);
+  RG_CHECK(c.checkpoint_every >= 0 && c.stop_after >= 0, "train",
+           "checkpoint_every ({}) and stop_after ({}) must be >= 0", c.checkpoint_every, c.stop_after);
   const std::unique_ptr<Task> task = make_task(c.task, c.task_options);
   nn::TransformerConfig mc = c.model;
   mc.vocab_size = task->vocab_size();
   mc.context_length = task->seq_len();
+  check_fits_in_memory(training_bytes(mc, c.batch_size),
+                       fmt::format("training (batch {}, d_model {}, {} layers, context {}, vocab {})", c.batch_size,
+                                   mc.d_model, mc.num_layers, mc.context_length, mc.vocab_size));
 
   const MemoryStats before = memory_stats();
   reset_peak_memory();
@@ -114,35 +164,44 @@ TrainResult train(const TrainConfig& c, std::FILE* progress) {
 
   int64_t first_step = 1;
   const std::string checkpoint = c.out_dir.empty() ? "" : c.out_dir + "/checkpoint.safetensors";
+  std::unique_ptr<RunLock> lock;  // one run at a time in a directory
   if (!c.out_dir.empty()) {
     std::error_code error;
     std::filesystem::create_directories(c.out_dir, error);
     RG_CHECK(!error && std::filesystem::is_directory(c.out_dir), "train", "cannot create the output directory '{}': {}",
              c.out_dir, error ? error.message() : "a file of that name exists");
+    lock = std::make_unique<RunLock>(c.out_dir);
   }
+  const std::string config_text = model_config_text(c, *task);
   if (c.resume) {
+    RG_CHECK(std::filesystem::is_regular_file(checkpoint), "train",
+             "--resume: there is no checkpoint '{}' to continue from", checkpoint);
+    check_resume_matches(c.out_dir + "/config.txt", config_text);
     nn::StateDict opt_state;
     first_step = nn::load_checkpoint(checkpoint, model, &opt_state) + 1;
     opt.load_state_dict(opt_state);
+    if (first_step > c.steps) {  // nothing left to run: say so, and leave the run's files as they are
+      result.already_finished_at = first_step - 1;
+      return result;
+    }
   }
   std::FILE* csv = nullptr;
+  int csv_fd = -1;
   if (!c.out_dir.empty()) {
-    write_model_config(c.out_dir + "/config.txt", c, *task);
+    write_file_atomically(c.out_dir + "/config.txt", config_text);
     const std::string csv_path = c.out_dir + "/metrics.csv";
-    // On resume keep the rows up to the checkpoint: a run killed after its
-    // last checkpoint may have logged steps that are now computed again.
-    std::vector<std::string> kept;
+    // On resume keep the rows up to the checkpoint (a run killed after its
+    // last checkpoint may have logged steps that are now computed again),
+    // written whole to a new file that replaces the old one: a kill at any
+    // moment leaves either file complete.
+    std::string kept = "step,loss,lr,grad_norm,eval_loss,eval_metric\n";
     if (c.resume) {
-      std::ifstream old(csv_path);
-      for (std::string line; std::getline(old, line);) {
-        if (line.rfind("step,", 0) == 0 || line.empty()) continue;
-        if (std::stoll(line.substr(0, line.find(','))) < first_step) kept.push_back(line);
-      }
+      for (const std::string& line : read_metrics_rows(csv_path, first_step)) kept += line + "\n";
     }
-    csv = std::fopen(csv_path.c_str(), "w");
+    write_file_atomically(csv_path, kept);
+    csv = std::fopen(csv_path.c_str(), "a");
     RG_CHECK(csv != nullptr, "train", "cannot write '{}'", csv_path);
-    std::fputs("step,loss,lr,grad_norm,eval_loss,eval_metric\n", csv);
-    for (const std::string& line : kept) fmt::print(csv, "{}\n", line);
+    csv_fd = fileno(csv);
   }
 
   const bool live = !c.quiet && progress != nullptr && isatty(fileno(progress));
@@ -161,11 +220,16 @@ TrainResult train(const TrainConfig& c, std::FILE* progress) {
     opt.zero_grad();
     const Tensor loss = nn::cross_entropy(model.forward(b.inputs), b.targets, kIgnore);
     backward(loss);
-    const double grad_norm = c.clip > 0 ? nn::clip_grad_norm_(model.parameters(), c.clip) : 0.0;
-    opt.step();
     const double loss_value = loss.item<double>();
-    RG_CHECK(std::isfinite(loss_value), "train", "the loss became {} at step {} (lr {}); lower --lr", loss_value, step,
-             opt.lr());
+    const double grad_norm = c.clip > 0 ? nn::clip_grad_norm_(model.parameters(), c.clip) : 0.0;
+    if (!std::isfinite(loss_value) || !std::isfinite(grad_norm)) {
+      // Name the first tensor that went wrong: a weight, else a gradient, else the loss itself.
+      check_finite(model, step, /*grads=*/false, opt.lr());
+      check_finite(model, step, /*grads=*/true, opt.lr());
+      fail("train", "the loss became {} at step {} (lr {}); lower --lr", loss_value, step, opt.lr());
+    }
+    opt.step();
+    check_finite(model, step, /*grads=*/false, opt.lr());  // the update itself overflowed
     train_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     result.steps.push_back({step, loss_value, opt.lr(), grad_norm});
 
@@ -195,8 +259,14 @@ TrainResult train(const TrainConfig& c, std::FILE* progress) {
                  tok_s);
     }
     if (!checkpoint.empty() && ((c.checkpoint_every > 0 && step % c.checkpoint_every == 0) || step == last_step)) {
+      // The rows up to this step reach the disk before the checkpoint that
+      // claims them: a kill between the two leaves rows past the checkpoint
+      // (dropped on resume), never a checkpoint past its rows.
+      if (csv != nullptr) {
+        std::fflush(csv);
+        ::fsync(csv_fd);
+      }
       nn::save_checkpoint(checkpoint, model, opt.state_dict(), step);
-      if (csv != nullptr) std::fflush(csv);  // the log is at least as far as the checkpoint
     }
   }
   if (live) std::fputs("\n", progress);
@@ -212,14 +282,13 @@ TrainResult train(const TrainConfig& c, std::FILE* progress) {
     result.final_metric = result.evals.back().metric;
   }
   if (!c.out_dir.empty()) {
-    std::ofstream summary(c.out_dir + "/summary.json");
-    summary << fmt::format(
+    write_file_atomically(c.out_dir + "/summary.json", fmt::format(
         "{{\n  \"task\": \"{}\",\n  \"attention\": \"{}\",\n  \"parameters\": {},\n  \"steps\": {},\n  \"final_eval_step\": {},\n"
         "  \"final_eval_loss\": {:.6f},\n  \"metric\": \"{}\",\n  \"final_metric\": {:.6f},\n"
         "  \"peak_bytes\": {},\n  \"tokens_per_second\": {:.1f},\n  \"seconds_per_step\": {:.6f},\n  \"seed\": {}\n}}\n",
         result.task, result.attention, result.parameters, last_step, result.evals.empty() ? 0 : result.evals.back().step,
         result.final_loss, result.metric_name,
-        result.final_metric, result.peak_bytes, result.tokens_per_second, result.seconds_per_step, c.seed);
+        result.final_metric, result.peak_bytes, result.tokens_per_second, result.seconds_per_step, c.seed));
   }
   return result;
 }

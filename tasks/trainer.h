@@ -55,6 +55,7 @@ struct TrainResult {
   double final_loss = 0, final_metric = 0;  // of the last evaluation
   int64_t peak_bytes = 0;                   // most tensor memory held at once (model, optimizer, activations)
   double tokens_per_second = 0, seconds_per_step = 0, seconds = 0;
+  int64_t already_finished_at = 0;  // > 0: --resume found the run finished at this step; nothing ran
 };
 
 TrainResult train(const TrainConfig& config, std::FILE* progress = stderr);
@@ -62,8 +63,12 @@ TrainResult train(const TrainConfig& config, std::FILE* progress = stderr);
 // Evaluation loss and metric of a model on a task's fixed evaluation batches.
 EvalRecord evaluate(nn::TransformerLM& model, const Task& task, int64_t batches, int64_t batch_size, uint64_t seed);
 
-// config.txt: the settings `ropegrad generate` needs to rebuild the model.
-void write_model_config(const std::string& path, const TrainConfig& config, const Task& task);
+// An Error naming `what` and the first parameter holding NaN or infinity.
+void check_finite_weights(const nn::Module& model, const std::string& what);
+
+// config.txt: the model `ropegrad generate` rebuilds and the settings
+// `--resume` must match (tasks/run_files.h reads it strictly).
+std::string model_config_text(const TrainConfig& config, const Task& task);
 nn::TransformerConfig read_model_config(const std::string& path);
 
 }  // namespace ropegrad::tasks

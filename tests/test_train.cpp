@@ -12,9 +12,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -27,6 +31,7 @@
 #include "nn/checkpoint.h"
 #include "nn/transformer.h"
 #include "tasks/plot.h"
+#include "tasks/run_files.h"
 #include "tasks/trainer.h"
 #include "tests/support/test_util.h"
 
@@ -284,6 +289,217 @@ TEST(Train, ResumeWithoutACheckpointNamesTheFile) {
   EXPECT_THAT(msg, HasSubstr("checkpoint.safetensors"));
 }
 
+// ---- runs that are repeated, interrupted or diverge -------------------------------------------------
+
+TEST(Train, ResumingAFinishedRunSaysSoAndChangesNothing) {
+  const TempDir dir("finished");
+  TrainConfig c = tiny_config();
+  c.out_dir = dir.path();
+  train(c, nullptr);
+  const std::string summary = read_text(dir.file("summary.json")), metrics = read_text(dir.file("metrics.csv"));
+  for (int64_t steps : {12, 8}) {  // the same --steps, or fewer than the checkpoint's
+    TrainConfig again = c;
+    again.resume = true;
+    again.steps = steps;
+    again.warmup = 3;
+    const TrainResult r = train(again, nullptr);
+    EXPECT_EQ(r.already_finished_at, 12) << "steps " << steps;
+    EXPECT_TRUE(r.steps.empty());
+    EXPECT_EQ(read_text(dir.file("summary.json")), summary) << "summary.json must not be overwritten";
+    EXPECT_EQ(read_text(dir.file("metrics.csv")), metrics);
+  }
+}
+
+TEST(Train, ResumeWithOtherSettingsIsAnErrorListingThem) {
+  const TempDir dir("othersettings");
+  TrainConfig c = tiny_config();
+  c.out_dir = dir.path();
+  c.stop_after = 4;
+  c.checkpoint_every = 2;
+  train(c, nullptr);
+  TrainConfig other = c;
+  other.resume = true;
+  other.stop_after = 0;
+  other.seed = 6;
+  other.lr = 0.01;
+  std::string msg = error_of([&] { train(other, nullptr); });
+  EXPECT_THAT(msg, HasSubstr("--resume"));
+  EXPECT_THAT(msg, HasSubstr("seed 6 (was 5)"));
+  EXPECT_THAT(msg, HasSubstr("lr 0.01 (was 0.003)"));
+  other = c;
+  other.resume = true;
+  other.task = "recall";
+  other.task_options = {};
+  msg = error_of([&] { train(other, nullptr); });
+  EXPECT_THAT(msg, HasSubstr("task recall (was copy)"));
+  other = c;  // more steps than before: the run goes on
+  other.resume = true;
+  other.stop_after = 0;
+  other.steps = 14;
+  EXPECT_EQ(train(other, nullptr).steps.size(), 10u);  // steps 5..14
+}
+
+TEST(Train, ASecondRunIntoTheSameDirectoryIsRefusedNamingTheHolder) {
+  const TempDir dir("locked");
+  fs::create_directories(dir.path());
+  {
+    const RunLock held(dir.path());
+    TrainConfig c = tiny_config();
+    c.out_dir = dir.path();
+    const std::string msg = error_of([&] { train(c, nullptr); });
+    EXPECT_THAT(msg, HasSubstr("in use by another run"));
+    EXPECT_THAT(msg, HasSubstr("pid " + std::to_string(::getpid())));
+    EXPECT_FALSE(fs::exists(dir.file("metrics.csv"))) << "the refused run wrote nothing";
+  }
+  TrainConfig c = tiny_config();  // released: the next run goes ahead
+  c.out_dir = dir.path();
+  EXPECT_EQ(train(c, nullptr).steps.size(), 12u);
+}
+
+// One NaN weight (a corrupted checkpoint, or an update that overflowed) stops
+// training at once, naming the step and the tensor; generate refuses it.
+TEST(Train, ANonFiniteWeightIsNamedByTrainingAndRefusedByGenerate) {
+  const TempDir dir("nan");
+  TrainConfig c = tiny_config();
+  c.out_dir = dir.path();
+  c.stop_after = 4;
+  c.checkpoint_every = 4;
+  train(c, nullptr);
+  nn::TransformerLM model(read_model_config(dir.file("config.txt")));
+  nn::StateDict opt_state;
+  const int64_t step = nn::load_checkpoint(dir.file("checkpoint.safetensors"), model, &opt_state);
+  for (const auto& [name, p] : model.named_parameters()) {
+    if (name != "layers.0.ffn.w2.weight") continue;
+    Tensor w = p;
+    w.data_ptr<float>()[3] = NAN;
+  }
+  nn::save_checkpoint(dir.file("checkpoint.safetensors"), model, opt_state, step);
+  std::string msg = error_of([&] { check_finite_weights(model, "ckpt"); });
+  EXPECT_THAT(msg, HasSubstr("layers.0.ffn.w2.weight"));
+  TrainConfig resume = c;
+  resume.resume = true;
+  resume.stop_after = 0;
+  msg = error_of([&] { train(resume, nullptr); });
+  EXPECT_THAT(msg, HasSubstr("layers.0.ffn.w2.weight"));
+  EXPECT_THAT(msg, HasSubstr("step 5"));
+}
+
+// SIGKILL at random moments of a run with --checkpoint-every 2, then resume:
+// every time, the finished run's metrics.csv and checkpoint are byte for byte
+// those of an uninterrupted run (rows are flushed to disk before the
+// checkpoint that covers them; resume rewrites metrics.csv atomically).
+// ROPEGRAD_KILL_TRIALS raises the number of trials (default 6).
+TEST(Train, KilledAtAnyMomentAndResumedLosesNothing) {
+  const char* env = std::getenv("ROPEGRAD_KILL_TRIALS");
+  const int trials = env != nullptr ? std::atoi(env) : 6;
+  const std::vector<std::string> base = {ROPEGRAD_CLI, "train", "--quiet", "--steps", "16", "--batch", "8",
+                                         "--d-model", "16", "--layers", "1", "--heads", "2", "--vocab", "8",
+                                         "--length", "8", "--warmup", "2", "--eval-every", "4", "--checkpoint-every",
+                                         "2"};
+  const auto run = [&](const std::string& out, bool resume, int kill_after_us) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), {"--out", out});
+    if (resume) args.push_back("--resume");
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      std::vector<char*> argv;
+      for (std::string& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      const int null = ::open("/dev/null", O_WRONLY);
+      ::dup2(null, 1);
+      ::dup2(null, 2);
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    if (kill_after_us >= 0) {
+      ::usleep(static_cast<useconds_t>(kill_after_us));
+      ::kill(pid, SIGKILL);
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return status;
+  };
+  const TempDir whole("whole");
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_EQ(run(whole.path(), false, -1), 0);
+  const auto whole_us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0);
+  const std::string want_metrics = read_text(whole.file("metrics.csv"));
+  const std::string want_ckpt = read_text(whole.file("checkpoint.safetensors"));
+  Generator gen(11);
+  int killed = 0;
+  for (int t = 0; t < trials; ++t) {
+    const TempDir dir("killed");
+    // Anywhere from the start to a little past the end of an uninterrupted run.
+    const int delay = static_cast<int>(gen.integer(0, whole_us.count() * 11 / 10 + 1));
+    const int status = run(dir.path(), false, delay);
+    killed += WIFSIGNALED(status);
+    // Resume while a checkpoint exists (start over when the kill came before the first).
+    const bool has_ckpt = fs::exists(dir.file("checkpoint.safetensors"));
+    ASSERT_EQ(run(dir.path(), has_ckpt, -1), 0) << "trial " << t << ", killed after " << delay << " us";
+    EXPECT_EQ(read_text(dir.file("metrics.csv")), want_metrics) << "trial " << t << ", killed after " << delay << " us";
+    EXPECT_TRUE(read_text(dir.file("checkpoint.safetensors")) == want_ckpt) << "trial " << t;
+  }
+  std::printf("[ kill -9 ] %d trials, %d killed mid-run, all resumed to identical files\n", trials, killed);
+}
+
+// ---- the command line ---------------------------------------------------------------------------------
+
+// Runs the ropegrad program with `args` (a shell word list); returns the exit
+// status and what it printed on stdout and stderr.
+std::pair<int, std::string> run_cli(const std::string& args) {
+  const std::string command = std::string(ROPEGRAD_CLI) + " " + args + " 2>&1";
+  std::FILE* pipe = ::popen(command.c_str(), "r");
+  std::string out;
+  char buffer[4096];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
+  const int status = ::pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+// Bad command lines end with exit status 1 and a message that names the
+// option and the value (they were ignored silently, truncated, or ended in
+// std::bad_alloc or basic_filebuf::underflow).
+TEST(Cli, BadCommandLinesGetAClearError) {
+  const TempDir dir("cli");
+  ASSERT_EQ(run_cli("train --quiet --steps 4 --warmup 1 --batch 4 --d-model 16 --heads 2 --layers 1 --out " + dir.path()).first, 0);
+  const std::string gen = "generate --checkpoint " + dir.path() + " ";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"train --clip -1", "--clip: must be a finite number in [0"},
+      {"train --clip nan", "--clip: must be a finite number"},
+      {"train --vocab -3", "--vocab: must be >= 0, got -3"},
+      {"train --length -1", "--length: must be >= 0, got -1"},
+      {"train --checkpoint-every -1", "--checkpoint-every: must be >= 0, got -1"},
+      {"train --stop-after -2", "--stop-after: must be >= 0"},
+      {"train --batch 1000000000", "batch 1000000000"},
+      {"train --d-model 100000", "d_model 100000"},
+      {"train --layers 100000000", "100000000 layers"},
+      {"train --steps 0", "--steps: must be >= 1, got 0"},
+      {"train --lr 0", "--lr: must be a finite number in (0"},
+      {"train --lr 1e9", "--lr: must be a finite number"},
+      {"train --beta2 1", "--beta2: must be a finite number"},
+      {"train --d-model 64abc", "--d-model expects a number, got '64abc'"},
+      {"train --sigma bogus", "--sigma must be scalar or vector"},
+      {"train --task text --text /tmp", "'/tmp' is a directory"},
+      {"train --task text --text /nonexistent/file", "cannot open '/nonexistent/file'"},
+      {"train --bogus 1", "unknown argument '--bogus'"},
+      {"train --steps", "--steps needs a value"},
+      {gen + "--prompt '1 2 x 3'", "token 3 ('x') is not an integer id"},
+      {gen + "--prompt 1.9", "token 1 ('1.9') is not an integer id"},
+      {gen + "--prompt 99", "id 99, outside the model's vocabulary"},
+      {gen + "--max-new-tokens 1000000000", "--max-new-tokens must be in 0..1000000"},
+      {gen + "--top-p 0", "--top-p: must be a finite number in (0, 1]"},
+      {gen + "--temperature nan", "--temperature: must be a finite number"},
+      {"generate --checkpoint /nonexistent", "cannot read '/nonexistent/config.txt'"},
+      {"generate", "--checkpoint DIR is required"},
+  };
+  for (const auto& [args, words] : cases) {
+    const auto [status, out] = run_cli(args);
+    EXPECT_EQ(status, 1) << args << "\n" << out;
+    EXPECT_THAT(out, HasSubstr(words)) << args;
+    EXPECT_THAT(out, ::testing::StartsWith("error: ")) << args;
+  }
+}
+
 // ---- files of --out DIR ----------------------------------------------------------------------------
 
 TEST(Train, WritesMetricsSummaryConfigAndCheckpoint) {
@@ -361,7 +577,7 @@ TEST(Train, ModelConfigRoundTrip) {
   c.model.num_layers = 3;
   c.model.d_ff = 48;
   const EntailmentTask task(5);
-  write_model_config(dir.file("config.txt"), c, task);
+  std::ofstream(dir.file("config.txt")) << model_config_text(c, task);
   const nn::TransformerConfig m = read_model_config(dir.file("config.txt"));
   EXPECT_EQ(m.vocab_size, 8);       // from the task: 5 concepts + 3 tokens
   EXPECT_EQ(m.context_length, 11);  // 2 (5 - 1) + 3
@@ -376,7 +592,7 @@ TEST(Train, ModelConfigRoundTrip) {
 
   c.model.attention = nn::AttentionKind::Triple;
   c.model.tie_embeddings = false;
-  write_model_config(dir.file("config.txt"), c, task);
+  std::ofstream(dir.file("config.txt")) << model_config_text(c, task);
   const nn::TransformerConfig t = read_model_config(dir.file("config.txt"));
   EXPECT_EQ(t.attention, nn::AttentionKind::Triple);
   EXPECT_FALSE(t.tie_embeddings);
@@ -386,20 +602,71 @@ TEST(Train, BadModelConfigFiles) {
   const TempDir dir("badconfig");
   fs::create_directories(dir.path());
   std::string msg = error_of([&] { read_model_config(dir.file("missing.txt")); });
-  EXPECT_THAT(msg, HasSubstr("cannot open"));
+  EXPECT_THAT(msg, HasSubstr("cannot read"));
   EXPECT_THAT(msg, HasSubstr("missing.txt"));
 
-  std::ofstream(dir.file("no_dmodel.txt")) << "vocab_size=8\ncontext_length=7\n";
+  std::ofstream(dir.file("no_dmodel.txt")) << "task=copy\nvocab_size=8\ncontext_length=7\n";
   msg = error_of([&] { read_model_config(dir.file("no_dmodel.txt")); });
   EXPECT_THAT(msg, HasSubstr("no_dmodel.txt"));
   EXPECT_THAT(msg, HasSubstr("'d_model'"));
 
   std::ofstream(dir.file("bad_attention.txt"))
-      << "vocab_size=8\ncontext_length=7\nd_model=16\nnum_layers=1\nnum_heads=2\nd_ff=32\n"
+      << "task=copy\nvocab_size=8\ncontext_length=7\nd_model=16\nnum_layers=1\nnum_heads=2\nd_ff=32\n"
          "rope_theta=10000\nattention=w9\nsigma=scalar\ntie_embeddings=0\n";
   msg = error_of([&] { read_model_config(dir.file("bad_attention.txt")); });
   EXPECT_THAT(msg, HasSubstr("attention"));
   EXPECT_THAT(msg, HasSubstr("'w9'"));
+}
+
+// Every value of config.txt is checked whole and against its range; the error
+// names the file, the line and the key (these were `stoll`, silently accepted,
+// or a 4 TB allocation from a 154-byte file).
+TEST(Train, ConfigValuesAreCheckedWithFileLineAndKey) {
+  const std::string good =
+      "task=copy\nvocab_size=8\ncontext_length=7\nd_model=16\nnum_layers=1\nnum_heads=2\nd_ff=32\n"
+      "rope_theta=10000\nattention=standard\nsigma=scalar\ntie_embeddings=0\n";
+  EXPECT_EQ(parse_run_config(good, "c.txt").model.d_model, 16);
+  struct Bad {
+    std::string from, to, line, words;
+  };
+  const std::vector<Bad> bad = {
+      {"d_model=16", "d_model=abc", ":4: d_model", "'abc' is not an integer"},
+      {"d_model=16", "d_model=64abc", ":4: d_model", "'64abc' is not an integer"},
+      {"d_model=16", "d_model=1000000", ":4: d_model", "1000000 is outside 1..65536"},
+      {"d_model=16", "d_model=-3", ":4: d_model", "outside"},
+      {"sigma=scalar", "sigma=bogus", ":10: sigma", "'bogus' is not scalar or vector"},
+      {"rope_theta=10000", "rope_theta=nan", ":8: rope_theta", "not a finite number"},
+      {"tie_embeddings=0", "tie_embeddings=yes", ":11: tie_embeddings", "not 0 or 1"},
+      {"num_heads=2", "num_heads=99999999999999999999", ":6: num_heads", "not an integer"},
+      {"d_ff=32", "d_ff=32\nd_ff=64", ":8", "'d_ff' appears twice"},
+      {"task=copy", "task=copy\nbogus_key=1", ":2", "unknown key 'bogus_key'"},
+      {"task=copy", "garbage line", ":1", "expected key=value"},
+      {"num_heads=2", "num_heads=3", "", "not a multiple of num_heads 3"},
+  };
+  for (const Bad& b : bad) {
+    std::string text = good;
+    text.replace(text.find(b.from), b.from.size(), b.to);
+    SCOPED_TRACE(b.to);
+    const std::string msg = error_of([&] { parse_run_config(text, "run/config.txt"); });
+    EXPECT_THAT(msg, HasSubstr("run/config.txt" + b.line));
+    EXPECT_THAT(msg, HasSubstr(b.words));
+  }
+}
+
+// A model the machine cannot hold is refused before anything is allocated,
+// with the size asked for.
+TEST(Train, SizesBeyondTheMachineAreRefusedWithTheSizeAskedFor) {
+  const std::string huge =
+      "task=copy\nvocab_size=8\ncontext_length=7\nd_model=65536\nnum_layers=1024\nnum_heads=2\nd_ff=32\n"
+      "rope_theta=10000\nattention=standard\nsigma=scalar\ntie_embeddings=0\n";
+  std::string msg = error_of([&] { parse_run_config(huge, "big/config.txt"); });
+  EXPECT_THAT(msg, HasSubstr("big/config.txt"));
+  EXPECT_THAT(msg, HasSubstr("GB"));
+  TrainConfig c = tiny_config();
+  c.batch_size = 1000000000;
+  msg = error_of([&] { train(c, nullptr); });
+  EXPECT_THAT(msg, HasSubstr("batch 1000000000"));
+  EXPECT_THAT(msg, HasSubstr("GB, more than this machine's"));
 }
 
 // ---- learning ---------------------------------------------------------------------------------------

@@ -1,0 +1,200 @@
+#include "tasks/run_files.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <sstream>
+
+namespace ropegrad::tasks {
+
+namespace {
+
+// A whole token as an integer in [lo, hi], or an Error naming where it came from.
+int64_t parse_int(std::string_view text, int64_t lo, int64_t hi, const std::string& where) {
+  int64_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  RG_CHECK(ec == std::errc() && end == text.data() + text.size(), where.c_str(), "'{}' is not an integer", text);
+  RG_CHECK(v >= lo && v <= hi, where.c_str(), "{} is outside {}..{}", v, lo, hi);
+  return v;
+}
+
+double parse_real(std::string_view text, double lo, double hi, const std::string& where) {
+  const std::string s(text);
+  char* end = nullptr;
+  errno = 0;
+  const double v = s.empty() ? NAN : std::strtod(s.c_str(), &end);
+  RG_CHECK(!s.empty() && end == s.c_str() + s.size() && errno == 0 && std::isfinite(v), where.c_str(),
+           "'{}' is not a finite number", text);
+  RG_CHECK(v >= lo && v <= hi, where.c_str(), "{} is outside {}..{}", v, lo, hi);
+  return v;
+}
+
+// The training settings config.txt records (and --resume compares).
+const std::set<std::string> kSettings = {"steps",        "batch", "lr",   "min_lr", "warmup", "weight_decay",
+                                         "beta1",        "beta2", "clip", "seed",   "text",   "vocab",
+                                         "length",       "pairs", "queries", "concepts"};
+
+}  // namespace
+
+RunConfigFile parse_run_config(std::string_view text, const std::string& filename) {
+  RunConfigFile r;
+  std::set<std::string> seen;
+  nn::TransformerConfig& m = r.model;
+  int64_t number = 0;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) continue;
+    const size_t eq = line.find('=');
+    RG_CHECK(eq != std::string_view::npos, "config", "{}:{}: expected key=value, got '{}'", filename, number,
+             line.substr(0, 80));
+    const std::string key(line.substr(0, eq));
+    const std::string_view value = line.substr(eq + 1);
+    const std::string where = fmt::format("config: {}:{}: {}", filename, number, key);
+    RG_CHECK(seen.insert(key).second, "config", "{}:{}: '{}' appears twice", filename, number, key);
+    if (key == "task") r.task = value;
+    else if (key == "vocab_size") m.vocab_size = parse_int(value, 1, int64_t{1} << 24, where);
+    else if (key == "context_length") m.context_length = parse_int(value, 1, int64_t{1} << 20, where);
+    else if (key == "d_model") m.d_model = parse_int(value, 1, 65536, where);
+    else if (key == "num_layers") m.num_layers = parse_int(value, 1, 1024, where);
+    else if (key == "num_heads") m.num_heads = parse_int(value, 1, 65536, where);
+    else if (key == "d_ff") m.d_ff = parse_int(value, 0, int64_t{1} << 20, where);
+    else if (key == "rope_theta") m.rope_theta = parse_real(value, 1e-300, 1e300, where);
+    else if (key == "attention") {
+      RG_CHECK(value == "standard" || value == "w2" || value == "triple", where.c_str(),
+               "'{}' is not standard, w2 or triple", value);
+      m.attention = nn::parse_attention_kind(std::string(value));
+    } else if (key == "sigma") {
+      RG_CHECK(value == "scalar" || value == "vector", where.c_str(), "'{}' is not scalar or vector", value);
+      m.sigma = value == "vector" ? nn::SigmaMode::Vector : nn::SigmaMode::Scalar;
+    } else if (key == "tie_embeddings") {
+      RG_CHECK(value == "0" || value == "1", where.c_str(), "'{}' is not 0 or 1", value);
+      m.tie_embeddings = value == "1";
+    } else if (kSettings.count(key) > 0) {
+      r.settings[key] = value;
+    } else {
+      fail("config", "{}:{}: unknown key '{}'", filename, number, key.substr(0, 80));
+    }
+  }
+  for (const char* key : {"task", "vocab_size", "context_length", "d_model", "num_layers", "num_heads", "d_ff",
+                          "rope_theta", "attention", "sigma", "tie_embeddings"}) {
+    RG_CHECK(seen.count(key) > 0, "config", "{}: no '{}' entry", filename, key);
+  }
+  RG_CHECK(m.d_model % m.num_heads == 0, "config", "{}: d_model {} is not a multiple of num_heads {}", filename,
+           m.d_model, m.num_heads);
+  check_fits_in_memory(training_bytes(m, 1), fmt::format("the model of {}", filename));
+  return r;
+}
+
+RunConfigFile read_run_config(const std::string& path) {
+  std::error_code error;
+  RG_CHECK(std::filesystem::is_regular_file(path, error), "config", "cannot read '{}' (written by `ropegrad train --out DIR`)",
+           path);
+  const auto size = std::filesystem::file_size(path, error);
+  RG_CHECK(!error && size < (1 << 20), "config", "'{}' is {} bytes: not a run's config.txt", path, size);
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  RG_CHECK(in.good() || in.eof(), "config", "reading '{}' failed", path);
+  return parse_run_config(text.str(), path);
+}
+
+double training_bytes(const nn::TransformerConfig& m, int64_t batch_size) {
+  const double d = static_cast<double>(m.d_model), v = static_cast<double>(m.vocab_size);
+  const double t = static_cast<double>(m.context_length), l = static_cast<double>(m.num_layers);
+  const double ff = m.d_ff > 0 ? static_cast<double>(m.d_ff) : std::ceil(8.0 * d / 3 / 64) * 64;
+  const double params = 2 * v * d + l * (4 * d * d + 3 * d * ff + 2 * d) + d;
+  // Per layer and token: about 12 D + 3 d_ff values kept for backward, plus
+  // the (H, T) attention probabilities; the logits (V) once.
+  const double b = static_cast<double>(batch_size);
+  const double activations =
+      b * t * (l * (12 * d + 3 * ff + static_cast<double>(m.num_heads) * t) + 2 * v);
+  return 4.0 * (4 * params + activations);  // float32: weights, grads, two moments
+}
+
+double physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 1e18;
+}
+
+void check_fits_in_memory(double bytes, const std::string& what) {
+  const double have = physical_memory_bytes();
+  RG_CHECK(bytes <= have, "memory", "{} needs about {:.3g} GB, more than this machine's {:.3g} GB", what, bytes / 1e9,
+           have / 1e9);
+}
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = fmt::format("{}.tmp.{}", path, getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  RG_CHECK(fd >= 0, "write", "cannot write '{}': {}", tmp, std::strerror(errno));
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const std::string why = std::strerror(errno);
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      fail("write", "writing '{}' failed: {}", tmp, why);
+    }
+    done += static_cast<size_t>(n);
+  }
+  const bool synced = ::fsync(fd) == 0;
+  ::close(fd);
+  RG_CHECK(synced && std::rename(tmp.c_str(), path.c_str()) == 0, "write", "cannot replace '{}': {}", path,
+           std::strerror(errno));
+}
+
+std::vector<std::string> read_metrics_rows(const std::string& path, int64_t first_step) {
+  std::vector<std::string> kept;
+  std::ifstream in(path);
+  if (!in.good()) return kept;  // a run killed before its first row
+  int64_t number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++number;
+    if (line.empty() || line.rfind("step,", 0) == 0) continue;
+    const std::string_view step(line.data(), std::min(line.find(','), line.size()));
+    int64_t s = 0;
+    const auto [end, ec] = std::from_chars(step.data(), step.data() + step.size(), s);
+    RG_CHECK(ec == std::errc() && end == step.data() + step.size() && s >= 1, "resume",
+             "{}:{}: the step '{}' is not a positive integer", path, number, step.substr(0, 40));
+    if (s < first_step) kept.push_back(line);
+  }
+  return kept;
+}
+
+RunLock::RunLock(const std::string& dir) {
+  const std::string path = dir + "/.lock";
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT, 0644);
+  RG_CHECK(fd_ >= 0, "train", "cannot create '{}': {}", path, std::strerror(errno));
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    char holder[64] = {0};
+    const ssize_t n = ::pread(fd_, holder, sizeof holder - 1, 0);
+    ::close(fd_);
+    fd_ = -1;
+    fail("train", "'{}' is in use by another run (pid {}); wait for it or choose another --out", dir,
+         n > 0 ? std::string(holder, static_cast<size_t>(n)) : std::string("unknown"));
+  }
+  const std::string pid = std::to_string(getpid());
+  if (::ftruncate(fd_, 0) == 0) (void)!::pwrite(fd_, pid.data(), pid.size(), 0);
+}
+
+RunLock::~RunLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing releases the flock
+}
+
+}  // namespace ropegrad::tasks

@@ -1,0 +1,70 @@
+// The files of a training run's directory, read and written so that a bad
+// file gives an error naming the file, the line and the key, and a run that
+// is killed at any moment loses nothing up to its checkpoint.
+//
+//   config.txt     key=value lines: the model (what `generate` rebuilds) and the
+//                  training settings (what `--resume` must match)
+//   metrics.csv    one row per step; rewritten atomically on resume
+//   .lock          held (flock) while a run writes the directory
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "nn/transformer.h"
+
+namespace ropegrad::tasks {
+
+// config.txt as read: the model, the task, and every training setting that
+// was written (name -> text, e.g. "lr" -> "0.003"), for comparison on resume.
+struct RunConfigFile {
+  std::string task;
+  nn::TransformerConfig model;
+  std::map<std::string, std::string> settings;
+};
+
+// Parses config.txt's text. Unknown keys, a missing model key, a number that
+// is not a number or lies outside its range (d_model in 1..65536, ...), and a
+// model too large for this machine are Errors naming `filename`, the line and
+// the key. Used by `generate`, `--resume` and the config fuzzer.
+RunConfigFile parse_run_config(std::string_view text, const std::string& filename);
+RunConfigFile read_run_config(const std::string& path);
+
+// Bytes a model of this shape needs to train with batches of `batch_size`
+// sequences: parameters, gradients, AdamW's two moments and the activations
+// kept for backward (an estimate within a small factor).
+double training_bytes(const nn::TransformerConfig& model, int64_t batch_size);
+
+// An Error naming `what` (a flag or a file) and the gigabytes asked for when
+// `bytes` exceeds the machine's physical memory.
+void check_fits_in_memory(double bytes, const std::string& what);
+
+// Physical memory of this machine, in bytes.
+double physical_memory_bytes();
+
+// Writes `text` to path through path + ".tmp.<pid>", fsync, rename: a reader
+// (or a run resumed after a kill) sees the old file or the new one, never half.
+void write_file_atomically(const std::string& path, const std::string& text);
+
+// The rows of metrics.csv for steps below `first_step` (the header skipped).
+// A row whose step is not a number is an Error naming the file and the line.
+std::vector<std::string> read_metrics_rows(const std::string& path, int64_t first_step);
+
+// An exclusive lock on DIR/.lock for the lifetime of the object: a second run
+// into the same directory fails at once, naming the process that holds it.
+// The lock is the kernel's (flock): a killed run releases it.
+class RunLock {
+ public:
+  explicit RunLock(const std::string& dir);
+  ~RunLock();
+  RunLock(const RunLock&) = delete;
+  RunLock& operator=(const RunLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace ropegrad::tasks

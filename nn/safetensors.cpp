@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -442,8 +443,39 @@ struct TmpFile {
 
 }  // namespace
 
+// CRC-32 (IEEE 802.3, the checksum of zip and PNG) of a tensor's bytes,
+// continued from `crc`. Stored per tensor in the metadata as
+// "crc32.<name>": "<8 hex digits>", so other readers still load the file.
+uint32_t crc32(const unsigned char* data, size_t size, uint32_t crc = 0) {
+  static const std::array<uint32_t, 256> table = [] {
+    std::array<uint32_t, 256> t{};
+    for (uint32_t i = 0; i < 256; ++i) {
+      uint32_t c = i;
+      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+      t[i] = c;
+    }
+    return t;
+  }();
+  crc = ~crc;
+  for (size_t i = 0; i < size; ++i) crc = table[(crc ^ data[i]) & 0xFF] ^ (crc >> 8);
+  return ~crc;
+}
+
+constexpr std::string_view kCrcPrefix = "crc32.";
+
 void save_safetensors(const std::string& path, const StateDict& tensors,
-                      const std::map<std::string, std::string>& metadata) {
+                      const std::map<std::string, std::string>& metadata_in) {
+  for (const auto& [key, value] : metadata_in) {
+    RG_CHECK(key.rfind(kCrcPrefix, 0) != 0, kSave, "'{}': metadata key '{}' is reserved for checksums", path, key);
+  }
+  std::map<std::string, std::string> metadata = metadata_in;
+  for (const auto& [name, t] : tensors) {
+    if (!t.defined()) continue;  // reported below
+    const Tensor c = kernels::contiguous(t);
+    const uint32_t crc = crc32(reinterpret_cast<const unsigned char*>(c.raw_data()),
+                               static_cast<size_t>(c.numel()) * element_size(c.dtype()));
+    metadata[std::string(kCrcPrefix) + name] = fmt::format("{:08x}", crc);
+  }
   // Validate everything before touching the disk.
   for (const auto& [name, t] : tensors) {
     RG_CHECK(name != kMetadataKey, kSave, "'{}': '{}' is reserved for metadata and cannot name a tensor",
@@ -612,7 +644,20 @@ SafetensorsFile load_safetensors(const std::string& path) {
                  path, e.name, static_cast<int>(b[k]), k);
       }
     }
+    // A checksum written by save_safetensors must match (files from other tools have none).
+    const auto crc = out.metadata.find(std::string(kCrcPrefix) + e.name);
+    if (crc != out.metadata.end()) {
+      const std::string computed =
+          fmt::format("{:08x}", crc32(reinterpret_cast<const unsigned char*>(t.raw_data()), bytes));
+      RG_CHECK(crc->second == computed, kLoad,
+               "'{}': tensor '{}' fails its checksum (CRC-32 {} stored, {} computed): the file is corrupt", path,
+               e.name, crc->second, computed);
+      out.metadata.erase(crc);
+    }
     out.tensors.emplace(e.name, std::move(t));
+  }
+  for (const auto& [key, value] : out.metadata) {
+    RG_CHECK(key.rfind(kCrcPrefix, 0) != 0, kLoad, "'{}': checksum '{}' names no tensor of the file", path, key);
   }
   return out;
 }

@@ -88,11 +88,23 @@ int default_threads() {
 }
 
 std::mutex g_pool_mutex;
-Pool* g_pool = nullptr;  // created on first use; intentionally never destroyed (workers may outlive statics)
+Pool* g_pool = nullptr;  // created on first use, joined at exit
 int g_threads = 0;
+
+// Joins the workers when the program exits, so nothing of theirs (their
+// thread-local storage) is left for a leak checker to report. Registered when
+// the first pool is made: it runs before the statics that existed by then are
+// destroyed, and a parallel_for after it simply makes a new pool.
+void join_pool_at_exit() {
+  std::lock_guard<std::mutex> lock(g_pool_mutex);
+  delete g_pool;
+  g_pool = nullptr;
+}
 
 Pool& pool() {
   std::lock_guard<std::mutex> lock(g_pool_mutex);
+  static const bool registered = std::atexit(join_pool_at_exit) == 0;
+  (void)registered;
   if (g_pool == nullptr) g_pool = new Pool(g_threads > 0 ? g_threads : default_threads());
   return *g_pool;
 }

@@ -475,15 +475,36 @@ TEST_F(SafetensorsTest, FileLayoutFollowsTheSpec) {
   for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(bytes[i]);
   EXPECT_EQ(n % 8, 0u) << "header padded to a multiple of 8";
   ASSERT_EQ(bytes.size(), 8 + n + 8 + 8) << "length field + header + int64 a + 2 float32 b";
-  // Metadata first, tensors in name order and packed from offset 0; spaces pad the JSON.
+  // Metadata first (with each tensor's CRC-32; the values are Python's
+  // zlib.crc32 of the same bytes), tensors in name order and packed from
+  // offset 0; spaces pad the JSON.
   const std::string json =
-      R"({"__metadata__":{"k":"v"},"a":{"dtype":"I64","shape":[],"data_offsets":[0,8]},)"
+      R"({"__metadata__":{"crc32.a":"ebadd88a","crc32.b":"ccdf2c3a","k":"v"},)"
+      R"("a":{"dtype":"I64","shape":[],"data_offsets":[0,8]},)"
       R"("b":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})";
   const std::string header = bytes.substr(8, n);
   EXPECT_EQ(header.substr(0, json.size()), json);
   EXPECT_EQ(header.substr(json.size()), std::string(n - json.size(), ' '));
   // Data: little-endian int64 3, then float32 1.5 and -2.0.
   EXPECT_EQ(bytes.substr(8 + n), raw<int64_t>({3}) + raw<float>({1.5f, -2.0f}));
+}
+
+// A flipped bit in a weight no longer loads without a word: every save
+// stores each tensor's CRC-32 in the metadata, and load verifies it.
+TEST_F(SafetensorsTest, AFlippedBitFailsTheChecksumNamingTheTensor) {
+  Generator gen(3);
+  const nn::StateDict tensors = {{"w", randn({4, 5}, DType::Float32, &gen)}, {"b", zeros({5})}};
+  nn::save_safetensors(path("c.safetensors"), tensors, {{"k", "v"}});
+  const nn::SafetensorsFile clean = nn::load_safetensors(path("c.safetensors"));
+  EXPECT_EQ(clean.metadata, (std::map<std::string, std::string>{{"k", "v"}})) << "checksums are not user metadata";
+  std::string bytes = read_bytes(path("c.safetensors"));
+  // The data section ends with b (5 float32) and starts with w: flip one bit of w[0, 3].
+  const size_t w_start = bytes.size() - 4 * (20 + 5) + 4 * 5;
+  bytes[w_start + 4 * 3 + 1] ^= 0x10;
+  write_bytes(path("c.safetensors"), bytes);
+  EXPECT_RG_ERROR(nn::load_safetensors(path("c.safetensors")), "load_safetensors", path("c.safetensors"), "'w'",
+                  "fails its checksum");
+  EXPECT_RG_ERROR(nn::save_safetensors(path("d.safetensors"), tensors, {{"crc32.w", "0"}}), "reserved");
 }
 
 TEST_F(SafetensorsTest, ReadsAFileFromAnotherWriter) {

@@ -20,7 +20,7 @@
 #include <iostream>
 #include <map>
 #include <optional>
-#include <regex>
+#include <cctype>
 #include <set>
 #include <sstream>
 #include <string>
@@ -52,10 +52,12 @@ std::string readable(std::string name) {
 
 // The id in the first "not implemented: exNN-name" of a failure message.
 std::optional<std::string> stub_id(const std::string& message) {
-  static const std::regex pattern("not implemented: (ex[0-9]+[a-z0-9-]*[a-z0-9])");
-  std::smatch m;
-  if (std::regex_search(message, m, pattern)) return m[1].str();
-  return std::nullopt;
+  const std::string marker = "not implemented: ex";
+  const size_t at = message.find(marker);
+  if (at == std::string::npos) return std::nullopt;
+  size_t end = at + marker.size() - 2;  // at "ex"
+  while (end < message.size() && (std::isalnum(static_cast<unsigned char>(message[end])) || message[end] == '-')) ++end;
+  return message.substr(at + marker.size() - 2, end - (at + marker.size() - 2));
 }
 
 // Up to `lines` lines of a failure message, without GoogleTest's file:line prefix.

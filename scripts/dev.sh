@@ -5,6 +5,7 @@
 #   scripts/dev.sh test            build, then run the whole test suite
 #   scripts/dev.sh test-sanitize   the suite again, built with ASan + UBSan
 #   scripts/dev.sh test-clang      the suite again, built with clang (Debian 12: clang 14)
+#   scripts/dev.sh fuzz [SECONDS]  build the libFuzzer targets (fuzz/) and run each for SECONDS (30)
 #   scripts/dev.sh course ...      course mode: list | new DIR [--from ID] | check ID | status
 #
 # On Debian 12, missing packages are installed with apt-get when run as root;
@@ -34,16 +35,23 @@ ensure_packages() {
   fi
 }
 
-# build DIR [extra cmake args...]
+# build DIR [cmake args...] [--target T...]
 build() {
   local dir=$1
   shift
+  local targets=()
+  local args=()
+  while [ $# -gt 0 ]; do
+    if [ "$1" = --target ]; then shift; targets=("$@"); break; fi
+    args+=("$1"); shift
+  done
+  set -- "${args[@]}"
   # ccache, when present, makes rebuilds of unchanged files free (the course
   # proof compiles each stubbed file and then the restored one again).
   local launcher=()
   command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   cmake -S . -B "$dir" "${launcher[@]}" "$@" >/dev/null
-  cmake --build "$dir" -j"$jobs"
+  cmake --build "$dir" -j"$jobs" ${targets[@]+--target "${targets[@]}"}
 }
 
 case "${1:-}" in
@@ -74,13 +82,36 @@ case "${1:-}" in
     build build-clang -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=clang++ -DROPEGRAD_BENCH=OFF
     ctest --test-dir build-clang --output-on-failure -j"$jobs"
     ;;
+  fuzz)
+    packages+=(clang libclang-rt-14-dev)
+    ensure_packages
+    seconds=${2:-30}
+    build build-fuzz -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DCMAKE_CXX_COMPILER=clang++ \
+      -DROPEGRAD_FUZZ=ON -DROPEGRAD_BENCH=OFF --target fuzz_npy fuzz_safetensors fuzz_checkpoint fuzz_config make_corpus
+    rm -rf build-fuzz/corpus && ./build-fuzz/fuzz/make_corpus build-fuzz/corpus
+    status=0
+    for reader in npy safetensors checkpoint config; do
+      # Inputs found to add coverage are kept in build-fuzz/found/<reader> across runs.
+      mkdir -p "build-fuzz/found/$reader"
+      log=build-fuzz/fuzz_$reader.log
+      if ./build-fuzz/fuzz/fuzz_$reader -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+          "build-fuzz/found/$reader" "build-fuzz/corpus/$reader" >"$log" 2>&1; then
+        echo "fuzz $reader: $(grep -m1 -o 'stat::number_of_executed_units: [0-9]*' "$log" | grep -o '[0-9]*$') executions, $(grep -o 'cov: [0-9]* ft: [0-9]*' "$log" | tail -1), no crash"
+      else
+        echo "fuzz $reader: FAILED (build-fuzz/fuzz_$reader.log; the input is in crash-* / leak-* / oom-*):" >&2
+        grep -E 'ERROR|SUMMARY|runtime error|Error' "$log" | head -5 >&2
+        status=1
+      fi
+    done
+    exit $status
+    ;;
   course)
     ensure_packages
     shift
     exec bash scripts/course.sh "$@"
     ;;
   *)
-    echo "usage: scripts/dev.sh main | test | test-sanitize | test-clang | course" >&2
+    echo "usage: scripts/dev.sh main | test | test-sanitize | test-clang | fuzz [SECONDS] | course" >&2
     exit 2
     ;;
 esac

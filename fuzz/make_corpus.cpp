@@ -1,0 +1,50 @@
+// Writes the fuzzers' seed corpus with the library itself:
+//   make_corpus DIR  ->  DIR/{npy,safetensors,checkpoint,config}/<files>
+// valid files of every dtype and shape kind, so the fuzzers start from inputs
+// that reach deep into each reader.
+#include <filesystem>
+#include <fstream>
+
+#include "nn/checkpoint.h"
+#include "nn/npy.h"
+#include "nn/optim.h"
+#include "nn/safetensors.h"
+#include "nn/transformer.h"
+#include "tasks/trainer.h"
+
+using namespace ropegrad;
+namespace fs = std::filesystem;
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: make_corpus DIR\n");
+    return 2;
+  }
+  const fs::path dir = argv[1];
+  for (const char* sub : {"npy", "safetensors", "checkpoint", "config"}) fs::create_directories(dir / sub);
+  Generator gen(1);
+  const std::vector<std::pair<std::string, Tensor>> samples = {
+      {"f32_2x3", randn({2, 3}, DType::Float32, &gen)},
+      {"f64_4", randn({4}, DType::Float64, &gen)},
+      {"i64_2x2", randint(0, 9, {2, 2}, &gen)},
+      {"bool_3", tensor_bool({true, false, true}, {3})},
+      {"scalar", scalar_tensor(2.5, DType::Float64)},
+      {"empty_0x3", zeros({0, 3})}};
+  nn::StateDict all;
+  for (const auto& [name, t] : samples) {
+    nn::save_npy((dir / "npy" / (name + ".npy")).string(), t);
+    all[name] = t;
+  }
+  nn::save_safetensors((dir / "safetensors" / "all.safetensors").string(), all, {{"note", "corpus"}});
+  nn::save_safetensors((dir / "safetensors" / "one.safetensors").string(), {{"w", samples[0].second}});
+  nn::TransformerConfig c;  // the model fuzz_checkpoint.cpp loads into
+  c.vocab_size = 11, c.context_length = 8, c.d_model = 16, c.num_layers = 1, c.num_heads = 2;
+  nn::TransformerLM model(c, &gen);
+  nn::AdamW opt(model.parameters());
+  nn::save_checkpoint((dir / "checkpoint" / "lm.safetensors").string(), model, opt.state_dict(), 3);
+  tasks::TrainConfig tc;
+  tc.model = c;
+  const auto task = tasks::make_task("copy", {});
+  std::ofstream(dir / "config" / "config.txt") << tasks::model_config_text(tc, *task);
+  return 0;
+}

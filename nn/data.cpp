@@ -1,4 +1,5 @@
 #include "nn/data.h"
+#include "tensor/exercise.h"
 
 #include "tensor/kernels.h"
 
@@ -17,6 +18,7 @@ std::pair<Tensor, Tensor> get_batch(const Tensor& tokens, int64_t batch_size,
   RG_CHECK(n >= context_length + 1, "get_batch",
            "{} tokens are too few for context_length {} (need at least {})", n, context_length,
            context_length + 1);
+  // BEGIN EXERCISE ex13-get-batch
   const Tensor src = kernels::contiguous(tokens);
   const int64_t* data = src.data_ptr<int64_t>();
   Tensor x = Tensor::empty({batch_size, context_length}, DType::Int64);
@@ -31,6 +33,7 @@ std::pair<Tensor, Tensor> get_batch(const Tensor& tokens, int64_t batch_size,
     }
   }
   return {x, y};
+  // END EXERCISE ex13-get-batch
 }
 
 }  // namespace ropegrad::nn

@@ -1,4 +1,5 @@
 #include "nn/layers.h"
+#include "tensor/exercise.h"
 
 namespace ropegrad::nn {
 
@@ -10,7 +11,9 @@ Tensor Linear::forward(const Tensor& x) const {
   RG_CHECK(x.dim() >= 1 && x.size(-1) == d_in, "Linear",
            "input of shape {} does not end in d_in = {} (weight is (d_out, d_in) = {})", shape_str(x.shape()), d_in,
            shape_str(weight.shape()));
+  // BEGIN EXERCISE ex06-linear
   return matmul(x, transpose(weight, 0, 1));  // (..., d_in) @ (d_in, d_out)
+  // END EXERCISE ex06-linear
 }
 
 Embedding::Embedding(int64_t v, int64_t d, Generator* gen, DType dtype) : num_embeddings(v), dim(d) {

@@ -1,4 +1,5 @@
 #include "nn/optim.h"
+#include "tensor/exercise.h"
 
 #include <cmath>
 
@@ -362,6 +363,7 @@ double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm) {
     Tensor g = params[i].grad();
     if (g.defined()) grads.push_back(g);
   }
+  // BEGIN EXERCISE ex13-grad-clipping
   double sum_sq = 0;
   for (const Tensor& grad : grads) {
     const Tensor g = kernels::contiguous(grad);
@@ -378,6 +380,7 @@ double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm) {
     for (Tensor& g : grads) mul_(g, scale);
   }
   return norm;
+  // END EXERCISE ex13-grad-clipping
 }
 
 }  // namespace ropegrad::nn

@@ -1,4 +1,5 @@
 #include "nn/schedule.h"
+#include "tensor/exercise.h"
 
 #include <cmath>
 #include <numbers>
@@ -18,6 +19,7 @@ double cosine_lr(int64_t t, double lr_max, double lr_min, int64_t warmup_iters,
   RG_CHECK(cosine_cycle_iters >= warmup_iters, "cosine_lr",
            "cosine_cycle_iters ({}) must be >= warmup_iters ({})", cosine_cycle_iters,
            warmup_iters);
+  // BEGIN EXERCISE ex13-cosine-schedule
   const auto td = static_cast<double>(t);
   const auto tw = static_cast<double>(warmup_iters);
   const auto tc = static_cast<double>(cosine_cycle_iters);
@@ -26,6 +28,7 @@ double cosine_lr(int64_t t, double lr_max, double lr_min, int64_t warmup_iters,
   if (warmup_iters == cosine_cycle_iters) return lr_max;  // cos(0): avoids 0 / 0
   return lr_min +
          0.5 * (1 + std::cos(std::numbers::pi * (td - tw) / (tc - tw))) * (lr_max - lr_min);
+  // END EXERCISE ex13-cosine-schedule
 }
 
 }  // namespace ropegrad::nn

@@ -16,6 +16,7 @@ course=(bash "$root/scripts/course.sh")
 export ROPEGRAD_COURSE_BUILD=$build_dir
 
 ids=${ROPEGRAD_COURSE_IDS:-$(sed -n 's/^\[\(ex[0-9a-z-]*\)\]$/\1/p' course/exercises.txt)}  # ROPEGRAD_COURSE_IDS="ex07-rmsnorm ...": only these
+ids=$(echo $ids)  # one line, space-separated
 region_files=$(grep -rlE --include='*.cpp' --include='*.h' 'BEGIN EXERCISE ex' tensor autograd nn tasks tokenizer 2>/dev/null || true)
 [ -n "$region_files" ] || { echo "course proof: no exercise regions in the sources" >&2; exit 1; }
 

@@ -1,4 +1,5 @@
 #include "tasks/trainer.h"
+#include "tasks/token_text_task.h"
 
 #include <unistd.h>
 
@@ -37,10 +38,13 @@ EvalRecord evaluate(nn::TransformerLM& model, const Task& task, int64_t batches,
   const bool was_training = model.is_training();
   model.eval();
   const auto* text = dynamic_cast<const TextTask*>(&task);
+  const auto* tokens = dynamic_cast<const TokenTextTask*>(&task);
   double loss = 0, metric = 0;
   for (int64_t i = 0; i < batches; ++i) {
     Generator gen(mix(seed, kEvalStream + static_cast<uint64_t>(i)));
-    const Batch b = text != nullptr ? text->eval_batch(batch_size, gen) : task.batch(batch_size, gen);
+    const Batch b = text != nullptr     ? text->eval_batch(batch_size, gen)
+                    : tokens != nullptr ? tokens->eval_batch(batch_size, gen)
+                                        : task.batch(batch_size, gen);
     const Tensor logits = model.forward(b.inputs);
     loss += nn::cross_entropy(logits, b.targets, kIgnore).item<double>();
     metric += task.metric(logits, b);
@@ -59,6 +63,7 @@ void write_model_config(const std::string& path, const TrainConfig& c, const Tas
       task.name(), task.vocab_size(), task.seq_len(), m.d_model, m.num_layers, m.num_heads, m.d_ff, m.rope_theta,
       nn::attention_kind_name(m.attention), m.sigma == nn::SigmaMode::Scalar ? "scalar" : "vector",
       m.tie_embeddings ? 1 : 0);
+  if (!c.task_options.tokenizer_dir.empty()) out << "tokenizer=" << c.task_options.tokenizer_dir << "\n";
 }
 
 nn::TransformerConfig read_model_config(const std::string& path) {

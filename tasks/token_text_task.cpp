@@ -23,8 +23,8 @@ std::string validation_path_for(const std::string& train_path) {
 TokenTextTask::TokenTextTask(const std::string& tokenizer_dir, const std::string& train_path, int64_t context_length)
     : tokenizer_(tok::load_tokenizer(tokenizer_dir)), context_(context_length) {
   RG_CHECK(context_length > 0, "text", "context length {} must be positive", context_length);
-  train_ = std::make_unique<nn::TokenMemmap>(train_path);
   const std::string valid = validation_path_for(train_path);
+  train_ = std::make_unique<nn::TokenMemmap>(train_path);
   RG_CHECK(std::filesystem::exists(valid), "text", "no validation ids {} beside {}", valid, train_path);
   valid_ = std::make_unique<nn::TokenMemmap>(valid);
   // Every id must be a token of this tokenizer; checked once, by scanning the mapping.

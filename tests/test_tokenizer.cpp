@@ -7,6 +7,9 @@
 #include <random>
 #include <sstream>
 
+#include "nn/npy.h"
+#include "nn/token_memmap.h"
+#include "tasks/token_text_task.h"
 #include "tests/support/test_util.h"
 #include "tokenizer/pretokenize.h"
 #include "tokenizer/tokenizer.h"
@@ -15,6 +18,10 @@
 using namespace ropegrad;
 using namespace ropegrad::tok;
 using namespace ropegrad::testing;
+
+namespace ropegrad::tasks {
+int run_tokenize(int argc, char** argv);  // tasks/tokenize_cli.cpp
+}
 
 namespace {
 
@@ -317,4 +324,149 @@ TEST(Files, ModelChecks) {
   model = fixture_model();
   model.vocab[65] = "AA";
   EXPECT_RG_ERROR(Tokenizer{model}, "Tokenizer", "byte 65");
+}
+
+// ---- token ids on disk ------------------------------------------------------------------
+
+TEST(TokenIds, Uint16AndInt32FilesReadBackEverywhere) {
+  const std::string dir = temp_dir("ids");
+  const std::vector<int32_t> small = {0, 1, 255, 256, 65535, 7};
+  const std::vector<int32_t> large = {0, 65536, 100000, 3};
+  nn::save_token_ids(dir + "/small.npy", small);
+  nn::save_token_ids(dir + "/large.npy", large);
+  EXPECT_NE(read_all(dir + "/small.npy").find("'<u2'"), std::string::npos);
+  EXPECT_NE(read_all(dir + "/large.npy").find("'<i4'"), std::string::npos);
+  for (const auto& [name, ids] : {std::pair{"small", small}, std::pair{"large", large}}) {
+    nn::TokenMemmap map(dir + "/" + name + ".npy");
+    ASSERT_EQ(map.size(), static_cast<int64_t>(ids.size()));
+    const Tensor t = nn::load_npy(dir + "/" + name + ".npy");  // nn/npy.cpp reads both as int64
+    ASSERT_EQ(t.numel(), static_cast<int64_t>(ids.size()));
+    for (size_t i = 0; i < ids.size(); ++i) {
+      EXPECT_EQ(map.at(static_cast<int64_t>(i)), ids[i]);
+      EXPECT_EQ(t.data_ptr<int64_t>()[i], ids[i]);
+    }
+    EXPECT_RG_ERROR(map.at(static_cast<int64_t>(ids.size())), "TokenMemmap", "outside");
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TokenIds, GetBatchSamplesWindowsFromTheMapping) {
+  const std::string dir = temp_dir("batch");
+  std::vector<int32_t> ids(1000);
+  for (int32_t i = 0; i < 1000; ++i) ids[i] = i;  // id == position, so a window is a run
+  nn::save_token_ids(dir + "/ids.npy", ids);
+  nn::TokenMemmap map(dir + "/ids.npy");
+  Generator gen(3);
+  auto [x, y] = map.get_batch(5, 16, gen);
+  ASSERT_EQ(x.shape(), (Shape{5, 16}));
+  ASSERT_EQ(y.shape(), (Shape{5, 16}));
+  for (int64_t b = 0; b < 5; ++b) {
+    const int64_t start = x.at<int64_t>({b, 0});
+    EXPECT_GE(start, 0);
+    EXPECT_LE(start + 16, 999);
+    for (int64_t t = 0; t < 16; ++t) {
+      EXPECT_EQ(x.at<int64_t>({b, t}), start + t);
+      EXPECT_EQ(y.at<int64_t>({b, t}), start + t + 1);
+    }
+  }
+  EXPECT_RG_ERROR(map.get_batch(2, 1000, gen), "get_batch", "1000 ids", "1001");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TokenIds, BadFilesAreRefused) {
+  const std::string dir = temp_dir("badids");
+  nn::save_token_ids(dir + "/ok.npy", {1, 2, 3, 4});
+  const std::string ok = read_all(dir + "/ok.npy");
+  write_file(dir + "/short.npy", ok.substr(0, ok.size() - 1));
+  EXPECT_RG_ERROR(nn::TokenMemmap(dir + "/short.npy"), "TokenMemmap", "short.npy", "4 ids", "7 data bytes");
+  write_file(dir + "/magic.npy", "not a numpy file at all");
+  EXPECT_RG_ERROR(nn::TokenMemmap(dir + "/magic.npy"), "TokenMemmap", "bad magic");
+  std::string f4 = ok;
+  f4.replace(f4.find("<u2"), 3, "<f4");
+  write_file(dir + "/f4.npy", f4);
+  EXPECT_RG_ERROR(nn::TokenMemmap(dir + "/f4.npy"), "TokenMemmap", "'<f4'");
+  std::string two_d = ok;
+  two_d.replace(two_d.find("(4,)"), 4, "(2,2)");
+  write_file(dir + "/2d.npy", two_d);
+  EXPECT_RG_ERROR(nn::TokenMemmap(dir + "/2d.npy"), "TokenMemmap", "not 1-D");
+  write_file(dir + "/tiny.npy", "\x93NUM");
+  EXPECT_RG_ERROR(nn::TokenMemmap(dir + "/tiny.npy"), "TokenMemmap", "too short");
+  EXPECT_RG_ERROR(nn::TokenMemmap(dir + "/missing.npy"), "TokenMemmap", "cannot open");
+  std::filesystem::remove_all(dir);
+}
+
+// ---- the CLI and the text task on BPE ids ---------------------------------------------------
+
+int tokenize(std::vector<std::string> args) {
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  return ropegrad::tasks::run_tokenize(static_cast<int>(argv.size()), argv.data());
+}
+
+TEST(TokenizeCli, TrainEncodeDecodeRoundTrip) {
+  const std::string dir = temp_dir("cli");
+  const std::string corpus = fixture_path("bpe/corpus.txt");
+  ASSERT_EQ(tokenize({"train", "--input", corpus, "--vocab-size", "400", "--special", "<|endoftext|>", "--special",
+                      "<|pad|>", "--out", dir + "/tok"}),
+            0);
+  EXPECT_EQ(load_tokenizer(dir + "/tok").merges, fixture_model().merges);
+  ASSERT_EQ(tokenize({"encode", "--tokenizer", dir + "/tok", "--input", corpus, "--out", dir + "/ids.npy"}), 0);
+  nn::TokenMemmap ids(dir + "/ids.npy");
+  const auto expected = read_ids(fixture_path("bpe/corpus_ids.txt"));
+  ASSERT_EQ(ids.size(), static_cast<int64_t>(expected.size()));
+  for (int64_t i = 0; i < ids.size(); ++i) ASSERT_EQ(ids.at(i), expected[i]) << i;
+  ASSERT_EQ(tokenize({"decode", "--tokenizer", dir + "/tok", "--input", dir + "/ids.npy", "--out", dir + "/back.txt"}), 0);
+  EXPECT_EQ(read_all(dir + "/back.txt"), read_all(corpus));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TokenizeCli, BadInput) {
+  const std::string dir = temp_dir("clibad");
+  const std::string corpus = fixture_path("bpe/corpus.txt");
+  write_file(dir + "/empty.txt", "");
+  EXPECT_RG_ERROR(tokenize({"train", "--input", dir + "/empty.txt", "--vocab-size", "300", "--out", dir + "/t"}),
+                  "train_bpe", "empty");
+  EXPECT_RG_ERROR(tokenize({"train", "--input", corpus, "--vocab-size", "100", "--out", dir + "/t"}), "train_bpe",
+                  "100", "256");
+  EXPECT_RG_ERROR(tokenize({"train", "--input", corpus, "--vocab-size", "3x", "--out", dir + "/t"}), "tokenize",
+                  "'3x'");
+  EXPECT_RG_ERROR(tokenize({"train", "--input", corpus, "--vocab-size", "300", "--special", "a\xe2\x82", "--out",
+                            dir + "/t"}),
+                  "tokenize", "--special", "byte offset 1");
+  EXPECT_RG_ERROR(tokenize({"train", "--input", dir + "/none.txt", "--vocab-size", "300", "--out", dir + "/t"}),
+                  "tokenize", "cannot open", "none.txt");
+  EXPECT_RG_ERROR(tokenize({"encode", "--input", corpus, "--out", dir + "/x.npy"}), "tokenize", "--tokenizer");
+  EXPECT_RG_ERROR(tokenize({"fly"}), "tokenize", "unknown subcommand 'fly'");
+  EXPECT_RG_ERROR(tokenize({"train", "--input"}), "tokenize", "--input needs a value");
+  // An id past the vocabulary in the file to decode.
+  ASSERT_EQ(tokenize({"train", "--input", corpus, "--vocab-size", "300", "--out", dir + "/t"}), 0);
+  nn::save_token_ids(dir + "/bad.npy", {5, 300});
+  EXPECT_RG_ERROR(tokenize({"decode", "--tokenizer", dir + "/t", "--input", dir + "/bad.npy", "--out", dir + "/o.txt"}),
+                  "tokenize", "bad.npy", "token id 300", "position 1", "[0, 300)");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TokenTextTask, BatchesFromTrainAndValidIds) {
+  const std::string dir = temp_dir("task");
+  save_tokenizer(fixture_model(), dir + "/tok");
+  Tokenizer tok(fixture_model());
+  const auto ids = tok.encode(read_all(fixture_path("bpe/corpus.txt")));
+  nn::save_token_ids(dir + "/c_train.npy", ids);
+  EXPECT_RG_ERROR(tasks::TokenTextTask(dir + "/tok", dir + "/c_train.npy", 32), "text", "c_valid.npy");
+  nn::save_token_ids(dir + "/c_valid.npy", {ids.begin(), ids.begin() + 100});
+  tasks::TokenTextTask task(dir + "/tok", dir + "/c_train.npy", 32);
+  EXPECT_EQ(task.vocab_size(), 400);
+  EXPECT_EQ(task.metric_name(), "perplexity");
+  Generator gen(0);
+  const tasks::Batch b = task.eval_batch(4, gen);
+  ASSERT_EQ(b.inputs.shape(), (Shape{4, 32}));
+  for (int64_t r = 0; r < 4; ++r)
+    for (int64_t t = 0; t + 1 < 32; ++t) EXPECT_EQ(b.targets.at<int64_t>({r, t}), b.inputs.at<int64_t>({r, t + 1}));
+  // Uniform logits: perplexity equals the vocabulary size.
+  EXPECT_NEAR(task.metric(zeros({4, 32, 400}), b), 400.0, 400.0 * 1e-5);
+  nn::save_token_ids(dir + "/c_valid.npy", {1, 2, 400});
+  EXPECT_RG_ERROR(tasks::TokenTextTask(dir + "/tok", dir + "/c_train.npy", 32), "text", "c_valid.npy", "token id 400",
+                  "position 2");
+  EXPECT_RG_ERROR(tasks::TokenTextTask(dir + "/tok", dir + "/ids.npy", 32), "text", "must contain 'train'");
+  std::filesystem::remove_all(dir);
 }

@@ -131,7 +131,7 @@ std::vector<Option> training_options(bool with_attention) {
       {"quiet", "", "no progress line", true},
   };
   if (with_attention) {
-    o.insert(o.begin() + 7, {"attention", "standard", "standard | w2 | triple"});
+    o.insert(o.begin() + 9, {"attention", "standard", "standard | w2 | triple"});
     o.push_back({"checkpoint-every", "0", "steps between checkpoints (0: only at the end)"});
     o.push_back({"resume", "", "continue from OUT/checkpoint.safetensors", true});
     o.push_back({"stop-after", "0", "stop after this step, as if interrupted (0: run all)"});

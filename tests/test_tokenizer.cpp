@@ -195,6 +195,8 @@ TEST(Train, BadInput) {
   EXPECT_RG_ERROR(train_bpe("abc", 257, {"<a>", "<b>"}), "train_bpe", "257", "258");
   EXPECT_RG_ERROR(train_bpe("abc", 300, {"bad\xff"}), "train_bpe", "UTF-8", "byte offset 3");
   EXPECT_RG_ERROR(train_bpe("abc", 300, {""}), "train_bpe", "empty");
+  EXPECT_RG_ERROR(train_bpe("abc", 300, {"<"}), "train_bpe", "'<'", "single byte", "token 60");
+  EXPECT_RG_ERROR(train_bpe("abc", 300, {"<s>", "<s>"}), "train_bpe", "'<s>'", "twice");
   // Invalid UTF-8 in the corpus is just bytes.
   const BpeModel model = train_bpe("\xff\xfe\xff\xfe ok", 258, {});
   EXPECT_EQ(model.vocab[256], "\xff\xfe");

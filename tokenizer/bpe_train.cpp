@@ -37,8 +37,14 @@ BpeModel train_bpe(std::string_view corpus, int64_t vocab_size, const std::vecto
   RG_CHECK(vocab_size >= base, "train_bpe", "vocab size {} is smaller than 256 bytes + {} special tokens = {}",
            vocab_size, specials.size(), base);
   RG_CHECK(!corpus.empty(), "train_bpe", "the corpus is empty");
-  for (const std::string& s : specials) {
+  for (size_t i = 0; i < specials.size(); ++i) {
+    const std::string& s = specials[i];
     RG_CHECK(!s.empty(), "train_bpe", "a special token is empty");
+    // A one-byte special would be a second token with the same bytes as that byte's.
+    RG_CHECK(s.size() > 1, "train_bpe", "special token '{}' is a single byte, already token {}",
+             replace_invalid_utf8(s), static_cast<uint8_t>(s[0]));
+    RG_CHECK(std::find(specials.begin(), specials.begin() + i, s) == specials.begin() + i, "train_bpe",
+             "special token '{}' is given twice", s);
     const int64_t bad = first_invalid_utf8(s);
     RG_CHECK(bad < 0, "train_bpe", "special token '{}' is not valid UTF-8 (byte offset {})", replace_invalid_utf8(s), bad);
   }

@@ -120,6 +120,16 @@ TEST(Pretokenize, SafeCutsSplitTheSameWay) {
   EXPECT_GT(cuts, 100);
 }
 
+TEST(Pretokenize, ParallelCountsEqualSerialCounts) {
+  // Over 2 MB without a special token: count_pretokens cuts it into chunks.
+  std::string text;
+  const std::string corpus = read_all(fixture_path("bpe/corpus.txt"));
+  while (text.size() < (5u << 20)) text += corpus;
+  std::unordered_map<std::string, int64_t> serial;
+  for_each_pretoken(text, [&](std::string_view p) { ++serial[std::string(p)]; });
+  EXPECT_EQ(count_pretokens(text, {}), serial);
+}
+
 // ---- UTF-8 ----------------------------------------------------------------------------
 
 TEST(Utf8, ReplacementMatchesPython) {

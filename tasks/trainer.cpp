@@ -63,7 +63,9 @@ void write_model_config(const std::string& path, const TrainConfig& c, const Tas
       task.name(), task.vocab_size(), task.seq_len(), m.d_model, m.num_layers, m.num_heads, m.d_ff, m.rope_theta,
       nn::attention_kind_name(m.attention), m.sigma == nn::SigmaMode::Scalar ? "scalar" : "vector",
       m.tie_embeddings ? 1 : 0);
-  if (!c.task_options.tokenizer_dir.empty()) out << "tokenizer=" << c.task_options.tokenizer_dir << "\n";
+  // Absolute, so `generate` finds the tokenizer from any directory.
+  if (!c.task_options.tokenizer_dir.empty())
+    out << "tokenizer=" << std::filesystem::absolute(c.task_options.tokenizer_dir).string() << "\n";
 }
 
 nn::TransformerConfig read_model_config(const std::string& path) {

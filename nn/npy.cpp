@@ -91,8 +91,9 @@ Tensor load_npy(const std::string& path) {
   else if (descr == "<f8") dtype = DType::Float64, stored_size = 8;
   else if (descr == "<i8") dtype = DType::Int64, stored_size = 8;
   else if (descr == "<i4") dtype = DType::Int64, stored_size = 4;
+  else if (descr == "<u2") dtype = DType::Int64, stored_size = 2;  // token ids (tokenize encode)
   else if (descr == "|b1") dtype = DType::Bool, stored_size = 1;
-  else fail("load_npy", "'{}': unsupported dtype '{}' (expected <f4, <f8, <i8, <i4 or |b1)", path, descr);
+  else fail("load_npy", "'{}': unsupported dtype '{}' (expected <f4, <f8, <i8, <i4, <u2 or |b1)", path, descr);
 
   const size_t data_start = header_start + header_len;
   // Multiply with overflow checks: a corrupt shape must not wrap to a small size.
@@ -119,6 +120,9 @@ Tensor load_npy(const std::string& path) {
       std::memcpy(&v, data + 4 * i, 4);
       o[i] = v;
     }
+  } else if (descr == "<u2") {
+    int64_t* o = out.data_ptr<int64_t>();
+    for (size_t i = 0; i < count; ++i) o[i] = static_cast<uint8_t>(data[2 * i]) | (static_cast<uint8_t>(data[2 * i + 1]) << 8);
   } else {
     std::memcpy(out.raw_data(), data, count * stored_size);  // x86-64 is little-endian, like the file
   }

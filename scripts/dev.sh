@@ -7,6 +7,7 @@
 #   scripts/dev.sh test-clang      the suite again, built with clang (Debian 12: clang 14)
 #   scripts/dev.sh fuzz [SECONDS]  build the libFuzzer targets (fuzz/) and run each for SECONDS (30)
 #   scripts/dev.sh course ...      course mode: list | new DIR [--from ID] | check ID | status
+#   scripts/dev.sh text            a BPE tokenizer and a small LM on real English (Debian's fortunes)
 #
 # On Debian 12, missing packages are installed with apt-get when run as root;
 # otherwise the script says what to install and stops.
@@ -105,13 +106,33 @@ case "${1:-}" in
     done
     exit $status
     ;;
+  text)
+    packages+=(fortunes)
+    ensure_packages
+    build build -DCMAKE_BUILD_TYPE=Release
+    # Every tenth fortune goes to validation; '%' lines become the special token.
+    mkdir -p runs/fortunes
+    for f in /usr/share/games/fortunes/*; do
+      case "$f" in *.dat | *.u8) ;; *) cat "$f" ;; esac
+    done | awk '$0 == "%" { n++; print "<|endoftext|>" > (n % 10 == 0 ? v : t); next }
+                { print > (n % 10 == 9 ? v : t) }' t=runs/fortunes/train.txt v=runs/fortunes/valid.txt
+    ./build/ropegrad tokenize train --input runs/fortunes/train.txt --vocab-size 2000 \
+      --special '<|endoftext|>' --out runs/fortunes/tokenizer
+    for split in train valid; do
+      ./build/ropegrad tokenize encode --tokenizer runs/fortunes/tokenizer \
+        --input runs/fortunes/$split.txt --out runs/fortunes/fortunes_$split.npy
+    done
+    ./build/ropegrad compare --task text --tokenizer runs/fortunes/tokenizer \
+      --data runs/fortunes/fortunes_train.npy --length 64 --batch 16 --steps 1000 --eval-every 100 \
+      --out runs/compare-fortunes
+    ;;
   course)
     ensure_packages
     shift
     exec bash scripts/course.sh "$@"
     ;;
   *)
-    echo "usage: scripts/dev.sh main | test | test-sanitize | test-clang | fuzz [SECONDS] | course" >&2
+    echo "usage: scripts/dev.sh main | test | test-sanitize | test-clang | fuzz [SECONDS] | text | course" >&2
     exit 2
     ;;
 esac

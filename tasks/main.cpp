@@ -18,6 +18,7 @@
 #include "autograd/op_catalog.h"
 #include "nn/checkpoint.h"
 #include "nn/module_catalog.h"
+#include "tasks/token_text_task.h"
 #include "tasks/plot.h"
 #include "tasks/trainer.h"
 
@@ -103,6 +104,8 @@ std::vector<Option> training_options(bool with_attention) {
   std::vector<Option> o = {
       {"task", "copy", "copy | recall | entailment | text"},
       {"text", "", "text task: the file to model (bytes)"},
+      {"tokenizer", "", "text task: a BPE tokenizer directory (ropegrad tokenize train)"},
+      {"data", "", "text task with --tokenizer: training ids .npy; validation: same name with 'valid'"},
       {"vocab", "0", "copy: token kinds (16); recall: keys = values (32)"},
       {"length", "0", "copy: tokens per sequence (32); text: context (128)"},
       {"pairs", "0", "recall: key-value pairs (8)"},
@@ -130,7 +133,7 @@ std::vector<Option> training_options(bool with_attention) {
       {"quiet", "", "no progress line", true},
   };
   if (with_attention) {
-    o.insert(o.begin() + 7, {"attention", "standard", "standard | w2 | triple"});
+    o.insert(o.begin() + 9, {"attention", "standard", "standard | w2 | triple"});
     o.push_back({"checkpoint-every", "0", "steps between checkpoints (0: only at the end)"});
     o.push_back({"resume", "", "continue from OUT/checkpoint.safetensors", true});
     o.push_back({"stop-after", "0", "stop after this step, as if interrupted (0: run all)"});
@@ -171,6 +174,8 @@ tasks::TrainConfig train_config(const Args& a, bool with_attention) {
   tasks::TrainConfig c;
   c.task = a.str("task");
   c.task_options.text_path = a.str("text");
+  c.task_options.tokenizer_dir = a.str("tokenizer");
+  c.task_options.data_path = a.str("data");
   c.task_options.vocab = a.integer("vocab");
   c.task_options.length = a.integer("length");
   c.task_options.pairs = a.integer("pairs");
@@ -289,7 +294,13 @@ int run_generate(int argc, char** argv) {
   const int64_t vocab = model.config().vocab_size;
   std::vector<int64_t> prompt;
   const std::string text = args.str("text");
-  if (!text.empty()) {
+  // A run trained with a BPE tokenizer encodes the prompt and decodes the output with it.
+  const std::string tokenizer_dir = tasks::tokenizer_of_run(dir);
+  std::unique_ptr<tok::Tokenizer> tokenizer;
+  if (!tokenizer_dir.empty()) tokenizer = std::make_unique<tok::Tokenizer>(tok::load_tokenizer(tokenizer_dir));
+  if (tokenizer != nullptr && !text.empty()) {
+    for (int32_t id : tokenizer->encode(text)) prompt.push_back(id);
+  } else if (!text.empty()) {
     for (unsigned char ch : text) prompt.push_back(ch);
   } else {
     // Whole tokens only: "1 2 x 3" or "1.9" is an error, not a shorter prompt.
@@ -327,7 +338,9 @@ int run_generate(int argc, char** argv) {
   if (args.integer("stop-token") >= 0) o.stop_token = args.integer("stop-token");
   o.generator = &gen;
   const std::vector<int64_t> out = model.generate(prompt, o);
-  if (!text.empty()) {
+  if (tokenizer != nullptr) {
+    fmt::print("{}{}\n", text, tokenizer->decode(std::vector<int32_t>(out.begin(), out.end())));
+  } else if (!text.empty()) {
     std::string s(out.begin(), out.end());
     fmt::print("{}{}\n", text, s);
   } else {
@@ -394,11 +407,16 @@ void print_usage() {
       "  compare     train standard, W2 and triple-product attention with the same budget\n"
       "  generate    sample from a trained checkpoint\n"
       "  gradcheck   float64 gradient check of every op and module\n"
+      "  tokenize    train a BPE tokenizer, encode text to ids, decode ids to text\n"
       "\n"
       "Run 'ropegrad <command> --help' for a command's options.");
 }
 
 }  // namespace
+
+namespace ropegrad::tasks {
+int run_tokenize(int argc, char** argv);  // tasks/tokenize_cli.cpp
+}
 
 int main(int argc, char** argv) {
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
@@ -411,6 +429,7 @@ int main(int argc, char** argv) {
     if (command == "compare") return run_compare(argc - 2, argv + 2);
     if (command == "generate") return run_generate(argc - 2, argv + 2);
     if (command == "gradcheck") return run_gradcheck(argc - 2, argv + 2);
+    if (command == "tokenize") return ropegrad::tasks::run_tokenize(argc - 2, argv + 2);
   } catch (const Error& e) {  // the message starts with the op that refused ("train: ...")
     fmt::print(stderr, "error: {}\n", e.what());
     return 1;

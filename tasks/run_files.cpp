@@ -41,7 +41,7 @@ double parse_real(std::string_view text, double lo, double hi, const std::string
 // The training settings config.txt records (and --resume compares).
 const std::set<std::string> kSettings = {"steps",        "batch", "lr",   "min_lr", "warmup", "weight_decay",
                                          "beta1",        "beta2", "clip", "seed",   "text",   "vocab",
-                                         "length",       "pairs", "queries", "concepts"};
+                                         "length",       "pairs", "queries", "concepts", "tokenizer", "data"};
 
 }  // namespace
 

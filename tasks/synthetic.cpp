@@ -202,6 +202,8 @@ double TextTask::metric(const Tensor& logits, const Batch& batch) const {
 
 // ---- factory -------------------------------------------------------------------------------------------
 
+std::unique_ptr<Task> make_token_text_task(const TaskOptions& o, int64_t context);  // tasks/token_text_task.cpp
+
 std::unique_ptr<Task> make_task(const std::string& name, const TaskOptions& o) {
   const auto pick = [](int64_t value, int64_t fallback) { return value > 0 ? value : fallback; };
   if (name == "copy") return std::make_unique<CopyTask>(pick(o.vocab, 16), pick(o.length, 32));
@@ -210,6 +212,7 @@ std::unique_ptr<Task> make_task(const std::string& name, const TaskOptions& o) {
                                                    pick(o.queries, 4));
   }
   if (name == "entailment") return std::make_unique<EntailmentTask>(pick(o.concepts, 8));
+  if (name == "text" && !o.tokenizer_dir.empty()) return make_token_text_task(o, pick(o.length, 128));
   if (name == "text") {
     RG_CHECK(!o.text_path.empty(), "text", "the text task needs a file (--text PATH)");
     return std::make_unique<TextTask>(o.text_path, pick(o.length, 128));

@@ -107,6 +107,8 @@ struct TaskOptions {
   int64_t queries = 0;   // recall: queried keys (default 4)
   int64_t concepts = 0;  // entailment: nodes of the hierarchy (default 8)
   std::string text_path; // text: the file
+  std::string tokenizer_dir;  // text with a BPE tokenizer (tasks/token_text_task.h): its directory
+  std::string data_path;      // ... and the training ids (.npy)
 };
 
 // Builds a task by name: copy, recall, entailment or text.

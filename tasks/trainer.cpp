@@ -1,4 +1,5 @@
 #include "tasks/trainer.h"
+#include "tasks/token_text_task.h"
 
 #include <unistd.h>
 
@@ -38,10 +39,13 @@ EvalRecord evaluate(nn::TransformerLM& model, const Task& task, int64_t batches,
   const bool was_training = model.is_training();
   model.eval();
   const auto* text = dynamic_cast<const TextTask*>(&task);
+  const auto* tokens = dynamic_cast<const TokenTextTask*>(&task);
   double loss = 0, metric = 0;
   for (int64_t i = 0; i < batches; ++i) {
     Generator gen(mix(seed, kEvalStream + static_cast<uint64_t>(i)));
-    const Batch b = text != nullptr ? text->eval_batch(batch_size, gen) : task.batch(batch_size, gen);
+    const Batch b = text != nullptr     ? text->eval_batch(batch_size, gen)
+                    : tokens != nullptr ? tokens->eval_batch(batch_size, gen)
+                                        : task.batch(batch_size, gen);
     const Tensor logits = model.forward(b.inputs);
     loss += nn::cross_entropy(logits, b.targets, kIgnore).item<double>();
     metric += task.metric(logits, b);
@@ -61,7 +65,11 @@ std::string model_config_text(const TrainConfig& c, const Task& task) {
       task.name(), task.vocab_size(), task.seq_len(), m.d_model, m.num_layers, m.num_heads, m.d_ff, m.rope_theta,
       nn::attention_kind_name(m.attention), m.sigma == nn::SigmaMode::Scalar ? "scalar" : "vector",
       m.tie_embeddings ? 1 : 0, c.steps, c.batch_size, c.lr, c.min_lr, c.warmup, c.weight_decay, c.beta1, c.beta2,
-      c.clip, c.seed, t.text_path, t.vocab, t.length, t.pairs, t.queries, t.concepts);
+      c.clip, c.seed, t.text_path, t.vocab, t.length, t.pairs, t.queries, t.concepts) +
+         // Absolute, so `generate` finds the tokenizer from any directory.
+         (t.tokenizer_dir.empty() ? ""
+                                  : "tokenizer=" + std::filesystem::absolute(t.tokenizer_dir).string() + "\n" +
+                                        "data=" + std::filesystem::absolute(t.data_path).string() + "\n");
 }
 
 nn::TransformerConfig read_model_config(const std::string& path) { return read_run_config(path).model; }

@@ -1,0 +1,44 @@
+// Token ids on disk, read through a memory mapping: a 1-D .npy of dtype
+// uint16 ('<u2'), int32 ('<i4') or int64 ('<i8'). The loader never reads the
+// file whole; get_batch copies only the B * (T + 1) ids it samples.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "tensor/random.h"
+#include "tensor/tensor.h"
+
+namespace ropegrad::nn {
+
+class TokenMemmap {
+ public:
+  // Maps the file and checks its header: magic, version, dtype, C order,
+  // a 1-D shape, and that the data size equals what the shape claims.
+  explicit TokenMemmap(const std::string& path);
+  ~TokenMemmap();
+  TokenMemmap(const TokenMemmap&) = delete;
+  TokenMemmap& operator=(const TokenMemmap&) = delete;
+
+  int64_t size() const { return count_; }
+  int64_t at(int64_t i) const;  // i in [0, size)
+  const std::string& path() const { return path_; }
+
+  // (inputs, targets), each (B, T) int64: B windows at uniform random starts,
+  // targets shifted by one.
+  std::pair<Tensor, Tensor> get_batch(int64_t batch_size, int64_t context, Generator& gen) const;
+
+ private:
+  std::string path_;
+  void* map_ = nullptr;
+  size_t map_bytes_ = 0;
+  const unsigned char* data_ = nullptr;
+  int64_t count_ = 0;
+  int item_bytes_ = 0;  // 2, 4 or 8
+};
+
+// Writes ids as a 1-D .npy: '<u2' when every id fits in uint16, else '<i4'.
+void save_token_ids(const std::string& path, const std::vector<int32_t>& ids);
+
+}  // namespace ropegrad::nn

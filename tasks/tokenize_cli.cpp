@@ -1,0 +1,119 @@
+// `ropegrad tokenize train|encode|decode`: build a BPE tokenizer from a text
+// file, turn text into a .npy of token ids, and ids back into text.
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "nn/token_memmap.h"
+#include "tensor/error.h"
+#include "tokenizer/tokenizer.h"
+#include "tokenizer/utf8.h"
+
+namespace ropegrad::tasks {
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: ropegrad tokenize train  --input FILE --vocab-size N [--special TOKEN]... --out DIR\n"
+    "       ropegrad tokenize encode --tokenizer DIR --input FILE --out IDS.npy\n"
+    "       ropegrad tokenize decode --tokenizer DIR --input IDS.npy --out FILE\n";
+
+struct Options {
+  std::string input, out, tokenizer;
+  int64_t vocab_size = -1;
+  std::vector<std::string> specials;
+};
+
+Options parse(const std::string& sub, int argc, char** argv) {
+  Options o;
+  for (int i = 0; i < argc; ++i) {
+    const std::string arg = argv[i];
+    RG_CHECK(i + 1 < argc, "tokenize", "{} needs a value\n{}", arg, kUsage);
+    const std::string value = argv[++i];
+    if (arg == "--input") o.input = value;
+    else if (arg == "--out") o.out = value;
+    else if (arg == "--tokenizer" && sub != "train") o.tokenizer = value;
+    else if (arg == "--special" && sub == "train") o.specials.push_back(value);
+    else if (arg == "--vocab-size" && sub == "train") {
+      size_t used = 0;
+      try { o.vocab_size = std::stoll(value, &used); } catch (const std::exception&) { used = 0; }
+      RG_CHECK(used == value.size() && used > 0, "tokenize", "--vocab-size '{}' is not an integer", value);
+    } else {
+      fail("tokenize", "unknown option {} for '{}'\n{}", arg, sub, kUsage);
+    }
+  }
+  RG_CHECK(!o.input.empty() && !o.out.empty(), "tokenize", "'{}' needs --input and --out\n{}", sub, kUsage);
+  if (sub == "train") RG_CHECK(o.vocab_size >= 0, "tokenize", "'train' needs --vocab-size\n{}", kUsage);
+  else RG_CHECK(!o.tokenizer.empty(), "tokenize", "'{}' needs --tokenizer DIR\n{}", sub, kUsage);
+  return o;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  RG_CHECK(in.good(), "tokenize", "cannot open {}", path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+int run_tokenize(int argc, char** argv) {
+  if (argc < 1 || std::string(argv[0]) == "--help" || std::string(argv[0]) == "-h") {
+    std::fputs(kUsage, argc < 1 ? stderr : stdout);
+    return argc < 1 ? 2 : 0;
+  }
+  const std::string sub = argv[0];
+  RG_CHECK(sub == "train" || sub == "encode" || sub == "decode", "tokenize", "unknown subcommand '{}'\n{}", sub, kUsage);
+  const Options o = parse(sub, argc - 1, argv + 1);
+  const auto t0 = std::chrono::steady_clock::now();
+
+  if (sub == "train") {
+    for (const std::string& s : o.specials) {
+      const int64_t bad = tok::first_invalid_utf8(s);
+      RG_CHECK(bad < 0, "tokenize", "--special '{}' is not valid UTF-8 (byte offset {})", tok::replace_invalid_utf8(s),
+               bad);
+    }
+    const std::string corpus = read_text(o.input);
+    const tok::BpeModel model = tok::train_bpe(corpus, o.vocab_size, o.specials);
+    tok::save_tokenizer(model, o.out);
+    std::printf("trained %zu tokens (%zu merges) on %zu bytes in %.2f s -> %s/{vocab.json,merges.txt,special_tokens.txt}\n",
+                model.vocab.size(), model.merges.size(), corpus.size(), seconds_since(t0), o.out.c_str());
+    return 0;
+  }
+
+  const tok::Tokenizer tokenizer(tok::load_tokenizer(o.tokenizer));
+  if (sub == "encode") {
+    std::ifstream in(o.input, std::ios::binary);
+    RG_CHECK(in.good(), "tokenize", "cannot open {}", o.input);
+    std::vector<int32_t> ids;
+    tokenizer.encode_stream(in, [&](const std::vector<int32_t>& part) { ids.insert(ids.end(), part.begin(), part.end()); });
+    nn::save_token_ids(o.out, ids);
+    std::printf("encoded %s into %zu tokens in %.2f s -> %s\n", o.input.c_str(), ids.size(), seconds_since(t0),
+                o.out.c_str());
+    return 0;
+  }
+  nn::TokenMemmap ids_file(o.input);
+  std::vector<int32_t> ids;
+  ids.reserve(static_cast<size_t>(ids_file.size()));
+  for (int64_t i = 0; i < ids_file.size(); ++i) {
+    const int64_t id = ids_file.at(i);
+    RG_CHECK(id >= 0 && id < tokenizer.vocab_size(), "tokenize", "{}: token id {} at position {} is outside [0, {})",
+             o.input, id, i, tokenizer.vocab_size());
+    ids.push_back(static_cast<int32_t>(id));
+  }
+  std::ofstream out(o.out, std::ios::binary);
+  RG_CHECK(out.good(), "tokenize", "cannot write {}", o.out);
+  out << tokenizer.decode(ids);
+  std::printf("decoded %zu tokens -> %s\n", ids.size(), o.out.c_str());
+  return 0;
+}
+
+}  // namespace ropegrad::tasks

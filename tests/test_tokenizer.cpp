@@ -1,0 +1,484 @@
+// Byte-level BPE: pre-tokenization, training, encode/decode, the GPT-2 file
+// format and streaming. tests/fixtures/make_bpe_fixtures.py (plain Python with
+// the `regex` module, independent of ropegrad) wrote the reference merges,
+// vocabulary and encodings in tests/fixtures/bpe/; this test needs no Python.
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "nn/npy.h"
+#include "nn/token_memmap.h"
+#include "tasks/token_text_task.h"
+#include "tests/support/test_util.h"
+#include "tokenizer/pretokenize.h"
+#include "tokenizer/tokenizer.h"
+#include "tokenizer/utf8.h"
+
+using namespace ropegrad;
+using namespace ropegrad::tok;
+using namespace ropegrad::testing;
+
+namespace ropegrad::tasks {
+int run_tokenize(int argc, char** argv);  // tasks/tokenize_cli.cpp
+}
+
+namespace {
+
+const std::vector<std::string> kSpecials = {"<|endoftext|>", "<|pad|>"};
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in.good()) << path;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string unhex(const std::string& hex) {
+  std::string out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) out += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+  return out;
+}
+
+std::vector<int32_t> read_ids(const std::string& path) {
+  std::istringstream in(read_all(path));
+  std::vector<int32_t> ids;
+  for (int32_t id; in >> id;) ids.push_back(id);
+  return ids;
+}
+
+std::vector<std::string> pretokens(std::string_view text) {
+  std::vector<std::string> out;
+  for_each_pretoken(text, [&](std::string_view p) { out.emplace_back(p); });
+  return out;
+}
+
+const BpeModel& fixture_model() {
+  static const BpeModel model = train_bpe(read_all(fixture_path("bpe/corpus.txt")), 400, kSpecials);
+  return model;
+}
+
+std::string temp_dir(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() / ("ropegrad_tok_" + name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+}  // namespace
+
+// ---- pre-tokenization ---------------------------------------------------------------
+
+TEST(Pretokenize, GptTwoPatternCases) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(pretokens("Hello, world!"), (V{"Hello", ",", " world", "!"}));
+  EXPECT_EQ(pretokens("we'll they're I'm it's"), (V{"we", "'ll", " they", "'re", " I", "'m", " it", "'s"}));
+  EXPECT_EQ(pretokens("abc123 45"), (V{"abc", "123", " 45"}));
+  // \s+(?!\S) leaves the last space to the next word; a run at the end stays whole.
+  EXPECT_EQ(pretokens("a   b  "), (V{"a", "  ", " b", "  "}));
+  EXPECT_EQ(pretokens("a\n\nb"), (V{"a", "\n", "\n", "b"}));
+  EXPECT_EQ(pretokens("x\tb"), (V{"x", "\t", "b"}));
+  EXPECT_EQ(pretokens(" 'x"), (V{" '", "x"}));
+  EXPECT_EQ(pretokens("Café 東京 Ωmega"), (V{"Café", " 東京", " Ωmega"}));
+  EXPECT_EQ(pretokens("½²"), (V{"½²"}));  // \p{N} includes No
+  EXPECT_EQ(pretokens("🙂🙂 !!"), (V{"🙂🙂", " !!"}));
+  // U+00A0 and U+3000 are \s; U+200B is not.
+  EXPECT_EQ(pretokens("a\u00a0b"), (V{"a", "\u00a0", "b"}));
+  EXPECT_EQ(pretokens("a\u3000\u3000b"), (V{"a", "\u3000", "\u3000", "b"}));
+  // Invalid bytes are characters of their own class and never lost.
+  EXPECT_EQ(pretokens("ab\xff\xfe cd"), (V{"ab", "\xff\xfe", " cd"}));
+}
+
+TEST(Pretokenize, SpecialTokensLongestFirst) {
+  const std::vector<std::string> specials = {"<|a|>", "<|a|><|a|>"};
+  auto pieces = split_at_specials("x<|a|><|a|>y<|a|>", specials);
+  ASSERT_EQ(pieces.size(), 4u);
+  EXPECT_EQ(pieces[0].text, "x");
+  EXPECT_EQ(pieces[1].special, 1);
+  EXPECT_EQ(pieces[2].text, "y");
+  EXPECT_EQ(pieces[3].special, 0);
+}
+
+TEST(Pretokenize, SafeCutsSplitTheSameWay) {
+  const std::string text = read_all(fixture_path("bpe/corpus.txt"));
+  const auto whole = pretokens(text);
+  int cuts = 0;
+  for (size_t pos = 1; pos < text.size(); ++pos) {
+    if (!is_safe_cut(text, pos)) continue;
+    ++cuts;
+    auto parts = pretokens(std::string_view(text).substr(0, pos));
+    auto rest = pretokens(std::string_view(text).substr(pos));
+    parts.insert(parts.end(), rest.begin(), rest.end());
+    ASSERT_EQ(parts, whole) << "cut at " << pos;
+  }
+  EXPECT_GT(cuts, 100);
+}
+
+TEST(Pretokenize, ParallelCountsEqualSerialCounts) {
+  // Over 2 MB without a special token: count_pretokens cuts it into chunks.
+  std::string text;
+  const std::string corpus = read_all(fixture_path("bpe/corpus.txt"));
+  while (text.size() < (5u << 20)) text += corpus;
+  std::unordered_map<std::string, int64_t> serial;
+  for_each_pretoken(text, [&](std::string_view p) { ++serial[std::string(p)]; });
+  EXPECT_EQ(count_pretokens(text, {}), serial);
+}
+
+// ---- UTF-8 ----------------------------------------------------------------------------
+
+TEST(Utf8, ReplacementMatchesPython) {
+  // Expected values from Python: bytes.decode("utf-8", errors="replace").
+  EXPECT_EQ(replace_invalid_utf8("a\xff" "b"), "a\uFFFD" "b");
+  EXPECT_EQ(replace_invalid_utf8("\xe2\x82"), "\uFFFD");            // truncated: one maximal subpart
+  EXPECT_EQ(replace_invalid_utf8("\xe2\x82x"), "\uFFFDx");
+  EXPECT_EQ(replace_invalid_utf8("\xc0\xaf"), "\uFFFD\uFFFD");     // overlong: two
+  EXPECT_EQ(replace_invalid_utf8("\xed\xa0\x80"), "\uFFFD\uFFFD\uFFFD");  // surrogate: three
+  EXPECT_EQ(replace_invalid_utf8("\xf0\x9f\x99"), "\uFFFD");
+  EXPECT_EQ(replace_invalid_utf8("\xf4\x90\x80\x80"), "\uFFFD\uFFFD\uFFFD\uFFFD");  // > U+10FFFF
+  EXPECT_EQ(replace_invalid_utf8("ok 🙂"), "ok 🙂");
+  EXPECT_EQ(first_invalid_utf8("abc\xe2\x82"), 3);
+  EXPECT_EQ(first_invalid_utf8("abc"), -1);
+}
+
+TEST(Utf8, BytesToUnicodeIsGptTwos) {
+  EXPECT_EQ(bytes_to_printable(" "), "Ġ");    // byte 32 -> U+0120
+  EXPECT_EQ(bytes_to_printable("\n"), "Ċ");   // byte 10 -> U+010A
+  EXPECT_EQ(bytes_to_printable("a!"), "a!");
+  for (int b = 0; b < 256; ++b) {
+    std::string back;
+    ASSERT_TRUE(printable_to_bytes(bytes_to_printable(std::string(1, static_cast<char>(b))), &back));
+    ASSERT_EQ(back, std::string(1, static_cast<char>(b)));
+  }
+}
+
+// ---- training -------------------------------------------------------------------------
+
+TEST(Train, MergesAndVocabMatchPythonReference) {
+  const BpeModel& model = fixture_model();
+  std::istringstream merges(read_all(fixture_path("bpe/merges_ref.txt")));
+  std::string left, right;
+  size_t rank = 0;
+  while (merges >> left >> right) {
+    ASSERT_LT(rank, model.merges.size());
+    EXPECT_EQ(model.vocab[model.merges[rank].first], unhex(left)) << "merge " << rank;
+    EXPECT_EQ(model.vocab[model.merges[rank].second], unhex(right)) << "merge " << rank;
+    ++rank;
+  }
+  EXPECT_EQ(rank, 142u);
+  EXPECT_EQ(model.merges.size(), rank);
+  std::istringstream vocab(read_all(fixture_path("bpe/vocab_ref.txt")));
+  size_t id = 0;
+  std::string hex;
+  for (size_t i; vocab >> i >> hex; ++id) EXPECT_EQ(model.vocab.at(i), unhex(hex)) << "id " << i;
+  EXPECT_EQ(id, 400u);
+  EXPECT_EQ(model.vocab.size(), 400u);
+}
+
+TEST(Train, TieGoesToGreaterPair) {
+  // Pre-tokens "ab", " ab", " cd" x2: (a, b), (' ', c) and (c, d) all count 2,
+  // and (c, d) is the greatest. Then (a, b) and (' ', cd) tie; "a" > " ".
+  const BpeModel model = train_bpe("ab ab cd cd", 258, {});
+  ASSERT_EQ(model.merges.size(), 2u);
+  EXPECT_EQ(model.vocab[256], "cd");
+  EXPECT_EQ(model.vocab[257], "ab");
+}
+
+TEST(Train, SpecialTokensAreNeverMergedAcross) {
+  const BpeModel model = train_bpe("xy<|s|>xy<|s|>xy", 300, {"<|s|>"});
+  for (const std::string& tok : model.vocab) {
+    if (tok == "<|s|>" || tok.size() == 1) continue;
+    EXPECT_EQ(tok.find('<'), std::string::npos) << tok;
+  }
+  EXPECT_EQ(model.vocab[256], "<|s|>");
+  EXPECT_EQ(model.vocab[257], "xy");
+  EXPECT_EQ(model.vocab.size(), 258u);  // nothing else to merge: stops early
+}
+
+TEST(Train, BadInput) {
+  EXPECT_RG_ERROR(train_bpe("", 300, {}), "train_bpe", "empty");
+  EXPECT_RG_ERROR(train_bpe("abc", 257, {"<a>", "<b>"}), "train_bpe", "257", "258");
+  EXPECT_RG_ERROR(train_bpe("abc", 300, {"bad\xff"}), "train_bpe", "UTF-8", "byte offset 3");
+  EXPECT_RG_ERROR(train_bpe("abc", 300, {""}), "train_bpe", "empty");
+  EXPECT_RG_ERROR(train_bpe("abc", 300, {"<"}), "train_bpe", "'<'", "single byte", "token 60");
+  EXPECT_RG_ERROR(train_bpe("abc", 300, {"<s>", "<s>"}), "train_bpe", "'<s>'", "twice");
+  // Invalid UTF-8 in the corpus is just bytes.
+  const BpeModel model = train_bpe("\xff\xfe\xff\xfe ok", 258, {});
+  EXPECT_EQ(model.vocab[256], "\xff\xfe");
+}
+
+// ---- encode / decode ------------------------------------------------------------------
+
+TEST(Encode, MatchesPythonReference) {
+  Tokenizer tok(fixture_model());
+  for (const char* name : {"corpus", "sample"}) {
+    const std::string text = read_all(fixture_path(std::string("bpe/") + name + ".txt"));
+    const auto expected = read_ids(fixture_path(std::string("bpe/") + name + "_ids.txt"));
+    ASSERT_FALSE(expected.empty());
+    EXPECT_EQ(tok.encode(text), expected) << name;
+    EXPECT_EQ(tok.encode(text), expected) << name << " (from the cache)";
+    EXPECT_EQ(tok.decode(expected), text);
+  }
+}
+
+TEST(Encode, RoundTripRandomUnicode) {
+  Tokenizer tok(fixture_model());
+  // Code points from several scripts, emoji with joiners, combining marks, spaces.
+  const std::vector<char32_t> alphabet = {'a', 'e', 't', ' ', ' ', '\n', '\t', '\'', 's', '1', '.', '!', 0xE9,
+                                          0x301, 0x308, 0x4E2D, 0x6587, 0x3042, 0x1F642, 0x1F680, 0x200D,
+                                          0x1F1EB, 0x3A9, 0x416, 0xA0, 0x3000, 0x627, '<', '|'};
+  std::mt19937 rng(1234);
+  for (int trial = 0; trial < 300; ++trial) {
+    std::string s;
+    const int len = static_cast<int>(rng() % 40);
+    for (int i = 0; i < len; ++i) {
+      if (rng() % 20 == 0) s += "<|endoftext|>";
+      append_utf8(s, alphabet[rng() % alphabet.size()]);
+    }
+    ASSERT_EQ(tok.decode(tok.encode(s)), s) << "trial " << trial;
+  }
+}
+
+TEST(Encode, RoundTripInvalidBytes) {
+  Tokenizer tok(fixture_model());
+  std::mt19937 rng(99);
+  for (int trial = 0; trial < 300; ++trial) {
+    std::string s;
+    const int len = static_cast<int>(rng() % 30);
+    for (int i = 0; i < len; ++i) s += static_cast<char>(rng() % 256);
+    const auto ids = tok.encode(s);
+    ASSERT_EQ(tok.decode_bytes(ids), s);
+    ASSERT_EQ(tok.decode(ids), replace_invalid_utf8(s));
+  }
+}
+
+TEST(Encode, OverlappingSpecialsLongestFirst) {
+  BpeModel model = train_bpe("hello world", 260, {"<|a|>", "<|a|><|a|>"});
+  Tokenizer tok(model);
+  EXPECT_EQ(tok.encode("<|a|><|a|><|a|>"), (std::vector<int32_t>{257, 256}));
+}
+
+TEST(Decode, IdOutOfRange) {
+  Tokenizer tok(fixture_model());
+  EXPECT_RG_ERROR(tok.decode({1, 400}), "decode", "400", "position 1", "[0, 400)");
+  EXPECT_RG_ERROR(tok.decode({-1}), "decode", "-1");
+}
+
+TEST(Encode, StreamingEqualsWhole) {
+  Tokenizer tok(fixture_model());
+  std::string text;
+  for (int i = 0; i < 5; ++i) text += read_all(fixture_path("bpe/corpus.txt")) + read_all(fixture_path("bpe/sample.txt"));
+  const auto whole = tok.encode(text);
+  for (size_t chunk : {1, 7, 13, 64, 1000, 100000}) {
+    std::istringstream in(text);
+    std::vector<int32_t> streamed;
+    tok.encode_stream(in, [&](const std::vector<int32_t>& ids) { streamed.insert(streamed.end(), ids.begin(), ids.end()); },
+                      chunk);
+    ASSERT_EQ(streamed, whole) << "chunk " << chunk;
+  }
+}
+
+// ---- files ------------------------------------------------------------------------------
+
+TEST(Files, SaveLoadRoundTrip) {
+  const std::string dir = temp_dir("roundtrip");
+  save_tokenizer(fixture_model(), dir);
+  const BpeModel loaded = load_tokenizer(dir);
+  EXPECT_EQ(loaded.vocab, fixture_model().vocab);
+  EXPECT_EQ(loaded.merges, fixture_model().merges);
+  EXPECT_EQ(loaded.specials, fixture_model().specials);
+  // GPT-2 style: the space byte is written as 'Ġ'.
+  const std::string merges = read_all(dir + "/merges.txt");
+  EXPECT_EQ(merges.rfind("#version: 0.2\n", 0), 0u);
+  EXPECT_NE(merges.find("Ġ t\n"), std::string::npos);
+  EXPECT_NE(read_all(dir + "/vocab.json").find("\"Ġ\": 32,"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Files, CorruptFilesNameFileAndPlace) {
+  const std::string dir = temp_dir("corrupt");
+  save_tokenizer(fixture_model(), dir);
+  const std::string vocab = read_all(dir + "/vocab.json");
+  const std::string merges = read_all(dir + "/merges.txt");
+
+  write_file(dir + "/vocab.json", vocab.substr(0, vocab.size() / 2));  // truncated
+  EXPECT_RG_ERROR(load_tokenizer(dir), "load_tokenizer", "vocab.json", "line");
+  write_file(dir + "/vocab.json", "{\n  \"a\": 0,\n  \"b\" 1\n}");
+  EXPECT_RG_ERROR(load_tokenizer(dir), "vocab.json line 3 column 7", "expected ':'");
+  write_file(dir + "/vocab.json", "{\"a\": 5}");
+  EXPECT_RG_ERROR(load_tokenizer(dir), "vocab.json", "id 5");
+  write_file(dir + "/vocab.json", "{\"a\": 0, \"b\": 0}");
+  EXPECT_RG_ERROR(load_tokenizer(dir), "vocab.json", "id 0 is given twice");
+
+  write_file(dir + "/vocab.json", vocab);
+  write_file(dir + "/merges.txt", merges + "Ġ zzzq\n");
+  EXPECT_RG_ERROR(load_tokenizer(dir), "merges.txt line 144", "not in");
+  write_file(dir + "/merges.txt", merges + "onlyone\n");
+  EXPECT_RG_ERROR(load_tokenizer(dir), "merges.txt line 144", "two tokens");
+  write_file(dir + "/merges.txt", "#version: 0.2\nh \x01\n");
+  EXPECT_RG_ERROR(load_tokenizer(dir), "merges.txt line 2", "alphabet");
+  std::filesystem::remove_all(dir);
+  EXPECT_RG_ERROR(load_tokenizer(dir), "load_tokenizer", "cannot open");
+}
+
+TEST(Files, ModelChecks) {
+  BpeModel model = fixture_model();
+  model.merges.push_back({1000, 1});
+  EXPECT_RG_ERROR(Tokenizer{model}, "Tokenizer", "1000", "outside");
+  model = fixture_model();
+  model.merges.push_back({'q', 'z'});
+  EXPECT_RG_ERROR(Tokenizer{model}, "Tokenizer", "not in the vocabulary");
+  model = fixture_model();
+  model.vocab[65] = "AA";
+  EXPECT_RG_ERROR(Tokenizer{model}, "Tokenizer", "byte 65");
+}
+
+// ---- token ids on disk ------------------------------------------------------------------
+
+TEST(TokenIds, Uint16AndInt32FilesReadBackEverywhere) {
+  const std::string dir = temp_dir("ids");
+  const std::vector<int32_t> small = {0, 1, 255, 256, 65535, 7};
+  const std::vector<int32_t> large = {0, 65536, 100000, 3};
+  nn::save_token_ids(dir + "/small.npy", small);
+  nn::save_token_ids(dir + "/large.npy", large);
+  EXPECT_NE(read_all(dir + "/small.npy").find("'<u2'"), std::string::npos);
+  EXPECT_NE(read_all(dir + "/large.npy").find("'<i4'"), std::string::npos);
+  for (const auto& [name, ids] : {std::pair{"small", small}, std::pair{"large", large}}) {
+    nn::TokenMemmap map(dir + "/" + name + ".npy");
+    ASSERT_EQ(map.size(), static_cast<int64_t>(ids.size()));
+    const Tensor t = nn::load_npy(dir + "/" + name + ".npy");  // nn/npy.cpp reads both as int64
+    ASSERT_EQ(t.numel(), static_cast<int64_t>(ids.size()));
+    for (size_t i = 0; i < ids.size(); ++i) {
+      EXPECT_EQ(map.at(static_cast<int64_t>(i)), ids[i]);
+      EXPECT_EQ(t.data_ptr<int64_t>()[i], ids[i]);
+    }
+    EXPECT_RG_ERROR(map.at(static_cast<int64_t>(ids.size())), "TokenMemmap", "outside");
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TokenIds, GetBatchSamplesWindowsFromTheMapping) {
+  const std::string dir = temp_dir("batch");
+  std::vector<int32_t> ids(1000);
+  for (int32_t i = 0; i < 1000; ++i) ids[i] = i;  // id == position, so a window is a run
+  nn::save_token_ids(dir + "/ids.npy", ids);
+  nn::TokenMemmap map(dir + "/ids.npy");
+  Generator gen(3);
+  auto [x, y] = map.get_batch(5, 16, gen);
+  ASSERT_EQ(x.shape(), (Shape{5, 16}));
+  ASSERT_EQ(y.shape(), (Shape{5, 16}));
+  for (int64_t b = 0; b < 5; ++b) {
+    const int64_t start = x.at<int64_t>({b, 0});
+    EXPECT_GE(start, 0);
+    EXPECT_LE(start + 16, 999);
+    for (int64_t t = 0; t < 16; ++t) {
+      EXPECT_EQ(x.at<int64_t>({b, t}), start + t);
+      EXPECT_EQ(y.at<int64_t>({b, t}), start + t + 1);
+    }
+  }
+  EXPECT_RG_ERROR(map.get_batch(2, 1000, gen), "get_batch", "1000 ids", "1001");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TokenIds, BadFilesAreRefused) {
+  const std::string dir = temp_dir("badids");
+  nn::save_token_ids(dir + "/ok.npy", {1, 2, 3, 4});
+  const std::string ok = read_all(dir + "/ok.npy");
+  write_file(dir + "/short.npy", ok.substr(0, ok.size() - 1));
+  EXPECT_RG_ERROR(nn::TokenMemmap(dir + "/short.npy"), "TokenMemmap", "short.npy", "4 ids", "7 data bytes");
+  write_file(dir + "/magic.npy", "not a numpy file at all");
+  EXPECT_RG_ERROR(nn::TokenMemmap(dir + "/magic.npy"), "TokenMemmap", "bad magic");
+  std::string f4 = ok;
+  f4.replace(f4.find("<u2"), 3, "<f4");
+  write_file(dir + "/f4.npy", f4);
+  EXPECT_RG_ERROR(nn::TokenMemmap(dir + "/f4.npy"), "TokenMemmap", "'<f4'");
+  std::string two_d = ok;
+  two_d.replace(two_d.find("(4,)"), 4, "(2,2)");
+  write_file(dir + "/2d.npy", two_d);
+  EXPECT_RG_ERROR(nn::TokenMemmap(dir + "/2d.npy"), "TokenMemmap", "not 1-D");
+  write_file(dir + "/tiny.npy", "\x93NUM");
+  EXPECT_RG_ERROR(nn::TokenMemmap(dir + "/tiny.npy"), "TokenMemmap", "too short");
+  EXPECT_RG_ERROR(nn::TokenMemmap(dir + "/missing.npy"), "TokenMemmap", "cannot open");
+  std::filesystem::remove_all(dir);
+}
+
+// ---- the CLI and the text task on BPE ids ---------------------------------------------------
+
+int tokenize(std::vector<std::string> args) {
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  return ropegrad::tasks::run_tokenize(static_cast<int>(argv.size()), argv.data());
+}
+
+TEST(TokenizeCli, TrainEncodeDecodeRoundTrip) {
+  const std::string dir = temp_dir("cli");
+  const std::string corpus = fixture_path("bpe/corpus.txt");
+  ASSERT_EQ(tokenize({"train", "--input", corpus, "--vocab-size", "400", "--special", "<|endoftext|>", "--special",
+                      "<|pad|>", "--out", dir + "/tok"}),
+            0);
+  EXPECT_EQ(load_tokenizer(dir + "/tok").merges, fixture_model().merges);
+  ASSERT_EQ(tokenize({"encode", "--tokenizer", dir + "/tok", "--input", corpus, "--out", dir + "/ids.npy"}), 0);
+  nn::TokenMemmap ids(dir + "/ids.npy");
+  const auto expected = read_ids(fixture_path("bpe/corpus_ids.txt"));
+  ASSERT_EQ(ids.size(), static_cast<int64_t>(expected.size()));
+  for (int64_t i = 0; i < ids.size(); ++i) ASSERT_EQ(ids.at(i), expected[i]) << i;
+  ASSERT_EQ(tokenize({"decode", "--tokenizer", dir + "/tok", "--input", dir + "/ids.npy", "--out", dir + "/back.txt"}), 0);
+  EXPECT_EQ(read_all(dir + "/back.txt"), read_all(corpus));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TokenizeCli, BadInput) {
+  const std::string dir = temp_dir("clibad");
+  const std::string corpus = fixture_path("bpe/corpus.txt");
+  write_file(dir + "/empty.txt", "");
+  EXPECT_RG_ERROR(tokenize({"train", "--input", dir + "/empty.txt", "--vocab-size", "300", "--out", dir + "/t"}),
+                  "train_bpe", "empty");
+  EXPECT_RG_ERROR(tokenize({"train", "--input", corpus, "--vocab-size", "100", "--out", dir + "/t"}), "train_bpe",
+                  "100", "256");
+  EXPECT_RG_ERROR(tokenize({"train", "--input", corpus, "--vocab-size", "3x", "--out", dir + "/t"}), "tokenize",
+                  "'3x'");
+  EXPECT_RG_ERROR(tokenize({"train", "--input", corpus, "--vocab-size", "300", "--special", "a\xe2\x82", "--out",
+                            dir + "/t"}),
+                  "tokenize", "--special", "byte offset 1");
+  EXPECT_RG_ERROR(tokenize({"train", "--input", dir + "/none.txt", "--vocab-size", "300", "--out", dir + "/t"}),
+                  "tokenize", "cannot open", "none.txt");
+  EXPECT_RG_ERROR(tokenize({"encode", "--input", corpus, "--out", dir + "/x.npy"}), "tokenize", "--tokenizer");
+  EXPECT_RG_ERROR(tokenize({"fly"}), "tokenize", "unknown subcommand 'fly'");
+  EXPECT_RG_ERROR(tokenize({"train", "--input"}), "tokenize", "--input needs a value");
+  // An id past the vocabulary in the file to decode.
+  ASSERT_EQ(tokenize({"train", "--input", corpus, "--vocab-size", "300", "--out", dir + "/t"}), 0);
+  nn::save_token_ids(dir + "/bad.npy", {5, 300});
+  EXPECT_RG_ERROR(tokenize({"decode", "--tokenizer", dir + "/t", "--input", dir + "/bad.npy", "--out", dir + "/o.txt"}),
+                  "tokenize", "bad.npy", "token id 300", "position 1", "[0, 300)");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TokenTextTask, BatchesFromTrainAndValidIds) {
+  const std::string dir = temp_dir("task");
+  save_tokenizer(fixture_model(), dir + "/tok");
+  Tokenizer tok(fixture_model());
+  const auto ids = tok.encode(read_all(fixture_path("bpe/corpus.txt")));
+  nn::save_token_ids(dir + "/c_train.npy", ids);
+  EXPECT_RG_ERROR(tasks::TokenTextTask(dir + "/tok", dir + "/c_train.npy", 32), "text", "c_valid.npy");
+  nn::save_token_ids(dir + "/c_valid.npy", {ids.begin(), ids.begin() + 100});
+  tasks::TokenTextTask task(dir + "/tok", dir + "/c_train.npy", 32);
+  EXPECT_EQ(task.vocab_size(), 400);
+  EXPECT_EQ(task.metric_name(), "perplexity");
+  Generator gen(0);
+  const tasks::Batch b = task.eval_batch(4, gen);
+  ASSERT_EQ(b.inputs.shape(), (Shape{4, 32}));
+  for (int64_t r = 0; r < 4; ++r)
+    for (int64_t t = 0; t + 1 < 32; ++t) EXPECT_EQ(b.targets.at<int64_t>({r, t}), b.inputs.at<int64_t>({r, t + 1}));
+  // Uniform logits: perplexity equals the vocabulary size.
+  EXPECT_NEAR(task.metric(zeros({4, 32, 400}), b), 400.0, 400.0 * 1e-5);
+  nn::save_token_ids(dir + "/c_valid.npy", {1, 2, 400});
+  EXPECT_RG_ERROR(tasks::TokenTextTask(dir + "/tok", dir + "/c_train.npy", 32), "text", "c_valid.npy", "token id 400",
+                  "position 2");
+  EXPECT_RG_ERROR(tasks::TokenTextTask(dir + "/tok", dir + "/ids.npy", 32), "text", "must contain 'train'");
+  std::filesystem::remove_all(dir);
+}

@@ -1,0 +1,115 @@
+// Tokenizer construction and encode.
+#include <limits>
+
+#include "tensor/error.h"
+#include "tokenizer/pretokenize.h"
+#include "tokenizer/tokenizer.h"
+
+namespace ropegrad::tok {
+
+namespace {
+uint64_t pair_key(int32_t a, int32_t b) { return (static_cast<uint64_t>(a) << 32) | static_cast<uint32_t>(b); }
+constexpr size_t kMaxCache = 1 << 20;  // cached pre-tokens before the cache is cleared
+}  // namespace
+
+Tokenizer::Tokenizer(BpeModel model) : model_(std::move(model)) {
+  const auto& vocab = model_.vocab;
+  std::unordered_map<std::string, int32_t> id_of;
+  for (int32_t id = 0; id < static_cast<int32_t>(vocab.size()); ++id) id_of.emplace(vocab[id], id);
+  for (int b = 0; b < 256; ++b) {
+    auto it = id_of.find(std::string(1, static_cast<char>(b)));
+    RG_CHECK(it != id_of.end(), "Tokenizer", "the vocabulary has no token for byte {}", b);
+    byte_id_[b] = it->second;
+  }
+  const int32_t n = static_cast<int32_t>(vocab.size());
+  for (int32_t r = 0; r < static_cast<int32_t>(model_.merges.size()); ++r) {
+    const auto [a, b] = model_.merges[r];
+    RG_CHECK(a >= 0 && a < n && b >= 0 && b < n, "Tokenizer", "merge {} refers to token ids ({}, {}) outside [0, {})",
+             r, a, b, n);
+    auto it = id_of.find(vocab[a] + vocab[b]);
+    RG_CHECK(it != id_of.end(), "Tokenizer", "merge {} ({}, {}) makes a token that is not in the vocabulary", r, a, b);
+    rank_.emplace(pair_key(a, b), std::make_pair(r, it->second));
+  }
+  for (const std::string& s : model_.specials) {
+    auto it = id_of.find(s);
+    RG_CHECK(it != id_of.end(), "Tokenizer", "special token '{}' is not in the vocabulary", s);
+    special_id_.push_back(it->second);
+  }
+}
+
+std::vector<int32_t> Tokenizer::encode_pretoken(std::string_view piece) const {
+  std::vector<int32_t> ids;
+  for (char c : piece) ids.push_back(byte_id_[static_cast<uint8_t>(c)]);
+  // Merge the lowest-rank pair present, everywhere in the piece, until none is left.
+  while (ids.size() >= 2) {
+    int32_t best_rank = std::numeric_limits<int32_t>::max(), merged = -1;
+    int32_t left = 0, right = 0;
+    for (size_t i = 0; i + 1 < ids.size(); ++i) {
+      auto it = rank_.find(pair_key(ids[i], ids[i + 1]));
+      if (it != rank_.end() && it->second.first < best_rank) {
+        best_rank = it->second.first;
+        merged = it->second.second;
+        left = ids[i], right = ids[i + 1];
+      }
+    }
+    if (merged < 0) break;
+    merge_pair_in_word(ids, left, right, merged);
+  }
+  return ids;
+}
+
+std::vector<int32_t> Tokenizer::encode(std::string_view text) const {
+  std::vector<int32_t> out;
+  for (const Piece& piece : split_at_specials(text, model_.specials)) {
+    if (piece.special >= 0) {
+      out.push_back(special_id_[piece.special]);
+      continue;
+    }
+    for_each_pretoken(piece.text, [&](std::string_view p) {
+      auto it = cache_.find(std::string(p));
+      if (it == cache_.end()) {
+        if (cache_.size() >= kMaxCache) cache_.clear();
+        it = cache_.emplace(std::string(p), encode_pretoken(p)).first;
+      }
+      out.insert(out.end(), it->second.begin(), it->second.end());
+    });
+  }
+  return out;
+}
+
+void Tokenizer::encode_stream(std::istream& in, const std::function<void(const std::vector<int32_t>&)>& emit,
+                              size_t chunk_bytes) const {
+  RG_CHECK(chunk_bytes > 0, "encode_stream", "chunk size must be positive");
+  size_t longest_special = 0;
+  for (const std::string& s : model_.specials) longest_special = std::max(longest_special, s.size());
+  // A cut at pos is allowed where the pattern would cut and no special
+  // token occurrence spans pos.
+  auto cut_ok = [&](std::string_view buf, size_t pos) {
+    if (!is_safe_cut(buf, pos)) return false;
+    for (const std::string& s : model_.specials) {
+      const size_t from = pos >= s.size() ? pos - s.size() + 1 : 0;
+      for (size_t at = buf.find(s, from); at != std::string_view::npos && at < pos; at = buf.find(s, at + 1))
+        if (at + s.size() > pos) return false;
+    }
+    return true;
+  };
+  std::string buffer;
+  std::string chunk(chunk_bytes, '\0');
+  while (true) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    const size_t got = static_cast<size_t>(in.gcount());
+    buffer.append(chunk.data(), got);
+    if (got == 0) break;
+    // Keep a tail long enough that the characters after the cut (and any
+    // special token reaching across it) are seen whole.
+    if (buffer.size() <= longest_special + 1) continue;
+    size_t pos = buffer.size() - longest_special - 1;
+    while (pos > 0 && !cut_ok(buffer, pos)) --pos;
+    if (pos == 0) continue;  // no safe place yet: read more
+    emit(encode(std::string_view(buffer).substr(0, pos)));
+    buffer.erase(0, pos);
+  }
+  if (!buffer.empty()) emit(encode(buffer));
+}
+
+}  // namespace ropegrad::tok

@@ -1,0 +1,217 @@
+// save_tokenizer / load_tokenizer: GPT-2's vocab.json and merges.txt.
+//
+//   vocab.json          {"<token>": id, ...}  tokens through bytes_to_unicode
+//   merges.txt          "#version: 0.2", then "<left> <right>" per merge, by rank
+//   special_tokens.txt  one special token per line, through bytes_to_unicode
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "tensor/error.h"
+#include "tokenizer/tokenizer.h"
+#include "tokenizer/utf8.h"
+
+namespace ropegrad::tok {
+
+namespace {
+
+std::string json_escape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;  // bytes_to_unicode leaves no control characters
+  }
+  return out;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  RG_CHECK(in.good(), "load_tokenizer", "cannot open {}", path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A reader for the one JSON shape vocab.json has: an object of string -> integer.
+class VocabJsonReader {
+ public:
+  VocabJsonReader(std::string path, std::string text) : path_(std::move(path)), text_(std::move(text)) {}
+
+  std::vector<std::pair<std::string, int64_t>> read() {
+    std::vector<std::pair<std::string, int64_t>> entries;
+    expect('{');
+    skip_space();
+    if (peek() == '}') { ++pos_; return entries; }
+    while (true) {
+      std::string key = read_string();
+      expect(':');
+      const int64_t id = read_int();
+      entries.emplace_back(std::move(key), id);
+      skip_space();
+      const char c = next("',' or '}'");
+      if (c == '}') break;
+      if (c != ',') error("expected ',' or '}}'");
+    }
+    skip_space();
+    if (pos_ != text_.size()) error("unexpected text after the closing '}}'");
+    return entries;
+  }
+
+ private:
+  [[noreturn]] void error(const std::string& what) {
+    int line = 1, column = 1;
+    for (size_t i = 0; i < pos_ && i < text_.size(); ++i) {
+      if (text_[i] == '\n') { ++line; column = 1; } else { ++column; }
+    }
+    fail("load_tokenizer", "{} line {} column {}: {}", path_, line, column, what);
+  }
+  void skip_space() { while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_; }
+  char peek() { return pos_ < text_.size() ? text_[pos_] : '\0'; }
+  char next(const char* wanted) {
+    if (pos_ >= text_.size()) error(std::string("the file ends where ") + wanted + " was expected");
+    return text_[pos_++];
+  }
+  void expect(char c) {
+    skip_space();
+    if (next("a character") != c) { --pos_; error(std::string("expected '") + c + "'"); }
+  }
+  int hex4() {
+    int v = 0;
+    for (int i = 0; i < 4; ++i) {
+      const char c = next("a hex digit");
+      if (!std::isxdigit(static_cast<unsigned char>(c))) error("bad \\u escape");
+      v = v * 16 + (std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : (std::tolower(c) - 'a' + 10));
+    }
+    return v;
+  }
+  std::string read_string() {
+    expect('"');
+    std::string out;
+    while (true) {
+      const char c = next("'\"'");
+      if (c == '"') return out;
+      if (c != '\\') { out += c; continue; }
+      const char e = next("an escape");
+      switch (e) {
+        case '"': case '\\': case '/': out += e; break;
+        case 'b': out += '\b'; break;
+        case 'f': out += '\f'; break;
+        case 'n': out += '\n'; break;
+        case 'r': out += '\r'; break;
+        case 't': out += '\t'; break;
+        case 'u': {
+          char32_t cp = static_cast<char32_t>(hex4());
+          if (cp >= 0xD800 && cp <= 0xDBFF) {  // a surrogate pair
+            if (next("'\\'") != '\\' || next("'u'") != 'u') error("unpaired surrogate");
+            const int low = hex4();
+            if (low < 0xDC00 || low > 0xDFFF) error("unpaired surrogate");
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+          }
+          append_utf8(out, cp);
+          break;
+        }
+        default: --pos_; error(std::string("unknown escape \\") + e);
+      }
+    }
+  }
+  int64_t read_int() {
+    skip_space();
+    const size_t start = pos_;
+    int64_t v = 0;
+    while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
+      if (v > (int64_t{1} << 31)) error("token id too large");
+      v = v * 10 + (text_[pos_++] - '0');
+    }
+    if (pos_ == start) error("expected a non-negative integer token id");
+    return v;
+  }
+
+  std::string path_, text_;
+  size_t pos_ = 0;
+};
+
+std::string decode_printable(const std::string& token, const std::string& where) {
+  std::string bytes;
+  RG_CHECK(printable_to_bytes(token, &bytes), "load_tokenizer", "{}: '{}' has a character outside GPT-2's byte alphabet",
+           where, token);
+  return bytes;
+}
+
+}  // namespace
+
+void save_tokenizer(const BpeModel& model, const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  RG_CHECK(!ec && std::filesystem::is_directory(dir), "save_tokenizer", "cannot create directory {}", dir);
+  const std::string vocab_path = dir + "/vocab.json", merges_path = dir + "/merges.txt",
+                    specials_path = dir + "/special_tokens.txt";
+  std::ofstream vocab(vocab_path, std::ios::binary), merges(merges_path, std::ios::binary),
+      specials(specials_path, std::ios::binary);
+  RG_CHECK(vocab && merges && specials, "save_tokenizer", "cannot write the files in {}", dir);
+  vocab << "{\n";
+  for (size_t id = 0; id < model.vocab.size(); ++id)
+    vocab << "  \"" << json_escape(bytes_to_printable(model.vocab[id])) << "\": " << id
+          << (id + 1 < model.vocab.size() ? ",\n" : "\n");
+  vocab << "}\n";
+  merges << "#version: 0.2\n";
+  for (const auto& [a, b] : model.merges)
+    merges << bytes_to_printable(model.vocab[a]) << ' ' << bytes_to_printable(model.vocab[b]) << '\n';
+  for (const std::string& s : model.specials) specials << bytes_to_printable(s) << '\n';
+  RG_CHECK(vocab.good() && merges.good() && specials.good(), "save_tokenizer", "writing the files in {} failed", dir);
+}
+
+BpeModel load_tokenizer(const std::string& dir) {
+  BpeModel model;
+  const std::string vocab_path = dir + "/vocab.json", merges_path = dir + "/merges.txt",
+                    specials_path = dir + "/special_tokens.txt";
+
+  auto entries = VocabJsonReader(vocab_path, read_file(vocab_path)).read();
+  const int64_t n = static_cast<int64_t>(entries.size());
+  RG_CHECK(n > 0, "load_tokenizer", "{} has no tokens", vocab_path);
+  model.vocab.assign(n, std::string());
+  std::vector<bool> seen(n, false);
+  std::unordered_map<std::string, int32_t> id_of;
+  for (const auto& [token, id] : entries) {
+    RG_CHECK(id < n, "load_tokenizer", "{}: token '{}' has id {}, but there are only {} tokens (ids must be 0..{})",
+             vocab_path, token, id, n, n - 1);
+    RG_CHECK(!seen[id], "load_tokenizer", "{}: id {} is given twice", vocab_path, id);
+    seen[id] = true;
+    model.vocab[id] = decode_printable(token, vocab_path);
+    RG_CHECK(id_of.emplace(model.vocab[id], static_cast<int32_t>(id)).second, "load_tokenizer",
+             "{}: token '{}' appears twice", vocab_path, token);
+  }
+
+  std::istringstream merges(read_file(merges_path));
+  std::string line;
+  for (int line_no = 1; std::getline(merges, line); ++line_no) {
+    if (line_no == 1 && line.rfind("#version", 0) == 0) continue;
+    if (line.empty()) continue;
+    const std::string where = fmt::format("{} line {}", merges_path, line_no);
+    const size_t space = line.find(' ');
+    RG_CHECK(space != std::string::npos && space > 0 && space + 1 < line.size() &&
+                 line.find(' ', space + 1) == std::string::npos,
+             "load_tokenizer", "{}: expected two tokens separated by one space, got '{}'", where, line);
+    const std::string left = decode_printable(line.substr(0, space), where);
+    const std::string right = decode_printable(line.substr(space + 1), where);
+    auto a = id_of.find(left), b = id_of.find(right);
+    RG_CHECK(a != id_of.end() && b != id_of.end(), "load_tokenizer", "{}: merge '{}' refers to a token not in {}",
+             where, line, vocab_path);
+    RG_CHECK(id_of.count(left + right), "load_tokenizer", "{}: merge '{}' makes a token not in {}", where, line,
+             vocab_path);
+    model.merges.emplace_back(a->second, b->second);
+  }
+
+  if (std::filesystem::exists(specials_path)) {
+    std::istringstream specials(read_file(specials_path));
+    for (int line_no = 1; std::getline(specials, line); ++line_no) {
+      if (line.empty()) continue;
+      const std::string where = fmt::format("{} line {}", specials_path, line_no);
+      std::string s = decode_printable(line, where);
+      RG_CHECK(id_of.count(s), "load_tokenizer", "{}: special token '{}' is not in {}", where, line, vocab_path);
+      model.specials.push_back(std::move(s));
+    }
+  }
+  return model;
+}
+
+}  // namespace ropegrad::tok

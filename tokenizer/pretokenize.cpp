@@ -1,0 +1,114 @@
+#include "tokenizer/pretokenize.h"
+
+#include "tokenizer/utf8.h"
+
+namespace ropegrad::tok {
+
+namespace {
+
+enum class Class { kLetter, kNumber, kSpace, kOther };
+
+// The class and byte length of the character at text[pos].
+Class char_at(std::string_view text, size_t pos, int* len) {
+  char32_t cp = 0;
+  *len = decode_code_point(text, pos, &cp);
+  if (*len == 0) {
+    *len = 1;
+    return Class::kOther;  // an invalid byte
+  }
+  if (is_letter(cp)) return Class::kLetter;
+  if (is_number(cp)) return Class::kNumber;
+  if (is_space(cp)) return Class::kSpace;
+  return Class::kOther;
+}
+
+// End of the run of characters of class c starting at pos.
+size_t run_end(std::string_view text, size_t pos, Class c) {
+  while (pos < text.size()) {
+    int len = 0;
+    if (char_at(text, pos, &len) != c) break;
+    pos += len;
+  }
+  return pos;
+}
+
+}  // namespace
+
+size_t pretoken_end(std::string_view text, size_t pos) {
+  const size_t n = text.size();
+  // '(?:[sdmt]|ll|ve|re)
+  if (text[pos] == '\'' && pos + 1 < n) {
+    const char a = text[pos + 1];
+    if (a == 's' || a == 'd' || a == 'm' || a == 't') return pos + 2;
+    if (pos + 2 < n) {
+      const char b = text[pos + 2];
+      if ((a == 'l' && b == 'l') || (a == 'v' && b == 'e') || (a == 'r' && b == 'e')) return pos + 3;
+    }
+  }
+  // ' ?\p{L}+', ' ?\p{N}+', ' ?[^\s\p{L}\p{N}]+': an optional space, then a
+  // run of one class.
+  size_t start = pos;
+  if (text[pos] == ' ' && pos + 1 < n) start = pos + 1;
+  int len = 0;
+  Class c = char_at(text, start, &len);
+  if (c != Class::kSpace) return run_end(text, start, c);
+  // The character at pos is whitespace (a lone space before whitespace, or
+  // any \s). \s+(?!\S): the whole run when it ends the text or... the run
+  // without its last character when a non-space follows and that leaves one.
+  // Otherwise \s+: the whole run.
+  size_t last = pos;  // start of the run's last character
+  size_t end = pos;
+  while (end < n) {
+    c = char_at(text, end, &len);
+    if (c != Class::kSpace) break;
+    last = end;
+    end += len;
+  }
+  if (end == n || last == pos) return end;
+  return last;
+}
+
+void for_each_pretoken(std::string_view text, const std::function<void(std::string_view)>& fn) {
+  for (size_t pos = 0; pos < text.size();) {
+    const size_t end = pretoken_end(text, pos);
+    fn(text.substr(pos, end - pos));
+    pos = end;
+  }
+}
+
+std::vector<Piece> split_at_specials(std::string_view text, const std::vector<std::string>& specials) {
+  std::vector<Piece> pieces;
+  size_t plain_start = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    // Earliest occurrence of any special token at or after pos; longest on a tie.
+    size_t best_pos = std::string_view::npos;
+    int best = -1;
+    for (int i = 0; i < static_cast<int>(specials.size()); ++i) {
+      if (specials[i].empty()) continue;
+      const size_t at = text.find(specials[i], pos);
+      if (at == std::string_view::npos) continue;
+      if (at < best_pos || (at == best_pos && specials[i].size() > specials[best].size())) {
+        best_pos = at;
+        best = i;
+      }
+    }
+    if (best < 0) break;
+    if (best_pos > plain_start) pieces.push_back({text.substr(plain_start, best_pos - plain_start), -1});
+    pieces.push_back({text.substr(best_pos, specials[best].size()), best});
+    pos = plain_start = best_pos + specials[best].size();
+  }
+  if (plain_start < text.size()) pieces.push_back({text.substr(plain_start), -1});
+  return pieces;
+}
+
+bool is_safe_cut(std::string_view text, size_t pos) {
+  if (pos == 0 || pos >= text.size()) return false;
+  const unsigned char before = static_cast<unsigned char>(text[pos - 1]);
+  const char at = text[pos];
+  const bool before_ok = before < 0x80 && before != ' ' && !(before >= 0x09 && before <= 0x0D) &&
+                         !(before >= 0x1C && before <= 0x1F);
+  return before_ok && (at == ' ' || at == '\n');
+}
+
+}  // namespace ropegrad::tok

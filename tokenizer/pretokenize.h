@@ -1,0 +1,38 @@
+// Pre-tokenization: the GPT-2 pattern
+//   '(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+// matched by hand, and the split of a text at special tokens.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ropegrad::tok {
+
+// End of the pre-token that starts at text[pos] (pos < text.size()).
+// A byte that is not valid UTF-8 counts as one character outside \s, \p{L}
+// and \p{N}, so any byte string pre-tokenizes without error.
+size_t pretoken_end(std::string_view text, size_t pos);
+
+// Calls fn(piece) for each pre-token of text, left to right.
+void for_each_pretoken(std::string_view text, const std::function<void(std::string_view)>& fn);
+
+// A piece of a text: either plain text or one special token (its index).
+struct Piece {
+  std::string_view text;
+  int special = -1;
+};
+
+// Splits text at occurrences of the special tokens; where two start at the
+// same place the longest wins. Empty plain pieces are left out.
+std::vector<Piece> split_at_specials(std::string_view text, const std::vector<std::string>& specials);
+
+// True when pre-tokenizing text[0, pos) and text[pos, end) separately gives
+// the same pre-tokens as the whole: text[pos - 1] is an ASCII character
+// outside \s and text[pos] is an ASCII space or newline. No pre-token of the
+// pattern contains a non-space followed by a space, and no lookahead reaches
+// back across such a place.
+bool is_safe_cut(std::string_view text, size_t pos);
+
+}  // namespace ropegrad::tok

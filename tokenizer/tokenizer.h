@@ -1,0 +1,59 @@
+// Tokenizer: encode text to token ids with a BPE model, decode ids to text,
+// and read/write the model as GPT-2's vocab.json + merges.txt.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <istream>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "tokenizer/bpe_train.h"
+
+namespace ropegrad::tok {
+
+class Tokenizer {
+ public:
+  // Checks the model: 256 single bytes present, merges refer to known ids and
+  // their concatenation is itself a token, special tokens are in the vocab.
+  explicit Tokenizer(BpeModel model);
+
+  const BpeModel& model() const { return model_; }
+  int64_t vocab_size() const { return static_cast<int64_t>(model_.vocab.size()); }
+
+  // Special tokens (longest first where they overlap) become their ids; the
+  // text between them is pre-tokenized and each pre-token merged by rank.
+  // Not thread-safe: the pre-token cache is shared.
+  std::vector<int32_t> encode(std::string_view text) const;
+
+  // Encodes a stream chunk by chunk (at most about chunk_bytes read at a
+  // time), cutting only where the pattern would cut and never inside a
+  // special token, so the ids equal encode() of the whole text.
+  void encode_stream(std::istream& in, const std::function<void(const std::vector<int32_t>&)>& emit,
+                     size_t chunk_bytes = 1 << 20) const;
+
+  // The bytes of the tokens, concatenated; ids must be in range.
+  std::string decode_bytes(const std::vector<int32_t>& ids) const;
+  // decode_bytes, then invalid UTF-8 replaced with U+FFFD as Python's
+  // bytes.decode(errors="replace") does.
+  std::string decode(const std::vector<int32_t>& ids) const;
+
+  // The ids of one pre-token (no special tokens inside).
+  std::vector<int32_t> encode_pretoken(std::string_view piece) const;
+
+ private:
+  BpeModel model_;
+  int32_t byte_id_[256];
+  std::unordered_map<uint64_t, std::pair<int32_t, int32_t>> rank_;  // pair -> (rank, merged id)
+  std::vector<int32_t> special_id_;
+  mutable std::unordered_map<std::string, std::vector<int32_t>> cache_;
+};
+
+// dir/vocab.json, dir/merges.txt and dir/special_tokens.txt (one special
+// token per line). Tokens are written with GPT-2's bytes_to_unicode.
+void save_tokenizer(const BpeModel& model, const std::string& dir);
+BpeModel load_tokenizer(const std::string& dir);
+
+}  // namespace ropegrad::tok

@@ -4,6 +4,7 @@
 // that reach deep into each reader.
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "nn/checkpoint.h"
 #include "nn/npy.h"
@@ -11,6 +12,7 @@
 #include "nn/safetensors.h"
 #include "nn/transformer.h"
 #include "tasks/trainer.h"
+#include "tokenizer/tokenizer.h"
 
 using namespace ropegrad;
 namespace fs = std::filesystem;
@@ -21,7 +23,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const fs::path dir = argv[1];
-  for (const char* sub : {"npy", "safetensors", "checkpoint", "config"}) fs::create_directories(dir / sub);
+  for (const char* sub : {"npy", "safetensors", "checkpoint", "config", "tokenizer"}) fs::create_directories(dir / sub);
   Generator gen(1);
   const std::vector<std::pair<std::string, Tensor>> samples = {
       {"f32_2x3", randn({2, 3}, DType::Float32, &gen)},
@@ -46,5 +48,16 @@ int main(int argc, char** argv) {
   tc.model = c;
   const auto task = tasks::make_task("copy", {});
   std::ofstream(dir / "config" / "config.txt") << tasks::model_config_text(tc, *task);
+  // A tokenizer's three files, joined by 0x00 (the layout fuzz_tokenizer.cpp splits).
+  const std::string text = "The quick brown fox jumps over the lazy dog. Ünïcödé, 数字 123, emoji 🙂!<|end|> again";
+  const fs::path tok_dir = dir / "tokenizer" / "files";
+  tok::save_tokenizer(tok::train_bpe(text, 300, {"<|end|>"}), tok_dir.string());
+  std::string joined;
+  for (const char* name : {"vocab.json", "merges.txt", "special_tokens.txt"}) {
+    std::ifstream in(tok_dir / name, std::ios::binary);
+    joined += std::string(std::istreambuf_iterator<char>(in), {}) + (name[0] == 's' ? "" : std::string(1, '\0'));
+  }
+  fs::remove_all(tok_dir);
+  std::ofstream(dir / "tokenizer" / "tokenizer.bin", std::ios::binary) << joined;
   return 0;
 }

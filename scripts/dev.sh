@@ -88,10 +88,10 @@ case "${1:-}" in
     ensure_packages
     seconds=${2:-30}
     build build-fuzz -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DCMAKE_CXX_COMPILER=clang++ \
-      -DROPEGRAD_FUZZ=ON -DROPEGRAD_BENCH=OFF --target fuzz_npy fuzz_safetensors fuzz_checkpoint fuzz_config make_corpus
+      -DROPEGRAD_FUZZ=ON -DROPEGRAD_BENCH=OFF --target fuzz_npy fuzz_safetensors fuzz_checkpoint fuzz_config fuzz_tokenizer make_corpus
     rm -rf build-fuzz/corpus && ./build-fuzz/fuzz/make_corpus build-fuzz/corpus
     status=0
-    for reader in npy safetensors checkpoint config; do
+    for reader in npy safetensors checkpoint config tokenizer; do
       # Inputs found to add coverage are kept in build-fuzz/found/<reader> across runs.
       mkdir -p "build-fuzz/found/$reader"
       log=build-fuzz/fuzz_$reader.log

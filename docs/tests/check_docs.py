@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+"""The book's doc test: what a chapter shows is what the code does.
+
+    check_docs.py --build BUILD_DIR [--regen]
+
+Checks, each failure naming the file, the block and the first differing line:
+
+* output blocks: a fenced block right after `<!-- output: COMMAND -->` equals
+  what COMMAND prints (stdout then stderr, run from the repository root;
+  `./build/` in COMMAND means BUILD_DIR). `<!-- output: COMMAND | ignore: RE -->`
+  blanks what the regular expression RE matches on both sides first (timings).
+  A block line that is exactly `...` stands for any number of program lines.
+  `<!-- regen: COMMAND -->` marks a block produced by a long run: it is checked
+  only with --regen (scripts/dev.sh docs-regen), which also rewrites the block.
+  With --regen, `output` blocks are rewritten too instead of compared.
+* links: every relative link in docs/ and README.md names an existing file,
+  and nothing points outside the repository.
+* chapters 00-18: start with "After this chapter you can", end with their
+  test command `ctest --test-dir build -L chNN` (the label from the table in
+  docs/README.md) and links to the previous and next chapter; no plain-text
+  "chapter N" outside a link.
+* the label table in docs/README.md names labels CTest knows, and the README's
+  commands agree with it.
+"""
+import argparse
+import pathlib
+import re
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+MARK = re.compile(r"^<!-- (output|regen): (.*?)(?: \| ignore: (.*?))? -->\s*$")
+FENCE = re.compile(r"^(```+|~~~+)")
+
+
+def chapters():
+    """The book's files in reading order: chapters, then appendices."""
+    files = sorted(DOCS.glob("[0-9][0-9]-*.md"))
+    return files + sorted(DOCS.glob("appendix-*.md"))
+
+
+def run(cmd, build):
+    cmd = cmd.replace("./build/", f"{build}/")
+    p = subprocess.run(["bash", "-c", cmd], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    return (p.stdout + p.stderr).rstrip("\n").split("\n")
+
+
+def first_diff(want, got):
+    """(block line, wanted, got) of the first mismatch, or None. A block line
+    that is exactly "..." stands for any number of program lines."""
+    g = 0
+    for i, w in enumerate(want):
+        if w == "...":
+            rest = want[i + 1:]
+            if not rest:
+                return None
+            # resume at the next program line equal to the next block line
+            while g < len(got) and got[g] != rest[0]:
+                g += 1
+            continue
+        have = got[g] if g < len(got) else "<end of output>"
+        if w != have:
+            return i + 1, w, have
+        g += 1
+    if g < len(got):
+        return len(want) + 1, "<end of block>", got[g]
+    return None
+
+
+def output_blocks(path, build, regen, errors):
+    lines = path.read_text().split("\n")
+    out, i, changed = [], 0, False
+    while i < len(lines):
+        m = MARK.match(lines[i])
+        out.append(lines[i])
+        i += 1
+        if not m:
+            continue
+        kind, cmd, ignore = m.groups()
+        where = f"{path.relative_to(ROOT)}:{i}"
+        if i >= len(lines) or not FENCE.match(lines[i]):
+            errors.append(f"{where}: the {kind} mark is not followed by a fenced block")
+            continue
+        fence = FENCE.match(lines[i]).group(1)
+        end = i + 1
+        while end < len(lines) and not lines[end].startswith(fence):
+            end += 1
+        want = lines[i + 1:end]
+        if kind == "regen" and not regen:
+            out.extend(lines[i:end + 1])
+            i = end + 1
+            continue
+        got = run(cmd, build)
+        if regen:
+            out.append(lines[i])
+            out.extend(got)
+            out.append(lines[end])
+            changed |= got != want
+            print(f"{where}: {'rewritten' if got != want else 'unchanged'} ({cmd})")
+        else:
+            w, g = want, got
+            if ignore:
+                w = [re.sub(ignore, "<ignored>", x) for x in want]
+                g = [re.sub(ignore, "<ignored>", x) for x in got]
+            d = first_diff(w, g)
+            if d:
+                n, a, b = d
+                errors.append(f"{where}: block `{cmd}` differs at its line {n}:\n"
+                              f"    chapter: {a}\n    program: {b}")
+            out.extend(lines[i:end + 1])
+        i = end + 1
+    if regen and changed:
+        path.write_text("\n".join(out))
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def strip_code(text):
+    """Text with fenced blocks and inline code removed (line count kept)."""
+    res, fence = [], None
+    for line in text.split("\n"):
+        m = FENCE.match(line.lstrip())
+        if fence:
+            res.append("")
+            if m and m.group(1).startswith(fence):
+                fence = None
+            continue
+        if m:
+            fence = m.group(1)
+            res.append("")
+            continue
+        res.append(re.sub(r"`[^`]*`", "``", line))
+    return res
+
+
+def links(path, errors):
+    for n, line in enumerate(strip_code(path.read_text()), 1):
+        for target in LINK.findall(line):
+            if re.match(r"[a-z]+:", target) or target.startswith("#"):
+                continue
+            file = target.split("#")[0]
+            dest = (path.parent / file).resolve()
+            if ROOT not in dest.parents and dest != ROOT:
+                errors.append(f"{path.relative_to(ROOT)}:{n}: link `{target}` points outside the repository")
+            elif not dest.exists():
+                errors.append(f"{path.relative_to(ROOT)}:{n}: link `{target}` names a missing file")
+        if "shared/SPEC" in line or re.search(r"\bseed \d{3}\b", line):
+            errors.append(f"{path.relative_to(ROOT)}:{n}: names a source outside the book: {line.strip()}")
+
+
+def label_table():
+    """chapter file -> label, from the table in docs/README.md."""
+    table = {}
+    for line in (DOCS / "README.md").read_text().split("\n"):
+        m = re.match(r"\|\s*\[[^\]]*\]\(([^)]+\.md)\)\s*\|\s*`([a-z0-9]+)`\s*\|", line)
+        if m:
+            table[m.group(1)] = m.group(2)
+    return table
+
+
+def chapter_shape(files, table, errors):
+    numbered = [f for f in files if re.match(r"\d\d-", f.name)]
+    for k, f in enumerate(numbered):
+        rel = f.relative_to(ROOT)
+        text = f.read_text()
+        body = [l for l in text.split("\n") if l.strip()]
+        if not any(l.startswith("After this chapter you can") for l in body[:6]):
+            errors.append(f"{rel}: does not start with \"After this chapter you can ...\"")
+        label = table.get(f.name)
+        if not label:
+            errors.append(f"{rel}: has no row in the label table of docs/README.md")
+        elif f"ctest --test-dir build -L {label} " not in text:
+            errors.append(f"{rel}: does not end with its test command `ctest --test-dir build -L {label} ...`")
+        tail = "\n".join(body[-3:])
+        prev = files[files.index(f) - 1].name if k > 0 else None
+        nxt = files[files.index(f) + 1].name if files.index(f) + 1 < len(files) else None
+        for name, what in ((prev, "previous"), (nxt, "next")):
+            if name and f"]({name})" not in tail:
+                errors.append(f"{rel}: the last lines do not link the {what} chapter, {name}")
+        for n, line in enumerate(strip_code(text), 1):
+            plain = LINK.sub("](x)", re.sub(r"\[[^\]]*\]\([^)]*\)", "", line))
+            m = re.search(r"\b[Cc]hapters? \d+", plain)
+            if m:
+                errors.append(f"{rel}:{n}: plain-text \"{m.group(0)}\" should be a link")
+
+
+def labels_known(build, table, errors):
+    p = subprocess.run(["ctest", "--test-dir", str(build), "--print-labels"], capture_output=True, text=True)
+    known = set(l.strip() for l in p.stdout.split("\n")[1:] if l.strip())
+    for chapter, label in table.items():
+        if label not in known:
+            errors.append(f"docs/README.md: label `{label}` of {chapter} is not a CTest label ({' '.join(sorted(known))})")
+    readme = (ROOT / "README.md").read_text()
+    for label in re.findall(r"ctest --test-dir build -L (\S+)", readme):
+        if label not in known:
+            errors.append(f"README.md: `ctest -L {label}` names no CTest label")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--regen", action="store_true")
+    args = ap.parse_args()
+    build = pathlib.Path(args.build).resolve()
+    errors = []
+    files = chapters()
+    for f in files + [DOCS / "README.md"]:
+        output_blocks(f, build, args.regen, errors)
+    for f in files + [DOCS / "README.md", ROOT / "README.md"]:
+        links(f, errors)
+    table = label_table()
+    chapter_shape(files, table, errors)
+    labels_known(build, table, errors)
+    for e in errors:
+        print(e)
+    print(f"check_docs: {len(files)} files, {len(errors)} problem(s)")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,18 +1,20 @@
 #!/usr/bin/env python3
 """The book's doc test: what a chapter shows is what the code does.
 
-    check_docs.py --build BUILD_DIR [--regen]
+    check_docs.py --build BUILD_DIR [--regen output|all]
 
 Checks, each failure naming the file, the block and the first differing line:
 
-* output blocks: a fenced block right after `<!-- output: COMMAND -->` equals
+* output blocks: a fenced block (or a Markdown table) right after `<!-- output: COMMAND -->` equals
   what COMMAND prints (stdout then stderr, run from the repository root;
   `./build/` in COMMAND means BUILD_DIR). `<!-- output: COMMAND | ignore: RE -->`
   blanks what the regular expression RE matches on both sides first (timings).
-  A block line that is exactly `...` stands for any number of program lines.
+  A table takes only the "|" lines of the output; a figure
+  `![...](figures/X.svg)` right after the block of a run with `--out DIR` must
+  equal DIR/loss_curves.svg. A block line that is exactly `...` stands for any number of program lines.
   `<!-- regen: COMMAND -->` marks a block produced by a long run: it is checked
-  only with --regen (scripts/dev.sh docs-regen), which also rewrites the block.
-  With --regen, `output` blocks are rewritten too instead of compared.
+  only by `--regen all` (scripts/dev.sh docs-regen), which rewrites it;
+  `--regen output` rewrites the `output` blocks instead of comparing them.
 * links: every relative link in docs/ and README.md names an existing file,
   and nothing points outside the repository.
 * chapters 00-18: start with "After this chapter you can", end with their
@@ -68,6 +70,34 @@ def first_diff(want, got):
     return None
 
 
+def block_at(lines, i):
+    """(first, end, body, table) of the block starting at line i: a fenced
+    block (body between the fences) or a Markdown table (its "|" lines)."""
+    m = FENCE.match(lines[i]) if i < len(lines) else None
+    if m:
+        end = i + 1
+        while end < len(lines) and not lines[end].startswith(m.group(1)):
+            end += 1
+        return i + 1, end + 1, lines[i + 1:end], False
+    end = i
+    while end < len(lines) and lines[end].startswith("|"):
+        end += 1
+    if end == i:
+        return None
+    return i, end, lines[i:end], True
+
+
+def figure_after(lines, end):
+    """docs path of the `![...](figures/X.svg)` right after a block, if any."""
+    for line in lines[end:end + 3]:
+        m = re.match(r"!\[[^\]]*\]\((figures/[^)]+\.svg)\)", line)
+        if m:
+            return DOCS / m.group(1)
+        if line.strip():
+            return None
+    return None
+
+
 def output_blocks(path, build, regen, errors):
     lines = path.read_text().split("\n")
     out, i, changed = [], 0, False
@@ -79,37 +109,52 @@ def output_blocks(path, build, regen, errors):
             continue
         kind, cmd, ignore = m.groups()
         where = f"{path.relative_to(ROOT)}:{i}"
-        if i >= len(lines) or not FENCE.match(lines[i]):
-            errors.append(f"{where}: the {kind} mark is not followed by a fenced block")
+        block = block_at(lines, i)
+        if not block:
+            errors.append(f"{where}: the {kind} mark is not followed by a fenced block or a table")
             continue
-        fence = FENCE.match(lines[i]).group(1)
-        end = i + 1
-        while end < len(lines) and not lines[end].startswith(fence):
-            end += 1
-        want = lines[i + 1:end]
-        if kind == "regen" and not regen:
-            out.extend(lines[i:end + 1])
-            i = end + 1
+        first, end, want, table = block
+        if kind == "regen" and regen != "all":
+            out.extend(lines[i:end])
+            i = end
             continue
         got = run(cmd, build)
-        if regen:
-            out.append(lines[i])
+        if table:  # a table block holds only the table lines of the output
+            got = [x for x in got if x.startswith("|")]
+        # a run that writes loss curves (--out DIR) draws the figure below it
+        figure = figure_after(lines, end)
+        run_dir = re.search(r"--out (\S+)", cmd)
+        curves = None
+        if figure and run_dir:
+            curves = pathlib.Path(run_dir.group(1).replace("./build/", f"{build}/")) / "loss_curves.svg"
+            if not curves.is_absolute():
+                curves = ROOT / curves
+        w, g = want, got
+        if ignore:
+            w = [x if x == "..." else re.sub(ignore, "<ignored>", x) for x in want]
+            g = [re.sub(ignore, "<ignored>", x) for x in got]
+        d = first_diff(w, g)
+        if regen and d:
+            out.extend(lines[i:first])
             out.extend(got)
-            out.append(lines[end])
-            changed |= got != want
-            print(f"{where}: {'rewritten' if got != want else 'unchanged'} ({cmd})")
+            out.extend(lines[end - 1:end] if not table else [])
+            changed = True
+            print(f"{where}: rewritten ({cmd})")
+        if regen:
+            if curves and curves.exists():
+                figure.write_bytes(curves.read_bytes())
+                print(f"{where}: wrote {figure.relative_to(ROOT)}")
+            if not d:
+                out.extend(lines[i:end])
         else:
-            w, g = want, got
-            if ignore:
-                w = [re.sub(ignore, "<ignored>", x) for x in want]
-                g = [re.sub(ignore, "<ignored>", x) for x in got]
-            d = first_diff(w, g)
             if d:
                 n, a, b = d
                 errors.append(f"{where}: block `{cmd}` differs at its line {n}:\n"
                               f"    chapter: {a}\n    program: {b}")
-            out.extend(lines[i:end + 1])
-        i = end + 1
+            if curves and (not curves.exists() or curves.read_bytes() != figure.read_bytes()):
+                errors.append(f"{where}: {figure.relative_to(ROOT)} differs from the {curves.name} this run drew")
+            out.extend(lines[i:end])
+        i = end
     if regen and changed:
         path.write_text("\n".join(out))
 
@@ -201,13 +246,16 @@ def labels_known(build, table, errors):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", required=True)
-    ap.add_argument("--regen", action="store_true")
+    ap.add_argument("--regen", choices=["output", "all"],
+                    help="rewrite blocks instead of comparing: the output ones, or all")
     args = ap.parse_args()
     build = pathlib.Path(args.build).resolve()
     errors = []
     files = chapters()
     for f in files + [DOCS / "README.md"]:
         output_blocks(f, build, args.regen, errors)
+    if args.regen:
+        return 0
     for f in files + [DOCS / "README.md", ROOT / "README.md"]:
         links(f, errors)
     table = label_table()

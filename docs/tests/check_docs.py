@@ -16,7 +16,8 @@ Checks, each failure naming the file, the block and the first differing line:
   only by `--regen all` (scripts/dev.sh docs-regen), which rewrites it;
   `--regen output` rewrites the `output` blocks instead of comparing them.
 * links: every relative link in docs/ and README.md names an existing file,
-  and nothing points outside the repository.
+  nothing points outside the repository, and every repository path written
+  in inline code (`nn/rope.h`) exists.
 * chapters 00-18: start with "After this chapter you can", end with their
   test command `ctest --test-dir build -L chNN` (the label from the table in
   docs/README.md) and links to the previous and next chapter; no plain-text
@@ -180,7 +181,15 @@ def strip_code(text):
     return res
 
 
+PATH_IN_CODE = re.compile(r"`((?:tensor|autograd|nn|tasks|tests|bench|docs|scripts)/[\w./-]+\.(?:h|cpp|py|md|sh|txt|svg))`")
+
+
 def links(path, errors):
+    # file names in inline code (`nn/rope.h`) must exist as well
+    for n, line in enumerate(path.read_text().split("\n"), 1):
+        for name in PATH_IN_CODE.findall(line):
+            if not (ROOT / name).exists():
+                errors.append(f"{path.relative_to(ROOT)}:{n}: names `{name}`, which does not exist")
     for n, line in enumerate(strip_code(path.read_text()), 1):
         for target in LINK.findall(line):
             if re.match(r"[a-z]+:", target) or target.startswith("#"):

@@ -11,7 +11,8 @@ Checks, each failure naming the file, the block and the first differing line:
   blanks what the regular expression RE matches on both sides first (timings).
   A table takes only the "|" lines of the output; a figure
   `![...](figures/X.svg)` right after the block of a run with `--out DIR` must
-  equal DIR/loss_curves.svg. A block line that is exactly `...` stands for any number of program lines.
+  equal DIR/loss_curves.svg; `<!-- figure: COMMAND -->` right before an image
+  means COMMAND draws it into {out}, byte for byte. A block line that is exactly `...` stands for any number of program lines.
   `<!-- regen: COMMAND -->` marks a block produced by a long run: it is checked
   only by `--regen all` (scripts/dev.sh docs-regen), which rewrites it;
   `--regen output` rewrites the `output` blocks instead of comparing them.
@@ -30,6 +31,7 @@ import pathlib
 import re
 import subprocess
 import sys
+import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -99,8 +101,38 @@ def figure_after(lines, end):
     return None
 
 
+FIGURE_MARK = re.compile(r"^<!-- figure: (.*) -->\s*$")
+
+
+def figure_mark(path, n, line, nxt, build, regen, errors):
+    """`<!-- figure: COMMAND -->` before `![...](figures/X.svg)`: COMMAND writes
+    the figure to {out}, which must equal docs/figures/X.svg byte for byte."""
+    m = FIGURE_MARK.match(line)
+    if not m:
+        return
+    where = f"{path.relative_to(ROOT)}:{n}"
+    img = re.match(r"!\[[^\]]*\]\((figures/[^)]+)\)", nxt)
+    if not img:
+        errors.append(f"{where}: the figure mark is not followed by an image")
+        return
+    figure = DOCS / img.group(1)
+    with tempfile.TemporaryDirectory() as tmp:
+        drawn = pathlib.Path(tmp) / figure.name
+        run(m.group(1).replace("{out}", str(drawn)), build)
+        if not drawn.exists():
+            errors.append(f"{where}: `{m.group(1)}` drew no figure")
+        elif regen:
+            if drawn.read_bytes() != figure.read_bytes():
+                figure.write_bytes(drawn.read_bytes())
+                print(f"{where}: wrote {figure.relative_to(ROOT)}")
+        elif drawn.read_bytes() != figure.read_bytes():
+            errors.append(f"{where}: {figure.relative_to(ROOT)} differs from what `{m.group(1)}` draws")
+
+
 def output_blocks(path, build, regen, errors):
     lines = path.read_text().split("\n")
+    for n, line in enumerate(lines, 1):
+        figure_mark(path, n, line, lines[n] if n < len(lines) else "", build, regen, errors)
     out, i, changed = [], 0, False
     while i < len(lines):
         m = MARK.match(lines[i])

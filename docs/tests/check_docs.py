@@ -16,6 +16,7 @@ Checks, each failure naming the file, the block and the first differing line:
   `<!-- regen: COMMAND -->` marks a block produced by a long run: it is checked
   only by `--regen all` (scripts/dev.sh docs-regen), which rewrites it;
   `--regen output` rewrites the `output` blocks instead of comparing them.
+* sources: a fenced block right after `<!-- source: FILE -->` is FILE.
 * links: every relative link in docs/ and README.md names an existing file,
   nothing points outside the repository, and every repository path written
   in inline code (`nn/rope.h`) exists.
@@ -129,7 +130,26 @@ def figure_mark(path, n, line, nxt, build, regen, errors):
             errors.append(f"{where}: {figure.relative_to(ROOT)} differs from what `{m.group(1)}` draws")
 
 
+SOURCE_MARK = re.compile(r"^<!-- source: (\S+) -->\s*$")
+
+
+def source_blocks(path, errors):
+    """`<!-- source: FILE -->` before a fenced block: the block is FILE."""
+    lines = path.read_text().split("\n")
+    for n, line in enumerate(lines, 1):
+        m = SOURCE_MARK.match(line)
+        if not m:
+            continue
+        block = block_at(lines, n)
+        want = (ROOT / m.group(1)).read_text().rstrip("\n").split("\n")
+        d = first_diff(block[2] if block else [], want)
+        if d:
+            errors.append(f"{path.relative_to(ROOT)}:{n}: block differs from {m.group(1)} at its line {d[0]}:\n"
+                          f"    text: {d[1]}\n    file: {d[2]}")
+
+
 def output_blocks(path, build, regen, errors):
+    source_blocks(path, errors)
     lines = path.read_text().split("\n")
     for n, line in enumerate(lines, 1):
         figure_mark(path, n, line, lines[n] if n < len(lines) else "", build, regen, errors)
@@ -293,7 +313,7 @@ def main():
     build = pathlib.Path(args.build).resolve()
     errors = []
     files = chapters()
-    for f in files + [DOCS / "README.md"]:
+    for f in files + [DOCS / "README.md", ROOT / "README.md"]:
         output_blocks(f, build, args.regen, errors)
     if args.regen:
         return 0

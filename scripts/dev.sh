@@ -8,6 +8,10 @@
 #   scripts/dev.sh fuzz [SECONDS]  build the libFuzzer targets (fuzz/) and run each for SECONDS (30)
 #   scripts/dev.sh course ...      course mode: list | new DIR [--from ID] | check ID | status
 #   scripts/dev.sh text            a BPE tokenizer and a small LM on real English (Debian's fortunes)
+#   scripts/dev.sh docs            build the book as a static site (build-docs/site) and
+#                                  check it in headless Chromium (screenshots: build-docs/screens)
+#   scripts/dev.sh docs-regen      rerun every command behind the book's outputs, tables and
+#                                  figures (long training runs included) and rewrite them
 #
 # On Debian 12, missing packages are installed with apt-get when run as root;
 # otherwise the script says what to install and stops.
@@ -17,10 +21,15 @@ cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
 
 packages=(cmake g++ make pkg-config ccache libopenblas-dev libgtest-dev libgmock-dev libfmt-dev libbenchmark-dev python3-numpy)
+# Only the docs site needs these.
+docs_packages=(mkdocs mkdocs-material python3-pymdownx libjs-mathjax chromium)
 
+# ensure_packages [PACKAGE...]: the build's packages when none are named.
 ensure_packages() {
   local missing=()
-  for p in "${packages[@]}"; do
+  local wanted=("$@")
+  [ ${#wanted[@]} -eq 0 ] && wanted=("${packages[@]}")
+  for p in "${wanted[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
@@ -126,13 +135,40 @@ case "${1:-}" in
       --data runs/fortunes/fortunes_train.npy --length 64 --batch 16 --steps 1000 --eval-every 100 \
       --out runs/compare-fortunes
     ;;
+  docs)
+    ensure_packages "${docs_packages[@]}"
+    rm -rf build-docs/site build-docs/screens
+    mkdocs build --strict --quiet --config-file mkdocs.yml
+    # MathJax 2 from Debian, copied next to the pages: the TeX input, the SVG
+    # output (no web fonts) and the configs; nothing is fetched at view time.
+    mj=/usr/share/javascript/mathjax
+    site=build-docs/site/mathjax
+    mkdir -p "$site/jax/output" "$site/localization"
+    cp -rL "$mj/MathJax.js" "$mj/config" "$mj/extensions" "$site/"
+    cp -rL "$mj/jax/input" "$mj/jax/element" "$site/jax/"
+    cp -rL "$mj/jax/output/SVG" "$site/jax/output/"
+    cp -rL "$mj/localization/en" "$site/localization/"
+    if grep -lE '<(script|link)[^>]+(src|href)="https?:' build-docs/site/*.html; then
+      echo "dev.sh docs: the pages above load scripts or styles from the network" >&2
+      exit 1
+    fi
+    # Two chapters in a real browser: maths typeset, figures loaded.
+    python3 docs/tests/browser_check.py build-docs/site build-docs/screens \
+      11-context-extension.html appendix-b-results.html
+    echo "dev.sh docs: open build-docs/site/index.html"
+    ;;
+  docs-regen)
+    ensure_packages
+    build build -DCMAKE_BUILD_TYPE=Release
+    python3 docs/tests/check_docs.py --build build --regen all
+    ;;
   course)
     ensure_packages
     shift
     exec bash scripts/course.sh "$@"
     ;;
   *)
-    echo "usage: scripts/dev.sh main | test | test-sanitize | test-clang | fuzz [SECONDS] | text | course" >&2
+    echo "usage: scripts/dev.sh main | test | test-sanitize | test-clang | fuzz [SECONDS] | text | docs | docs-regen | course" >&2
     exit 2
     ;;
 esac

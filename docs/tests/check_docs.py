@@ -1,0 +1,332 @@
+#!/usr/bin/env python3
+"""The book's doc test: what a chapter shows is what the code does.
+
+    check_docs.py --build BUILD_DIR [--regen output|all]
+
+Checks, each failure naming the file, the block and the first differing line:
+
+* output blocks: a fenced block (or a Markdown table) right after `<!-- output: COMMAND -->` equals
+  what COMMAND prints (stdout then stderr, run from the repository root;
+  `./build/` in COMMAND means BUILD_DIR). `<!-- output: COMMAND | ignore: RE -->`
+  blanks what the regular expression RE matches on both sides first (timings).
+  A table takes only the "|" lines of the output; a figure
+  `![...](figures/X.svg)` right after the block of a run with `--out DIR` must
+  equal DIR/loss_curves.svg; `<!-- figure: COMMAND -->` right before an image
+  means COMMAND draws it into {out}, byte for byte. A block line that is exactly `...` stands for any number of program lines.
+  `<!-- regen: COMMAND -->` marks a block produced by a long run: it is checked
+  only by `--regen all` (scripts/dev.sh docs-regen), which rewrites it;
+  `--regen output` rewrites the `output` blocks instead of comparing them.
+* sources: a fenced block right after `<!-- source: FILE -->` is FILE.
+* links: every relative link in docs/ and README.md names an existing file,
+  nothing points outside the repository, and every repository path written
+  in inline code (`nn/rope.h`) exists.
+* chapters 00-18: start with "After this chapter you can", end with their
+  test command `ctest --test-dir build -L chNN` (the label from the table in
+  docs/README.md) and links to the previous and next chapter; no plain-text
+  "chapter N" outside a link.
+* the label table in docs/README.md names labels CTest knows, and the README's
+  commands agree with it.
+"""
+import argparse
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+MARK = re.compile(r"^<!-- (output|regen): (.*?)(?: \| ignore: (.*?))? -->\s*$")
+FENCE = re.compile(r"^(```+|~~~+)")
+
+
+def chapters():
+    """The book's files in reading order: chapters, then appendices."""
+    files = sorted(DOCS.glob("[0-9][0-9]-*.md"))
+    return files + sorted(DOCS.glob("appendix-*.md"))
+
+
+def run(cmd, build):
+    cmd = cmd.replace("./build/", f"{build}/")
+    p = subprocess.run(["bash", "-c", cmd], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    return (p.stdout + p.stderr).rstrip("\n").split("\n")
+
+
+def first_diff(want, got):
+    """(block line, wanted, got) of the first mismatch, or None. A block line
+    that is exactly "..." stands for any number of program lines."""
+    g = 0
+    for i, w in enumerate(want):
+        if w == "...":
+            rest = want[i + 1:]
+            if not rest:
+                return None
+            # resume at the next program line equal to the next block line
+            while g < len(got) and got[g] != rest[0]:
+                g += 1
+            continue
+        have = got[g] if g < len(got) else "<end of output>"
+        if w != have:
+            return i + 1, w, have
+        g += 1
+    if g < len(got):
+        return len(want) + 1, "<end of block>", got[g]
+    return None
+
+
+def block_at(lines, i):
+    """(first, end, body, table) of the block starting at line i: a fenced
+    block (body between the fences) or a Markdown table (its "|" lines)."""
+    m = FENCE.match(lines[i]) if i < len(lines) else None
+    if m:
+        end = i + 1
+        while end < len(lines) and not lines[end].startswith(m.group(1)):
+            end += 1
+        return i + 1, end + 1, lines[i + 1:end], False
+    end = i
+    while end < len(lines) and lines[end].startswith("|"):
+        end += 1
+    if end == i:
+        return None
+    return i, end, lines[i:end], True
+
+
+def figure_after(lines, end):
+    """docs path of the `![...](figures/X.svg)` right after a block, if any."""
+    for line in lines[end:end + 3]:
+        m = re.match(r"!\[[^\]]*\]\((figures/[^)]+\.svg)\)", line)
+        if m:
+            return DOCS / m.group(1)
+        if line.strip():
+            return None
+    return None
+
+
+FIGURE_MARK = re.compile(r"^<!-- figure: (.*) -->\s*$")
+
+
+def figure_mark(path, n, line, nxt, build, regen, errors):
+    """`<!-- figure: COMMAND -->` before `![...](figures/X.svg)`: COMMAND writes
+    the figure to {out}, which must equal docs/figures/X.svg byte for byte."""
+    m = FIGURE_MARK.match(line)
+    if not m:
+        return
+    where = f"{path.relative_to(ROOT)}:{n}"
+    img = re.match(r"!\[[^\]]*\]\((figures/[^)]+)\)", nxt)
+    if not img:
+        errors.append(f"{where}: the figure mark is not followed by an image")
+        return
+    figure = DOCS / img.group(1)
+    with tempfile.TemporaryDirectory() as tmp:
+        drawn = pathlib.Path(tmp) / figure.name
+        run(m.group(1).replace("{out}", str(drawn)), build)
+        if not drawn.exists():
+            errors.append(f"{where}: `{m.group(1)}` drew no figure")
+        elif regen:
+            if drawn.read_bytes() != figure.read_bytes():
+                figure.write_bytes(drawn.read_bytes())
+                print(f"{where}: wrote {figure.relative_to(ROOT)}")
+        elif drawn.read_bytes() != figure.read_bytes():
+            errors.append(f"{where}: {figure.relative_to(ROOT)} differs from what `{m.group(1)}` draws")
+
+
+SOURCE_MARK = re.compile(r"^<!-- source: (\S+) -->\s*$")
+
+
+def source_blocks(path, errors):
+    """`<!-- source: FILE -->` before a fenced block: the block is FILE."""
+    lines = path.read_text().split("\n")
+    for n, line in enumerate(lines, 1):
+        m = SOURCE_MARK.match(line)
+        if not m:
+            continue
+        block = block_at(lines, n)
+        want = (ROOT / m.group(1)).read_text().rstrip("\n").split("\n")
+        d = first_diff(block[2] if block else [], want)
+        if d:
+            errors.append(f"{path.relative_to(ROOT)}:{n}: block differs from {m.group(1)} at its line {d[0]}:\n"
+                          f"    text: {d[1]}\n    file: {d[2]}")
+
+
+def output_blocks(path, build, regen, errors):
+    source_blocks(path, errors)
+    lines = path.read_text().split("\n")
+    for n, line in enumerate(lines, 1):
+        figure_mark(path, n, line, lines[n] if n < len(lines) else "", build, regen, errors)
+    out, i, changed = [], 0, False
+    while i < len(lines):
+        m = MARK.match(lines[i])
+        out.append(lines[i])
+        i += 1
+        if not m:
+            continue
+        kind, cmd, ignore = m.groups()
+        where = f"{path.relative_to(ROOT)}:{i}"
+        block = block_at(lines, i)
+        if not block:
+            errors.append(f"{where}: the {kind} mark is not followed by a fenced block or a table")
+            continue
+        first, end, want, table = block
+        if kind == "regen" and regen != "all":
+            out.extend(lines[i:end])
+            i = end
+            continue
+        got = run(cmd, build)
+        if table:  # a table block holds only the table lines of the output
+            got = [x for x in got if x.startswith("|")]
+        # a run that writes loss curves (--out DIR) draws the figure below it
+        figure = figure_after(lines, end)
+        run_dir = re.search(r"--out (\S+)", cmd)
+        curves = None
+        if figure and run_dir:
+            curves = pathlib.Path(run_dir.group(1).replace("./build/", f"{build}/")) / "loss_curves.svg"
+            if not curves.is_absolute():
+                curves = ROOT / curves
+        w, g = want, got
+        if ignore:
+            w = [x if x == "..." else re.sub(ignore, "<ignored>", x) for x in want]
+            g = [re.sub(ignore, "<ignored>", x) for x in got]
+        d = first_diff(w, g)
+        if regen and d:
+            out.extend(lines[i:first])
+            out.extend(got)
+            out.extend(lines[end - 1:end] if not table else [])
+            changed = True
+            print(f"{where}: rewritten ({cmd})")
+        if regen:
+            if curves and curves.exists():
+                figure.write_bytes(curves.read_bytes())
+                print(f"{where}: wrote {figure.relative_to(ROOT)}")
+            if not d:
+                out.extend(lines[i:end])
+        else:
+            if d:
+                n, a, b = d
+                errors.append(f"{where}: block `{cmd}` differs at its line {n}:\n"
+                              f"    chapter: {a}\n    program: {b}")
+            if curves and (not curves.exists() or curves.read_bytes() != figure.read_bytes()):
+                errors.append(f"{where}: {figure.relative_to(ROOT)} differs from the {curves.name} this run drew")
+            out.extend(lines[i:end])
+        i = end
+    if regen and changed:
+        path.write_text("\n".join(out))
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def strip_code(text):
+    """Text with fenced blocks and inline code removed (line count kept)."""
+    res, fence = [], None
+    for line in text.split("\n"):
+        m = FENCE.match(line.lstrip())
+        if fence:
+            res.append("")
+            if m and m.group(1).startswith(fence):
+                fence = None
+            continue
+        if m:
+            fence = m.group(1)
+            res.append("")
+            continue
+        res.append(re.sub(r"`[^`]*`", "``", line))
+    return res
+
+
+PATH_IN_CODE = re.compile(r"`((?:tensor|autograd|nn|tasks|tests|bench|docs|scripts)/[\w./-]+\.(?:h|cpp|py|md|sh|txt|svg))`")
+
+
+def links(path, errors):
+    # file names in inline code (`nn/rope.h`) must exist as well
+    for n, line in enumerate(path.read_text().split("\n"), 1):
+        for name in PATH_IN_CODE.findall(line):
+            if not (ROOT / name).exists():
+                errors.append(f"{path.relative_to(ROOT)}:{n}: names `{name}`, which does not exist")
+    for n, line in enumerate(strip_code(path.read_text()), 1):
+        for target in LINK.findall(line):
+            if re.match(r"[a-z]+:", target) or target.startswith("#"):
+                continue
+            file = target.split("#")[0]
+            dest = (path.parent / file).resolve()
+            if ROOT not in dest.parents and dest != ROOT:
+                errors.append(f"{path.relative_to(ROOT)}:{n}: link `{target}` points outside the repository")
+            elif not dest.exists():
+                errors.append(f"{path.relative_to(ROOT)}:{n}: link `{target}` names a missing file")
+        if "shared/SPEC" in line or re.search(r"\bseed \d{3}\b", line):
+            errors.append(f"{path.relative_to(ROOT)}:{n}: names a source outside the book: {line.strip()}")
+
+
+def label_table():
+    """chapter file -> label, from the table in docs/README.md."""
+    table = {}
+    for line in (DOCS / "README.md").read_text().split("\n"):
+        m = re.match(r"\|\s*\[[^\]]*\]\(([^)]+\.md)\)\s*\|\s*`([a-z0-9]+)`\s*\|", line)
+        if m:
+            table[m.group(1)] = m.group(2)
+    return table
+
+
+def chapter_shape(files, table, errors):
+    numbered = [f for f in files if re.match(r"\d\d-", f.name)]
+    for k, f in enumerate(numbered):
+        rel = f.relative_to(ROOT)
+        text = f.read_text()
+        body = [l for l in text.split("\n") if l.strip()]
+        if not any(l.startswith("After this chapter you can") for l in body[:6]):
+            errors.append(f"{rel}: does not start with \"After this chapter you can ...\"")
+        label = table.get(f.name)
+        if not label:
+            errors.append(f"{rel}: has no row in the label table of docs/README.md")
+        elif f"ctest --test-dir build -L {label} " not in text:
+            errors.append(f"{rel}: does not end with its test command `ctest --test-dir build -L {label} ...`")
+        tail = "\n".join(body[-3:])
+        prev = files[files.index(f) - 1].name if k > 0 else None
+        nxt = files[files.index(f) + 1].name if files.index(f) + 1 < len(files) else None
+        for name, what in ((prev, "previous"), (nxt, "next")):
+            if name and f"]({name})" not in tail:
+                errors.append(f"{rel}: the last lines do not link the {what} chapter, {name}")
+        for n, line in enumerate(strip_code(text), 1):
+            plain = LINK.sub("](x)", re.sub(r"\[[^\]]*\]\([^)]*\)", "", line))
+            m = re.search(r"\b[Cc]hapters? \d+", plain)
+            if m:
+                errors.append(f"{rel}:{n}: plain-text \"{m.group(0)}\" should be a link")
+
+
+def labels_known(build, table, errors):
+    p = subprocess.run(["ctest", "--test-dir", str(build), "--print-labels"], capture_output=True, text=True)
+    known = set(l.strip() for l in p.stdout.split("\n")[1:] if l.strip())
+    for chapter, label in table.items():
+        if label not in known:
+            errors.append(f"docs/README.md: label `{label}` of {chapter} is not a CTest label ({' '.join(sorted(known))})")
+    readme = (ROOT / "README.md").read_text()
+    for label in re.findall(r"ctest --test-dir build -L (\S+)", readme):
+        if label not in known:
+            errors.append(f"README.md: `ctest -L {label}` names no CTest label")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--regen", choices=["output", "all"],
+                    help="rewrite blocks instead of comparing: the output ones, or all")
+    args = ap.parse_args()
+    build = pathlib.Path(args.build).resolve()
+    errors = []
+    files = chapters()
+    for f in files + [DOCS / "README.md", ROOT / "README.md"]:
+        output_blocks(f, build, args.regen, errors)
+    if args.regen:
+        return 0
+    for f in files + [DOCS / "README.md", ROOT / "README.md"]:
+        links(f, errors)
+    table = label_table()
+    chapter_shape(files, table, errors)
+    labels_known(build, table, errors)
+    for e in errors:
+        print(e)
+    print(f"check_docs: {len(files)} files, {len(errors)} problem(s)")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -348,7 +348,9 @@ TEST(TokenIds, Uint16AndInt32FilesReadBackEverywhere) {
   nn::save_token_ids(dir + "/large.npy", large);
   EXPECT_NE(read_all(dir + "/small.npy").find("'<u2'"), std::string::npos);
   EXPECT_NE(read_all(dir + "/large.npy").find("'<i4'"), std::string::npos);
-  for (const auto& [name, ids] : {std::pair{"small", small}, std::pair{"large", large}}) {
+  for (const auto& file : {std::pair{"small", small}, std::pair{"large", large}}) {
+    const std::string name = file.first;  // plain variables: EXPECT_RG_ERROR's lambda captures them
+    const auto& ids = file.second;
     nn::TokenMemmap map(dir + "/" + name + ".npy");
     ASSERT_EQ(map.size(), static_cast<int64_t>(ids.size()));
     const Tensor t = nn::load_npy(dir + "/" + name + ".npy");  // nn/npy.cpp reads both as int64

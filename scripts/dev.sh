@@ -12,6 +12,8 @@
 #                                  check it in headless Chromium (screenshots: build-docs/screens)
 #   scripts/dev.sh docs-regen      rerun every command behind the book's outputs, tables and
 #                                  figures (long training runs included) and rewrite them
+#   scripts/dev.sh install-check   install ropegrad into build-install/prefix, then build and run
+#                                  examples/ as a project outside the tree (find_package(ropegrad))
 #
 # On Debian 12, missing packages are installed with apt-get when run as root;
 # otherwise the script says what to install and stops.
@@ -162,13 +164,28 @@ case "${1:-}" in
     build build -DCMAKE_BUILD_TYPE=Release
     python3 docs/tests/check_docs.py --build build --regen all
     ;;
+  install-check)
+    ensure_packages
+    build build -DCMAKE_BUILD_TYPE=Release
+    prefix=$PWD/build-install/prefix
+    rm -rf build-install
+    cmake --install build --prefix "$prefix" >/dev/null
+    # examples/ on its own: it finds the installed package, not the source tree.
+    cmake -S examples -B build-install/examples -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null
+    cmake --build build-install/examples -j"$jobs"
+    for example in first_program train_by_hand custom_function; do
+      echo "install-check: build-install/examples/$example"
+      ./build-install/examples/$example
+    done
+    echo "install-check: examples/ built against $prefix and ran"
+    ;;
   course)
     ensure_packages
     shift
     exec bash scripts/course.sh "$@"
     ;;
   *)
-    echo "usage: scripts/dev.sh main | test | test-sanitize | test-clang | fuzz [SECONDS] | text | docs | docs-regen | course" >&2
+    echo "usage: scripts/dev.sh main | test | test-sanitize | test-clang | fuzz [SECONDS] | text | docs | docs-regen | install-check | course" >&2
     exit 2
     ;;
 esac

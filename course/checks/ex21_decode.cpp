@@ -1,6 +1,8 @@
 // ex21-decode: Tokenizer::decode_bytes and Tokenizer::decode
 // (tokenizer/decode.cpp), with the Python reference's model and encodings
 // (tests/fixtures/make_bpe_fixtures.py) read from the fixture files.
+#include <algorithm>
+
 #include "course/checks/tok_util.h"
 #include "tokenizer/tokenizer.h"
 
@@ -16,6 +18,22 @@ const Tokenizer& reference_tokenizer() {
   return tok;
 }
 
+// s[from, from + len) widened to whole UTF-8 characters.
+std::string clip(const std::string& s, size_t from, size_t len) {
+  auto continuation = [&](size_t i) { return i < s.size() && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80; };
+  from = std::min(from, s.size());
+  while (from > 0 && continuation(from)) --from;
+  size_t end = std::min(from + len, s.size());
+  while (continuation(end)) ++end;
+  return s.substr(from, end - from);
+}
+
+std::string first_ids(const std::vector<int32_t>& ids) {
+  if (ids.size() <= 8) return id_list(ids);
+  const std::string head = id_list(std::vector<int32_t>(ids.begin(), ids.begin() + 8));
+  return head.substr(0, head.size() - 1) + " ...]";
+}
+
 // decode(ids) equals text; a U+FFFD where the text has none says why.
 void expect_decoded(const std::vector<int32_t>& ids, const std::string& text, const std::string& label) {
   const std::string got = reference_tokenizer().decode(ids);
@@ -28,9 +46,9 @@ void expect_decoded(const std::vector<int32_t>& ids, const std::string& text, co
   size_t at = 0;
   while (at < got.size() && at < text.size() && got[at] == text[at]) ++at;
   const size_t from = at > 12 ? at - 12 : 0;
-  ADD_FAILURE() << why << ": " << label << " " << id_list(ids).substr(0, 60) << " decodes to ..."
-                << literal(got.substr(from, 30)) << ", expected ..." << literal(text.substr(from, 30))
-                << " (byte " << at << ")";
+  ADD_FAILURE() << why << ": " << label << " " << first_ids(ids) << " decodes to " << (from ? "..." : "")
+                << literal(clip(got, from, 24)) << ", expected " << (from ? "..." : "") << literal(clip(text, from, 24))
+                << " (from byte " << at << ")";
 }
 
 TEST(ex21_decode, the_reference_encodings_decode_to_their_text) {

@@ -31,13 +31,18 @@ struct Word {
   int64_t count = 0;
 };
 
+// The distinct pre-tokens of a corpus (count_pretokens) as words of byte ids,
+// sorted by their bytes.
+std::vector<Word> pretoken_words(std::string_view corpus, const std::vector<std::string>& specials);
+
 // Rewrites ids so that each occurrence of (left, right), scanned left to
 // right, becomes merged. Returns true when something changed.
 bool merge_pair_in_word(std::vector<int32_t>& ids, int32_t left, int32_t right, int32_t merged);
 
-// Trains a BPE model with vocab_size = 256 + specials.size() + merges.
-// Ties between pairs of equal count go to the lexicographically greater
-// pair of byte strings. Stops early when no pair is left.
+// Trains a BPE model with vocab_size = 256 + specials.size() + merges:
+// merge_step (tokenizer/merge_step.h) until the vocabulary is full. Ties
+// between pairs of equal count go to the lexicographically greater pair of
+// byte strings. Stops early when no pair is left.
 BpeModel train_bpe(std::string_view corpus, int64_t vocab_size, const std::vector<std::string>& specials);
 
 }  // namespace ropegrad::tok

@@ -1,11 +1,13 @@
 // decode: token ids back to bytes and text.
 #include "tensor/error.h"
+#include "tensor/exercise.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/utf8.h"
 
 namespace ropegrad::tok {
 
 std::string Tokenizer::decode_bytes(const std::vector<int32_t>& ids) const {
+  // BEGIN EXERCISE ex21-decode
   std::string out;
   const int64_t n = vocab_size();
   for (size_t i = 0; i < ids.size(); ++i) {
@@ -14,8 +16,13 @@ std::string Tokenizer::decode_bytes(const std::vector<int32_t>& ids) const {
     out += model_.vocab[ids[i]];
   }
   return out;
+  // END EXERCISE ex21-decode
 }
 
-std::string Tokenizer::decode(const std::vector<int32_t>& ids) const { return replace_invalid_utf8(decode_bytes(ids)); }
+std::string Tokenizer::decode(const std::vector<int32_t>& ids) const {
+  // BEGIN EXERCISE ex21-decode
+  return replace_invalid_utf8(decode_bytes(ids));
+  // END EXERCISE ex21-decode
+}
 
 }  // namespace ropegrad::tok

@@ -1,0 +1,214 @@
+// ex21-merge-step: merge_pair_in_word, PairOrder and merge_step
+// (tokenizer/merge_step.cpp): one merge of BPE training with incrementally
+// maintained pair counts, against tests/fixtures/make_bpe_fixtures.py.
+#include <map>
+
+#include "course/checks/tok_util.h"
+#include "tokenizer/merge_step.h"
+
+namespace ropegrad::course {
+namespace {
+
+using tokcheck::literal;
+using tok::BpeModel;
+using tok::MergeState;
+using tok::Word;
+
+BpeModel byte_model(const std::vector<std::string>& specials = {}) {
+  BpeModel model;
+  for (int b = 0; b < 256; ++b) model.vocab.emplace_back(1, static_cast<char>(b));
+  for (const std::string& s : specials) model.vocab.push_back(s);
+  model.specials = specials;
+  return model;
+}
+
+std::vector<Word> words_of(const std::vector<std::pair<std::string, int64_t>>& texts) {
+  std::vector<Word> words;
+  for (const auto& [text, count] : texts) {
+    Word w;
+    w.count = count;
+    for (char c : text) w.ids.push_back(static_cast<uint8_t>(c));
+    words.push_back(std::move(w));
+  }
+  return words;
+}
+
+// Every adjacent pair of every word counted from scratch, as (left bytes, right bytes).
+using Counts = std::map<std::pair<std::string, std::string>, int64_t>;
+Counts recount(const std::vector<Word>& words, const BpeModel& model) {
+  Counts counts;
+  for (const Word& w : words)
+    for (size_t i = 0; i + 1 < w.ids.size(); ++i) counts[{model.vocab[w.ids[i]], model.vocab[w.ids[i + 1]]}] += w.count;
+  return counts;
+}
+
+Counts maintained(const MergeState& state, const BpeModel& model) {
+  Counts counts;
+  for (const auto& [k, n] : state.pair_count)
+    if (n != 0) counts[{model.vocab[tok::left_of(k)], model.vocab[tok::right_of(k)]}] = n;
+  return counts;
+}
+
+std::string pair_str(const std::string& a, const std::string& b) { return "(" + literal(a) + ", " + literal(b) + ")"; }
+
+std::string merge_str(const BpeModel& model, size_t rank) {
+  return pair_str(model.vocab[model.merges[rank].first], model.vocab[model.merges[rank].second]);
+}
+
+// The first pair whose maintained count differs from the recount, with what
+// the difference means; empty when they agree.
+std::string count_mismatch(const MergeState& state, const BpeModel& model) {
+  const Counts want = recount(state.words, model), have = maintained(state, model);
+  for (const auto* m : {&want, &have}) {
+    for (const auto& [pair, n] : *m) {
+      const int64_t w = want.count(pair) ? want.at(pair) : 0, h = have.count(pair) ? have.at(pair) : 0;
+      if (w == h) continue;
+      return "pair " + pair_str(pair.first, pair.second) + " counted " + std::to_string(h) + ", recounted from the words " +
+             std::to_string(w) +
+             (h > w ? ": the counts of the pairs a merge destroys were not decremented"
+                    : ": the counts of the pairs a merge creates were not added");
+    }
+  }
+  return "";
+}
+
+// Fails with the count mismatch, if any, after merge `rank`.
+bool counts_agree(const MergeState& state, const BpeModel& model, size_t rank) {
+  const std::string mismatch = count_mismatch(state, model);
+  if (mismatch.empty()) return true;
+  ADD_FAILURE() << mismatch << " (after merge " << rank << ", " << merge_str(model, rank) << ")";
+  return false;
+}
+
+TEST(ex21_merge_step, merges_match_the_python_reference_on_the_corpus) {
+  const auto reference = tokcheck::reference_merges();
+  BpeModel model = byte_model(tokcheck::fixture_specials());
+  MergeState state(tok::pretoken_words(tokcheck::read_bpe_fixture("corpus.txt"), model.specials), model.vocab);
+  for (size_t rank = 0; rank < reference.size(); ++rank) {
+    const Counts before = recount(state.words, model);
+    if (!tok::merge_step(state, model)) {
+      ADD_FAILURE() << "merge " << rank << ": merge_step found no pair, the reference merges "
+                    << pair_str(reference[rank].first, reference[rank].second);
+      return;
+    }
+    if (model.merges.size() != rank + 1 || model.vocab.size() != 258 + rank + 1) {
+      ADD_FAILURE() << "after merge " << rank << ": " << model.merges.size() << " merges and " << model.vocab.size()
+                    << " tokens, expected " << rank + 1 << " and " << 258 + rank + 1
+                    << " (one merge and one token per step)";
+      return;
+    }
+    const std::string& a = model.vocab[model.merges[rank].first];
+    const std::string& b = model.vocab[model.merges[rank].second];
+    const auto& [ea, eb] = reference[rank];
+    if (a == ea && b == eb && model.vocab.back() == a + b) {
+      if (!counts_agree(state, model, rank)) return;
+      continue;
+    }
+    const int64_t got = before.count({a, b}) ? before.at({a, b}) : 0;
+    const int64_t want = before.count({ea, eb}) ? before.at({ea, eb}) : 0;
+    std::string why = "a different pair merged";
+    if (a == ea && b == eb) why = "the new token is not bytes(left) + bytes(right)";
+    else if (got == want) why = "a tie (both occur " + std::to_string(got) + " times) goes to the lexicographically greater pair";
+    else if (got < want) why = "not the most frequent pair (" + std::to_string(got) + " < " + std::to_string(want) + ")";
+    ADD_FAILURE() << why << ": merge " << rank << " is " << pair_str(a, b) << ", the Python reference merges "
+                  << pair_str(ea, eb);
+    return;
+  }
+}
+
+TEST(ex21_merge_step, ties_go_to_the_lexicographically_greater_pair) {
+  // "ab ab cd cd": (a, b), (' ', c) and (c, d) all occur twice; (c, d) is the
+  // greatest. Then (a, b) and (' ', cd) tie; "a" > " ".
+  BpeModel model = byte_model();
+  MergeState state(words_of({{"ab", 1}, {" ab", 1}, {" cd", 2}}), model.vocab);
+  for (const auto& [ea, eb] : std::vector<std::pair<std::string, std::string>>{{"c", "d"}, {"a", "b"}}) {
+    const size_t rank = model.merges.size();
+    if (!tok::merge_step(state, model)) {
+      ADD_FAILURE() << "merge " << rank << ": merge_step found no pair";
+      return;
+    }
+    if (model.vocab[model.merges[rank].first] != ea || model.vocab[model.merges[rank].second] != eb) {
+      ADD_FAILURE() << "ties broken the wrong way: merge " << rank << " is " << merge_str(model, rank)
+                    << ", expected " << pair_str(ea, eb) << " (of pairs with the same count the lexicographically "
+                    << "greater (left bytes, right bytes) wins)";
+      return;
+    }
+    if (!counts_agree(state, model, rank)) return;
+  }
+}
+
+TEST(ex21_merge_step, ties_compare_unsigned_bytes_not_token_ids) {
+  // After (a, a), the pairs ("aa", "b") and ("z", "b") tie: "z" > "aa" as
+  // bytes, though the id of "aa" (256) is greater than that of "z" (122).
+  // Then ("\xff", "b") and ("a", "b") tie: byte 0xff is the greatest.
+  BpeModel model = byte_model();
+  MergeState state(words_of({{"aa", 10}, {"aab", 2}, {"zb", 2}, {"\xff" "b", 1}, {"ab", 1}}), model.vocab);
+  const std::vector<std::pair<std::string, std::string>> expected = {{"a", "a"}, {"z", "b"}, {"aa", "b"}, {"\xff", "b"}};
+  for (size_t rank = 0; rank < expected.size(); ++rank) {
+    if (!tok::merge_step(state, model)) {
+      ADD_FAILURE() << "merge " << rank << ": merge_step found no pair";
+      return;
+    }
+    const auto& [ea, eb] = expected[rank];
+    if (model.vocab[model.merges[rank].first] != ea || model.vocab[model.merges[rank].second] != eb) {
+      ADD_FAILURE() << "ties broken the wrong way: merge " << rank << " is " << merge_str(model, rank) << ", expected "
+                    << pair_str(ea, eb) << " (compare the tokens' bytes as unsigned values, not their ids)";
+      return;
+    }
+    if (!counts_agree(state, model, rank)) return;
+  }
+}
+
+TEST(ex21_merge_step, pair_counts_equal_a_recount_after_every_merge) {
+  BpeModel model = byte_model();
+  MergeState state(words_of({{"banana", 3}, {" bandana", 2}, {"aaaa", 1}, {"aaa", 2}, {"abab", 1}, {"nana", 4}, {"n", 7}}),
+                   model.vocab);
+  for (int step = 0; step < 40; ++step) {
+    if (!tok::merge_step(state, model)) {
+      if (step < 10) ADD_FAILURE() << "merge_step found no pair after " << step << " merges; expected at least 10";
+      return;
+    }
+    if (!counts_agree(state, model, step)) return;
+  }
+  ADD_FAILURE() << "merge_step still merged after 40 steps: these words allow fewer merges";
+}
+
+TEST(ex21_merge_step, a_run_of_one_token_merges_left_to_right) {
+  // (a, a) in "aaa" is "aa" + "a"; in "aaaa" it is "aa" + "aa".
+  std::vector<int32_t> ids = {'a', 'a', 'a'};
+  const bool changed = tok::merge_pair_in_word(ids, 'a', 'a', 256);
+  if (!changed || ids != std::vector<int32_t>{256, 'a'}) {
+    ADD_FAILURE() << "merge_pair_in_word of (a, a) in \"aaa\" gives " << tokcheck::id_list(ids)
+                  << ", expected [256 97] (left to right, occurrences do not overlap)";
+    return;
+  }
+  ids = {'a', 'a', 'a', 'a', 'b', 'a', 'a'};
+  tok::merge_pair_in_word(ids, 'a', 'a', 256);
+  if (ids != std::vector<int32_t>{256, 256, 'b', 256}) {
+    ADD_FAILURE() << "merge_pair_in_word of (a, a) in \"aaaabaa\" gives " << tokcheck::id_list(ids)
+                  << ", expected [256 256 98 256] (every occurrence, left to right)";
+    return;
+  }
+  BpeModel model = byte_model();
+  MergeState state(words_of({{"aaa", 1}}), model.vocab);
+  if (!tok::merge_step(state, model) || state.words[0].ids != std::vector<int32_t>{256, 'a'}) {
+    ADD_FAILURE() << "merge_step on \"aaa\": the word is " << tokcheck::id_list(state.words[0].ids)
+                  << ", expected [256 97]";
+    return;
+  }
+  const std::string mismatch = count_mismatch(state, model);
+  if (!mismatch.empty()) ADD_FAILURE() << mismatch << " (\"aaa\" after merging (a, a): only (aa, a) is left, once)";
+}
+
+TEST(ex21_merge_step, no_pair_left_means_false_and_nothing_changed) {
+  BpeModel model = byte_model();
+  MergeState state(words_of({{"a", 5}, {"b", 1}}), model.vocab);
+  const bool merged = tok::merge_step(state, model);
+  if (merged || model.vocab.size() != 256 || !model.merges.empty())
+    ADD_FAILURE() << "words of one token each: merge_step returned " << (merged ? "true" : "false") << " with "
+                  << model.vocab.size() << " tokens and " << model.merges.size()
+                  << " merges; expected false, 256 and 0";
+}
+
+}  // namespace
+}  // namespace ropegrad::course

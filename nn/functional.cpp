@@ -7,6 +7,7 @@
 #include "tensor/elementwise.h"
 #include "tensor/fast_math.h"
 #include "tensor/parallel.h"
+#include "tensor/exercise.h"
 
 namespace ropegrad::nn {
 
@@ -24,6 +25,7 @@ using kernels::map_into;
 namespace {
 template <typename T>
 void rms_norm_forward(const T* x, const T* g, T* y, T* inv_rms, int64_t rows, int64_t d, double eps) {
+  // BEGIN EXERCISE ex07-rmsnorm
   parallel_for(0, rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(d, 1)), [&](int64_t lo, int64_t hi) {
   for (int64_t r = lo; r < hi; ++r) {
     const T* xr = x + r * d;
@@ -35,11 +37,13 @@ void rms_norm_forward(const T* x, const T* g, T* y, T* inv_rms, int64_t rows, in
     for (int64_t i = 0; i < d; ++i) yr[i] = xr[i] * inv * g[i];
   }
   });
+  // END EXERCISE ex07-rmsnorm
 }
 
 template <typename T>
 void rms_norm_backward(const T* x, const T* g, const T* inv_rms, const T* dy, T* dx, double* dg, int64_t rows,
                        int64_t d) {
+  // BEGIN EXERCISE ex07-rmsnorm
   if (dx != nullptr) {  // rows are independent: across the thread pool
     parallel_for(0, rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(d, 1)), [&](int64_t lo, int64_t hi) {
       for (int64_t r = lo; r < hi; ++r) {
@@ -62,6 +66,7 @@ void rms_norm_backward(const T* x, const T* g, const T* inv_rms, const T* dy, T*
       for (int64_t i = 0; i < d; ++i) dg[i] += static_cast<double>(dyr[i]) * xr[i] * inv;
     }
   }
+  // END EXERCISE ex07-rmsnorm
 }
 }  // namespace
 
@@ -120,6 +125,7 @@ Tensor silu_mul(const Tensor& a, const Tensor& b) {
   RG_CHECK(a.dtype() == b.dtype() && a.is_floating_point(), "silu_mul", "operands must share a float dtype, got {} and {}",
            dtype_name(a.dtype()), dtype_name(b.dtype()));
   broadcast_shapes(a.shape(), b.shape(), "silu_mul");  // an error naming the op, before any work
+  // BEGIN EXERCISE ex08-swiglu
   Tensor out = kernels::map_float(a, b, [](auto x, auto y) { return x * sigmoid_fast(x) * y; });
   if (needs_grad({&a, &b})) {
     attach_node(out, "silu_mul", {a, b},
@@ -142,6 +148,7 @@ Tensor silu_mul(const Tensor& a, const Tensor& b) {
                 });
   }
   return out;
+  // END EXERCISE ex08-swiglu
 }
 
 // ---- RoPE rotation ----------------------------------------------------------------------------
@@ -158,8 +165,10 @@ void complex_product_into(const Tensor& out_re, const Tensor& out_im, const Tens
   dispatch_floating(out_re.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     const T s = static_cast<T>(sign);
+    // BEGIN EXERCISE ex09-rope
     map_into<T, T, T, T, T>(out_re, [s](T xr, T xi, T yr, T yi) { return xr * yr - xi * (s * yi); }, {ar, ai, br, bi});
     map_into<T, T, T, T, T>(out_im, [s](T xr, T xi, T yr, T yi) { return xr * (s * yi) + xi * yr; }, {ar, ai, br, bi});
+    // END EXERCISE ex09-rope
   });
 }
 
@@ -169,11 +178,13 @@ std::pair<Tensor, Tensor> pair_views(const Tensor& t, RopePairing pairing) {
   if (pairing == RopePairing::HalfSplit) {
     return {kernels::narrow(t, -1, 0, half), kernels::narrow(t, -1, half, half)};
   }
+  // BEGIN EXERCISE ex09-rope
   Shape pairs_shape = t.shape();
   pairs_shape.back() = half;
   pairs_shape.push_back(2);
   const Tensor pairs = kernels::view(t, pairs_shape);  // (..., dh/2, 2)
   return {kernels::select(pairs, -1, 0), kernels::select(pairs, -1, 1)};
+  // END EXERCISE ex09-rope
 }
 
 // out = rotate(x) by (cos, sin * sign): sign = -1 gives the inverse rotation.
@@ -200,6 +211,7 @@ Tensor rope_rotate(const Tensor& x_in, const Tensor& cos, const Tensor& sin, Rop
            "cos/sin of shape {} do not broadcast to the pairs' shape {}", shape_str(cos.shape()), shape_str(half_shape));
   const Tensor x = kernels::contiguous(x_in);
   const Tensor c = kernels::to(cos, x.dtype()), s = kernels::to(sin, x.dtype());
+  // BEGIN EXERCISE ex09-rope
   Tensor out = rotate(x, c, s, pairing, 1.0);
   if (needs_grad({&x_in})) {
     attach_node(out, "rope", {x_in},
@@ -208,6 +220,7 @@ Tensor rope_rotate(const Tensor& x_in, const Tensor& cos, const Tensor& sin, Rop
                 });
   }
   return out;
+  // END EXERCISE ex09-rope
 }
 
 // ---- complex -----------------------------------------------------------------------------------
@@ -215,10 +228,12 @@ Tensor rope_rotate(const Tensor& x_in, const Tensor& cos, const Tensor& sin, Rop
 Tensor view_as_complex(const Tensor& x) {
   RG_CHECK(x.dim() >= 1 && x.size(-1) % 2 == 0, "view_as_complex",
            "the last dim must have an even size to form (re, im) pairs, got shape {}", shape_str(x.shape()));
+  // BEGIN EXERCISE ex10-rope-complex
   Shape shape = x.shape();
   shape.back() /= 2;
   shape.push_back(2);
   return view(x, shape);
+  // END EXERCISE ex10-rope-complex
 }
 
 Tensor view_as_real(const Tensor& z) {
@@ -245,6 +260,7 @@ Tensor complex_mul(const Tensor& a, const Tensor& b) {
            "operands must be complex (..., 2) pairs, got shapes {} and {}", shape_str(a.shape()), shape_str(b.shape()));
   RG_CHECK(a.dtype() == b.dtype(), "complex_mul", "dtypes differ: {} and {}", dtype_name(a.dtype()),
            dtype_name(b.dtype()));
+  // BEGIN EXERCISE ex10-rope-complex
   Tensor out = complex_product(a, b, false);
   if (needs_grad({&a, &b})) {
     // d(ab) = b da + a db; for a real loss, grad_a = grad * conj(b), grad_b = grad * conj(a).
@@ -258,6 +274,7 @@ Tensor complex_mul(const Tensor& a, const Tensor& b) {
                 });
   }
   return out;
+  // END EXERCISE ex10-rope-complex
 }
 
 // ---- dropout -------------------------------------------------------------------------------------
@@ -347,6 +364,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore
   }
   RG_CHECK(counted > 0, "cross_entropy", "every one of the {} targets equals ignore_index {}: the mean is undefined",
            rows, ignore_index);
+  // BEGIN EXERCISE ex13-cross-entropy
   const Tensor logp = kernels::log_softmax(z, -1);  // (N, V), stable
   double total = 0;
   dispatch_floating(z.dtype(), "cross_entropy", [&](auto tag) {
@@ -387,6 +405,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore
                 });
   }
   return loss;
+  // END EXERCISE ex13-cross-entropy
 }
 
 }  // namespace ropegrad::nn

@@ -252,6 +252,18 @@ struct AdamCoefficients {
   double eps;
 };
 
+// The coefficients of one AdamW update at `step` (1 for the first update of a parameter).
+AdamCoefficients adam_coefficients(double lr, double beta1, double beta2, double eps, double weight_decay,
+                                   int64_t step) {
+  // BEGIN EXERCISE ex13-adamw
+  const double t = static_cast<double>(step);
+  const double bias_correction1 = 1 - std::pow(beta1, t);
+  const double bias_correction2 = 1 - std::pow(beta2, t);
+  return AdamCoefficients{1 - lr * weight_decay, beta1, 1 - beta1, beta2, 1 - beta2, std::sqrt(bias_correction2),
+                          -(lr / bias_correction1), eps};
+  // END EXERCISE ex13-adamw
+}
+
 // One parameter's AdamW update: torch's sequence of in-place ops fused into
 // one pass, each op in T arithmetic with its scalar cast to T, as torch does:
 //   p.mul_(decay); m.mul_(b1).add_(g, alpha=1-b1); v.mul_(b2).addcmul_(g, g, value=1-b2)
@@ -264,6 +276,7 @@ void adamw_update(T* __restrict p, const T* __restrict g, T* __restrict m, T* __
   const T b2 = static_cast<T>(c.beta2), omb2 = static_cast<T>(c.one_minus_beta2);
   const T bc2_sqrt = static_cast<T>(c.bias_correction2_sqrt);
   const T neg_step = static_cast<T>(c.neg_step_size), eps = static_cast<T>(c.eps);
+  // BEGIN EXERCISE ex13-adamw
   for (int64_t i = 0; i < n; ++i) {
     const T gi = g[i];
     const T pi = p[i] * decay;
@@ -277,6 +290,7 @@ void adamw_update(T* __restrict p, const T* __restrict g, T* __restrict m, T* __
     v[i] = vi;
     p[i] = pi + neg_step * mi / denom;
   }
+  // END EXERCISE ex13-adamw
 }
 
 }  // namespace
@@ -294,17 +308,7 @@ void AdamW::step() {
     }
     ParamState& s = *state_[i];
     s.step += 1;
-    const double step = static_cast<double>(s.step);
-    const double bias_correction1 = 1 - std::pow(beta1_, step);
-    const double bias_correction2 = 1 - std::pow(beta2_, step);
-    const AdamCoefficients c{1 - lr() * weight_decay_,
-                             beta1_,
-                             1 - beta1_,
-                             beta2_,
-                             1 - beta2_,
-                             std::sqrt(bias_correction2),
-                             -(lr() / bias_correction1),
-                             eps_};
+    const AdamCoefficients c = adam_coefficients(lr(), beta1_, beta2_, eps_, weight_decay_, s.step);
     const Tensor g = kernels::contiguous(grad);
     Tensor block = writable_block(param);
     dispatch_floating(param.dtype(), "AdamW.step", [&](auto tag) {

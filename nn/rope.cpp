@@ -1,4 +1,5 @@
 #include "nn/rope.h"
+#include "tensor/exercise.h"
 
 #include <cmath>
 #include <numbers>
@@ -6,6 +7,14 @@
 namespace ropegrad::nn {
 
 namespace {
+
+// The rotation frequency of pair k (dims 2k, 2k+1) of a head of head_dim dims:
+// base^(-2k/head_dim), from 1 (k = 0) down to nearly 1/base.
+double rope_frequency(double base, int64_t k, int64_t head_dim) {
+  // BEGIN EXERCISE ex09-rope
+  return std::pow(base, -2.0 * static_cast<double>(k) / static_cast<double>(head_dim));
+  // END EXERCISE ex09-rope
+}
 
 std::vector<double> scaled_frequencies(const RopeConfig& c) {
   const int64_t half = c.head_dim / 2;
@@ -17,7 +26,7 @@ std::vector<double> scaled_frequencies(const RopeConfig& c) {
   }
   std::vector<double> freq(half);
   for (int64_t k = 0; k < half; ++k) {
-    const double theta = std::pow(base, -2.0 * static_cast<double>(k) / static_cast<double>(c.head_dim));
+    const double theta = rope_frequency(base, k, c.head_dim);
     switch (c.scaling) {
       case RopeScaling::PositionInterpolation: freq[k] = theta / c.factor; break;
       case RopeScaling::YaRN: {
@@ -173,9 +182,11 @@ Tensor RotaryEmbedding::forward_complex(const Tensor& x, const Tensor& positions
   RG_CHECK(config_.pairing == RopePairing::Interleaved, "RotaryEmbedding",
            "the complex form pairs adjacent dims (x_2k + i x_2k+1): it needs interleaved pairing");
   const auto [c, s] = tables_for(x, positions, is_key);
+  // BEGIN EXERCISE ex10-rope-complex
   // e^{i theta} as (cos, sin) pairs: (..., T, dh/2, 2).
   const Tensor rotation = kernels::cat({kernels::unsqueeze(c, -1), kernels::unsqueeze(s, -1)}, -1);
   return view_as_real(complex_mul(view_as_complex(x), rotation));
+  // END EXERCISE ex10-rope-complex
 }
 
 }  // namespace ropegrad::nn

@@ -2,9 +2,9 @@
 //
 // The reference solution of every exercise sits in the ordinary sources
 // between two marker comments,
-//     // BEGIN EXERCISE ex07-rmsnorm
+//     // BEGIN EXERCISE exNN-name
 //     ...the reference code...
-//     // END EXERCISE ex07-rmsnorm
+//     // END EXERCISE exNN-name
 // and `scripts/dev.sh course new DIR` copies the repository with each region
 // replaced by a call of exercise_not_implemented (course/exercises.txt gives
 // the title and chapter). The library, the CLI and the tests never call it:

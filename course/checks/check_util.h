@@ -16,6 +16,7 @@
 
 #include "autograd/gradcheck.h"
 #include "tensor/exercise.h"
+#include "nn/module.h"
 #include "tests/support/test_util.h"
 
 namespace ropegrad::course {
@@ -81,6 +82,53 @@ inline void expect_error(const std::function<void()>& f, const std::vector<std::
     return;
   }
   ADD_FAILURE() << label << ": no error was raised";
+}
+
+// A module's parity run against nn/<case>/<dt>/ (make_nn_fixtures.py): its
+// parameters loaded from the fixture, x through `forward`, and the gradients
+// of sum(out * w) w.r.t. x and each parameter, as tests/support's
+// check_module_parity, but each failure one line naming the tensor and its
+// worst element. float64: f64_tol(); float32: within the float32 error bound
+// with K the longest reduction (rows B T, or a parameter's size) and the given
+// number of rounded stages.
+inline void expect_module_parity(nn::Module& m, const std::function<Tensor(const Tensor&)>& forward,
+                                 const std::string& c, const std::string& dt, int stages = 0) {
+  std::vector<std::string> names;
+  for (const auto& [name, p] : m.named_parameters()) names.push_back(name);
+  const ParityRun run = [&](const std::vector<Tensor>& leaves) {
+    m.to(leaves[0].dtype());
+    nn::StateDict state;
+    for (size_t i = 0; i < names.size(); ++i) state[names[i]] = leaves[2 + i];
+    m.load_state_dict(state);
+    m.zero_grad();
+    Tensor x = leaves[0];
+    x.requires_grad_(true);
+    const Tensor y = forward(x);
+    backward(sum(mul(y, leaves[1])));
+    NamedTensors r = {{"out", y.detach()}, {"grad_x", x.grad()}};
+    for (const auto& [name, p] : m.named_parameters()) r.emplace_back("grad_" + name, p.grad());
+    return r;
+  };
+  std::vector<Tensor> leaves = {nn_fixture(c, dt, "x"), nn_fixture(c, dt, "w")};
+  for (const std::string& name : names) leaves.push_back(nn_fixture(c, dt, name));
+  if (dt == "f64") {
+    for (const auto& [name, t] : run(leaves)) expect_values(t, nn_fixture(c, dt, name), f64_tol(), name);
+    return;
+  }
+  int64_t k = leaves[0].dim() > 1 ? leaves[0].numel() / leaves[0].size(-1) : 1;
+  for (size_t i = 2; i < leaves.size(); ++i)
+    for (int64_t d : leaves[i].shape()) k = std::max(k, d);
+  const NamedTensors results = run(testing::detail::fresh(leaves, DType::Float32));
+  const NamedTensors cond = condition_numbers(run, leaves);
+  for (size_t i = 0; i < results.size(); ++i) {
+    const auto& [name, t] = results[i];
+    if (!t.defined()) {
+      ADD_FAILURE() << name << ": no tensor (a missing gradient)";
+      continue;
+    }
+    const ::testing::AssertionResult r = within_f32_bound(t, nn_fixture(c, dt, name), cond[i].second, {k, stages});
+    if (!r) ADD_FAILURE() << name << ": " << r.message();
+  }
 }
 
 }  // namespace ropegrad::course

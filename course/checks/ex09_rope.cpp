@@ -1,0 +1,114 @@
+// ex09-rope: RoPE, real form (nn/rope.cpp: rope_frequency; nn/functional.cpp:
+// the pair rotation, interleaved pairs, rope_rotate and its backward) against
+// PyTorch (tests/fixtures/attention/rope_*: x (B, H, T, dh) = (2, 3, 5, 8),
+// default positions 0..T-1 or explicit (B, T) positions up to 104).
+#include <cmath>
+#include <numbers>
+
+#include "course/checks/check_util.h"
+#include "nn/rope.h"
+
+namespace ropegrad::course {
+namespace {
+
+Tensor rope_fixture(const std::string& name) { return load_fixture("attention/" + name); }
+
+nn::RopeConfig config(int64_t head_dim) {
+  nn::RopeConfig c;
+  c.head_dim = head_dim;
+  c.max_seq_len = 16;  // the (B, T) fixture reaches position 104: the table must extend
+  return c;
+}
+
+// out and d sum(out * w) / dx of case `name` with the given positions, in x's dtype.
+NamedTensors rope_run(const std::string& name, const Tensor& x_in, const Tensor& positions) {
+  nn::RotaryEmbedding rope(config(8), x_in.dtype());
+  Tensor x = to(x_in, x_in.dtype()).detach().requires_grad_();
+  const Tensor out = rope.forward(x, positions);
+  backward(sum(mul(out, to(rope_fixture(name + ".w"), x_in.dtype()))));
+  return {{"out", out.detach()}, {"grad_x", x.grad()}};
+}
+
+void expect_f64_case(const std::string& name, bool explicit_positions) {
+  const Tensor positions = explicit_positions ? rope_fixture(name + ".positions") : Tensor();
+  for (const auto& [n, t] : rope_run(name, rope_fixture(name + ".x"), positions))
+    expect_values(t, rope_fixture(name + ".f64." + n), f64_tol(), n);
+}
+
+TEST(ex09_rope, interleaved_pairs_match_torch_float64) { expect_f64_case("rope_interleaved", false); }
+
+TEST(ex09_rope, interleaved_pairs_match_torch_float32) {
+  // K = 2: an output is a pair's rotation x_a cos - x_b sin; stages: the table
+  // (cos, sin of a float32 angle), the rotation, the backward's rotation.
+  const ParityRun run = [](const std::vector<Tensor>& ls) { return rope_run("rope_interleaved", ls[0], Tensor()); };
+  const NamedTensors got = run({to(rope_fixture("rope_interleaved.x"), DType::Float32)});
+  const NamedTensors cond = condition_numbers(run, {rope_fixture("rope_interleaved.x")});
+  for (size_t i = 0; i < got.size(); ++i) {
+    const auto r = within_f32_bound(got[i].second, rope_fixture("rope_interleaved.f32." + got[i].first),
+                                    cond[i].second, {2, 3});
+    if (!r) ADD_FAILURE() << got[i].first << ": " << r.message();
+  }
+}
+
+TEST(ex09_rope, positions_of_shape_b_t_match_torch_float64) { expect_f64_case("rope_positions_bt", true); }
+
+TEST(ex09_rope, positions_of_shape_t_match_torch_float64) {
+  // Batch b of the (B, T) fixture alone, with its positions as a (T) vector.
+  const Tensor x = rope_fixture("rope_positions_bt.x"), positions = rope_fixture("rope_positions_bt.positions");
+  nn::RotaryEmbedding rope(config(8), DType::Float64);
+  for (int64_t b = 0; b < 2; ++b) {
+    const Tensor out = rope.forward(contiguous(select(x, 0, b)), contiguous(select(positions, 0, b)));
+    expect_values(out, select(rope_fixture("rope_positions_bt.f64.out"), 0, b), f64_tol(),
+                  "out of batch " + std::to_string(b));
+  }
+}
+
+TEST(ex09_rope, pairs_are_adjacent_dims) {
+  // x = e_0 (dh = 4) at position 1: pair (x0, x1) turns by theta_0 = 1 rad,
+  // out = (cos 1, sin 1, 0, 0). Half-split pairs (x_i, x_i+dh/2) would move dim 0 into dim 2.
+  nn::RotaryEmbedding rope(config(4), DType::Float64);
+  const Tensor x = reshape(tensor({1, 0, 0, 0}, {4}, DType::Float64), {1, 4});  // (T = 1, dh)
+  const std::vector<double> out = rope.forward(x, tensor_i64({1}, {1})).to_vector<double>();
+  if (std::abs(out[2]) > 1e-12 && std::abs(out[1]) < 1e-12)
+    ADD_FAILURE() << "half-split pairs: dim 0 was rotated into dim 2 = 0 + dh/2 (out = [" << out[0] << ", " << out[1]
+                  << ", " << out[2] << ", " << out[3]
+                  << "]); the pairs are interleaved: (x0, x1), (x2, x3), ...";
+  else
+    expect_values(rope.forward(x, tensor_i64({1}, {1})),
+                  reshape(tensor({std::cos(1.0), std::sin(1.0), 0, 0}, {4}, DType::Float64), {1, 4}), f64_tol(),
+                  "e_0 at position 1");
+}
+
+TEST(ex09_rope, pair_k_turns_by_base_to_the_minus_2k_over_dh_per_position) {
+  // dh = 8, base 10000: pair k turns by 10000^(-2k/8) = 1, 0.1, 0.01, 0.001 rad per position.
+  nn::RotaryEmbedding rope(config(8), DType::Float64);
+  for (int64_t k = 0; k < 4; ++k) {
+    const double want = std::pow(10000.0, -2.0 * k / 8), got = rope.frequencies()[k];
+    if (std::abs(got - want) <= 1e-15 * want) continue;
+    if (std::abs(got - std::pow(10000.0, -1.0 * k / 8)) <= 1e-15)
+      ADD_FAILURE() << "pair " << k << " turns by " << got << " rad per position = base^(-k/dh): the exponent is -2k/dh, expected "
+                    << want;
+    else
+      ADD_FAILURE() << "pair " << k << " turns by " << got << " rad per position, expected base^(-2k/dh) = " << want;
+    return;
+  }
+  // And the table the rotation uses: pair 1 of e_2 at position 3 turns by 0.3 rad.
+  const Tensor x = reshape(tensor({0, 0, 1, 0, 0, 0, 0, 0}, {8}, DType::Float64), {1, 8});
+  expect_values(rope.forward(x, tensor_i64({3}, {1})),
+                reshape(tensor({0, 0, std::cos(0.3), std::sin(0.3), 0, 0, 0, 0}, {8}, DType::Float64), {1, 8}),
+                f64_tol(), "e_2 at position 3");
+}
+
+TEST(ex09_rope, the_gradient_passes_gradcheck) {  // the backward turns the gradient back by -angle
+  Generator gen(9);
+  const Tensor positions = tensor_i64({4, 0, 7, 2, 9, 1}, {2, 3});
+  expect_gradcheck(
+      [&](const std::vector<Tensor>& in) {
+        nn::RotaryEmbedding rope(config(6), DType::Float64);
+        return rope.forward(in[0], positions);
+      },
+      {randn({2, 3, 6}, DType::Float64, &gen).requires_grad_()}, "RoPE");  // (B, T, dh)
+}
+
+}  // namespace
+}  // namespace ropegrad::course

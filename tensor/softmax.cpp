@@ -15,6 +15,11 @@ namespace ropegrad::kernels {
 
 namespace {
 
+// Moves `dim` last and makes rows contiguous: (outer, n) with n = size(dim).
+Tensor rows_last(const Tensor& t, int64_t dim) {
+  return contiguous(transpose(t, dim, -1));
+}
+
 // Applies row_fn(in_rows..., out_row, n) over every row along `dim`.
 template <typename T, typename RowFn>
 Tensor along_rows(const std::vector<Tensor>& inputs, int64_t dim, RowFn row_fn) {
@@ -24,8 +29,7 @@ Tensor along_rows(const std::vector<Tensor>& inputs, int64_t dim, RowFn row_fn) 
     return reshape(along_rows<T>(as_1d, 0, row_fn), {});
   }
   std::vector<Tensor> rows;
-  // `dim` moved last, rows contiguous: (outer, n) with n = size(dim).
-  for (const Tensor& in : inputs) rows.push_back(contiguous(transpose(in, dim, -1)));
+  for (const Tensor& in : inputs) rows.push_back(rows_last(in, dim));
   const int64_t n = rows[0].shape().back();
   Tensor out = Tensor::empty(rows[0].shape(), rows[0].dtype());
   const int64_t outer = n == 0 ? 0 : rows[0].numel() / n;

@@ -50,7 +50,8 @@ void expect_stable(Tensor (*op)(const Tensor&, int64_t), const char* name, const
   const Tensor y = op(x, 0);
   if (!all_finite(y)) {
     std::string values;
-    for (double v : y.to_vector<double>()) values += (values.empty() ? "" : ", ") + fmt::format("{}", v);
+    for (double v : y.to_vector<double>())
+      values += (values.empty() ? "" : ", ") + (std::isnan(v) ? std::string("nan") : fmt::format("{}", v));
     ADD_FAILURE() << name << " of float32 logits [100, 101, 102] gave [" << values
                   << "]: exp(100) overflowed float32 (its largest value is 3.4e38); subtract the row's max first, "
                      "exp(x - max(x)) <= 1";

@@ -132,7 +132,16 @@ inline void expect_op_parity(const std::string& case_name, const std::string& dt
     for (const Tensor& t : ls) out.push_back(clone(t).detach());
     return out;
   };
-  const NamedTensors got = detail::run_op(fn, base, names, fresh(leaves));
+  NamedTensors got;
+  try {
+    got = detail::run_op(fn, base, names, fresh(leaves));
+  } catch (const NotImplemented&) {
+    throw;  // a stub: course-check says "not written yet" or "blocked by"
+  } catch (const Error& e) {
+    // e.g. a gradient of the wrong shape, or a product of mismatched shapes in a backward rule
+    ADD_FAILURE() << case_name << "/" << dt << ": raised an error: " << e.what();
+    return;
+  }
   NamedTensors cond;
   if (dt == "f32") {
     cond = condition_numbers(

@@ -37,10 +37,14 @@ TEST(ex03_matmul_backward, vector_operand_gradients_match_torch_float64) { cases
 TEST(ex03_matmul_backward, vector_operand_gradients_match_torch_float32) { cases(kVectors, "f32"); }
 
 // Transposed views as operands: A^T B^T with A (4, 3), B (5, 4).
+const OpFn kTransposedViews = [](const OpInputs& in) -> std::vector<Tensor> {
+  return {matmul(transpose(in.at("a"), 0, 1), transpose(in.at("b"), 0, 1))};
+};
 TEST(ex03_matmul_backward, transposed_view_operands_match_torch_float64) {
-  expect_op_parity("matmul_transposed_views", "f64", [](const OpInputs& in) -> std::vector<Tensor> {
-    return {matmul(transpose(in.at("a"), 0, 1), transpose(in.at("b"), 0, 1))};
-  });
+  expect_op_parity("matmul_transposed_views", "f64", kTransposedViews);
+}
+TEST(ex03_matmul_backward, transposed_view_operands_match_torch_float32) {
+  expect_op_parity("matmul_transposed_views", "f32", kTransposedViews, kBound);
 }
 
 Tensor randn64(Shape shape, uint64_t seed) {

@@ -176,11 +176,13 @@ Tensor pow(const Tensor& x, Scalar exponent) {
   Tensor out = kernels::binary(Binary::Pow, x, exponent);
   if (needs_grad({&x})) {
     attach_node(out, "pow", {x}, [sx = SavedTensor(x, "pow"), p = exponent.value](const Tensor& g, const NeedsGrad&) -> Grads {
+      // BEGIN EXERCISE ex02-pow
       if (p == 0) return {zeros_like(g)};
       return {map_float(g, like(sx, g), [p](auto gg, auto xv) {
         using T = decltype(xv);
         return gg * static_cast<T>(p) * std::pow(xv, static_cast<T>(p - 1));
       })};
+      // END EXERCISE ex02-pow
     });
   }
   return out;
@@ -194,6 +196,7 @@ Tensor pow(const Tensor& x, const Tensor& exponent) {
                 [sx = SavedTensor(x, "pow"), sy = SavedTensor(exponent, "pow"), so = SavedTensor(out, "pow"),
                  shape_x = x.shape(), shape_y = exponent.shape()](const Tensor& g, const NeedsGrad& needs) -> Grads {
                   Grads grads(2);
+                  // BEGIN EXERCISE ex02-pow
                   const Tensor xv = like(sx, g), yv = like(sy, g);
                   if (needs[0]) {
                     grads[0] = kernels::sum_to(map_float(g, xv, yv, [](auto gg, auto a, auto b) {
@@ -208,6 +211,7 @@ Tensor pow(const Tensor& x, const Tensor& exponent) {
                                       }),
                                       shape_y);
                   }
+                  // END EXERCISE ex02-pow
                   return grads;
                 });
   }
@@ -242,13 +246,29 @@ T sigmoid_value(T x) {
 
 }  // namespace
 
-// d exp(x) = exp(x) = y
+// d exp(x) = exp(x) = y: save the output, not the input.
 Tensor exp(const Tensor& x) {
-  return unary_op(Unary::Exp, x, false, true, [](auto, auto y) { return y; });
+  Tensor out = kernels::unary(Unary::Exp, x);
+  if (needs_grad({&x})) {
+    // BEGIN EXERCISE ex02-exp-log-tanh
+    attach_node(out, "exp", {x}, [sy = SavedTensor(out, "exp")](const Tensor& g, const NeedsGrad&) -> Grads {
+      return {map_float(g, sy.unpack(), [](auto gg, auto y) { return gg * y; })};
+    });
+    // END EXERCISE ex02-exp-log-tanh
+  }
+  return out;
 }
 // d log(x) = 1/x
 Tensor log(const Tensor& x) {
-  return unary_op(Unary::Log, x, true, false, [](auto xx, auto) { return 1 / xx; });
+  Tensor out = kernels::unary(Unary::Log, x);
+  if (needs_grad({&x})) {
+    // BEGIN EXERCISE ex02-exp-log-tanh
+    attach_node(out, "log", {x}, [sx = SavedTensor(x, "log")](const Tensor& g, const NeedsGrad&) -> Grads {
+      return {map_float(g, like(sx, g), [](auto gg, auto xx) { return gg / xx; })};
+    });
+    // END EXERCISE ex02-exp-log-tanh
+  }
+  return out;
 }
 // d sqrt(x) = 1 / (2 sqrt(x)) = 0.5 / y
 Tensor sqrt(const Tensor& x) {
@@ -269,9 +289,17 @@ Tensor sin(const Tensor& x) {
 Tensor cos(const Tensor& x) {
   return unary_op(Unary::Cos, x, true, false, [](auto xx, auto) { return -std::sin(xx); });
 }
-// d tanh(x) = 1 - y^2
+// d tanh(x) = 1 - y^2, from the saved output y
 Tensor tanh(const Tensor& x) {
-  return unary_op(Unary::Tanh, x, false, true, [](auto, auto y) { return 1 - y * y; });
+  Tensor out = kernels::unary(Unary::Tanh, x);
+  if (needs_grad({&x})) {
+    // BEGIN EXERCISE ex02-exp-log-tanh
+    attach_node(out, "tanh", {x}, [sy = SavedTensor(out, "tanh")](const Tensor& g, const NeedsGrad&) -> Grads {
+      return {map_float(g, sy.unpack(), [](auto gg, auto y) { return gg * (1 - y * y); })};
+    });
+    // END EXERCISE ex02-exp-log-tanh
+  }
+  return out;
 }
 // d sigmoid(x) = y (1 - y)
 Tensor sigmoid(const Tensor& x) {

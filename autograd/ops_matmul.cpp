@@ -4,6 +4,7 @@
 // B^T and A^T are transposed *views*: matmul hands them to BLAS as transpose
 // flags, so the backward copies nothing. Broadcast batch dims are summed back.
 #include "autograd/ops.h"
+#include "tensor/exercise.h"
 
 namespace ropegrad {
 
@@ -16,8 +17,9 @@ Tensor matmul_nd(const Tensor& a, const Tensor& b) {
     attach_node(out, "matmul", {a, b},
                 [sa = SavedTensor(a, "matmul"), sb = SavedTensor(b, "matmul")](
                     const Tensor& g, const NeedsGrad& needs) -> Grads {
-                  const Tensor av = sa.unpack(), bv = sb.unpack();
                   Grads grads(2);
+                  // BEGIN EXERCISE ex03-matmul-backward
+                  const Tensor av = sa.unpack(), bv = sb.unpack();
                   if (needs[0]) {
                     grads[0] = kernels::sum_to(kernels::matmul(g, kernels::transpose(bv, -1, -2)), av.shape());
                   }
@@ -32,6 +34,7 @@ Tensor matmul_nd(const Tensor& a, const Tensor& b) {
                       grads[1] = kernels::sum_to(kernels::matmul(kernels::transpose(av, -1, -2), g), bv.shape());
                     }
                   }
+                  // END EXERCISE ex03-matmul-backward
                   return grads;
                 });
   }

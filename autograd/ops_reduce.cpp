@@ -3,6 +3,7 @@
 
 #include "autograd/ops.h"
 #include "tensor/elementwise.h"
+#include "tensor/exercise.h"
 
 namespace ropegrad {
 
@@ -12,10 +13,13 @@ namespace {
 
 // A reduced gradient (keepdim or not) brought back to the input's shape as a
 // broadcast view: every input element that fed an output gets its gradient.
+// (sum's backward is exactly this; mean's scales it by 1 / count.)
 Tensor expand_back(const Tensor& g, const Shape& input_shape, const std::vector<int64_t>& dims,
                    bool keepdim) {
+  // BEGIN EXERCISE ex02-sum-mean
   Tensor kept = keepdim ? g : kernels::reshape(g, kernels::reduced_shape(input_shape, dims, true));
   return kernels::expand(kept, input_shape);
+  // END EXERCISE ex02-sum-mean
 }
 
 }  // namespace
@@ -44,8 +48,10 @@ Tensor mean(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepdim) 
                                Scalar(static_cast<double>(count)));
   if (needs_grad({&x})) {
     attach_node(out, "mean", {x}, [shape = x.shape(), dims, keepdim, count](const Tensor& g, const NeedsGrad&) -> Grads {
+      // BEGIN EXERCISE ex02-sum-mean
       const double inv = 1.0 / static_cast<double>(count);
       return {expand_back(map_float(g, [inv](auto v) { return v * inv; }), shape, dims, keepdim)};
+      // END EXERCISE ex02-sum-mean
     });
   }
   return out;

@@ -1,0 +1,105 @@
+// ex02-pow: the backward rules of pow, x ** p and x ** y (autograd/ops_elementwise.cpp).
+#include <cmath>
+
+#include "course/checks/check_util.h"
+#include "course/checks/ops_fixture.h"
+
+namespace ropegrad::course {
+namespace {
+
+// float32 against torch: the bound tests/test_parity.cpp gives these cases.
+// K = the case's largest input (8, 12 or 15 elements; no result sums more
+// terms: the exponent of x ** y is broadcast over 3 rows) and 3 rounded
+// stages: the forward power, then the backward's power and its products.
+constexpr F32Bound kSmallBound{8, 3}, kFracBound{12, 3}, kTensorBound{15, 3};
+
+Tensor randn64(Shape shape, uint64_t seed) {
+  Generator gen(seed);
+  return randn(std::move(shape), DType::Float64, &gen).requires_grad_();
+}
+// In [lo, lo + width]: where a real power of x is smooth.
+Tensor uniform64(Shape shape, double lo, double width, uint64_t seed) {
+  Generator gen(seed);
+  return add(mul(rand(std::move(shape), DType::Float64, &gen), width), lo).detach().requires_grad_();
+}
+
+// x ** 2, 3, 0, 1 on x with negatives and an exact 0.
+const OpFn kIntPowers = [](const OpInputs& in) -> std::vector<Tensor> {
+  const Tensor& x = in.at("x");
+  return {pow(x, 2), pow(x, 3), pow(x, 0), pow(x, 1)};
+};
+const OpFn kNegPowers = [](const OpInputs& in) -> std::vector<Tensor> { return {pow(in.at("x"), -2), pow(in.at("x"), -1)}; };
+const OpFn kFracPowers = [](const OpInputs& in) -> std::vector<Tensor> {
+  const Tensor& x = in.at("x");
+  return {pow(x, 0.5), pow(x, -1.5), pow(x, 2.7)};
+};
+// a (3, 5) ** b (5): b broadcast over the rows.
+const OpFn kTensorPow = [](const OpInputs& in) -> std::vector<Tensor> { return {pow(in.at("a"), in.at("b"))}; };
+
+TEST(ex02_pow, integer_exponents_match_torch_float64) { expect_op_parity("pow_scalar_int", "f64", kIntPowers); }
+TEST(ex02_pow, integer_exponents_match_torch_float32) {
+  expect_op_parity("pow_scalar_int", "f32", kIntPowers, kSmallBound);
+}
+TEST(ex02_pow, negative_and_fractional_exponents_match_torch_float64) {
+  expect_op_parity("pow_scalar_neg", "f64", kNegPowers);
+  expect_op_parity("pow_scalar_frac", "f64", kFracPowers);
+}
+TEST(ex02_pow, negative_and_fractional_exponents_match_torch_float32) {
+  expect_op_parity("pow_scalar_neg", "f32", kNegPowers, kSmallBound);
+  expect_op_parity("pow_scalar_frac", "f32", kFracPowers, kFracBound);
+}
+TEST(ex02_pow, tensor_exponent_matches_torch_float64) { expect_op_parity("pow_tensor", "f64", kTensorPow); }
+TEST(ex02_pow, tensor_exponent_matches_torch_float32) {
+  expect_op_parity("pow_tensor", "f32", kTensorPow, kTensorBound);
+}
+
+TEST(ex02_pow, cube_gradcheck) {
+  expect_gradcheck([](const std::vector<Tensor>& x) { return pow(x[0], 3); }, {randn64({3, 4}, 1)}, "x ** 3");
+}
+TEST(ex02_pow, fractional_negative_exponent_gradcheck) {
+  expect_gradcheck([](const std::vector<Tensor>& x) { return pow(x[0], -1.5); }, {uniform64({3, 4}, 0.5, 2, 2)},
+                   "x ** -1.5");
+}
+TEST(ex02_pow, tensor_exponent_gradcheck_broadcast_summed_back) {  // (3, 4) ** (4): the exponent is used 3 times
+  expect_gradcheck([](const std::vector<Tensor>& x) { return pow(x[0], x[1]); },
+                   {uniform64({3, 4}, 0.5, 2, 3), uniform64({4}, -1.5, 3, 4)}, "x ** y");
+}
+
+// d(x^p)/dx = p x^(p-1): at x = 2, p = 3 that is 12 (p x^p would say 24).
+TEST(ex02_pow, power_rule_values) {
+  const std::vector<double> xs = {2, -1.5, 0.5};
+  Tensor x = param(xs, {3});
+  backward(pow(x, 3), ones({3}, kF64));
+  if (!x.grad().defined()) {
+    ADD_FAILURE() << "x ** 3: no gradient reached x";
+    return;
+  }
+  const std::vector<double> got = x.grad().to_vector<double>();
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const double want = 3 * xs[i] * xs[i];
+    if (std::abs(got[i] - want) <= 1e-12 + 1e-10 * std::abs(want)) continue;
+    const bool p_x_p = std::abs(got[i] - 3 * std::pow(xs[i], 3)) <= 1e-9;
+    ADD_FAILURE() << fmt::format("d(x^3)/dx at x = {} is {:.10g}, expected 3 x^2 = {:.10g}{}", xs[i], got[i], want,
+                                 p_x_p ? ": that is p x^p; the power rule is p x^(p-1)" : "");
+    return;
+  }
+}
+
+// x^0 = 1 everywhere: its gradient is 0, also at x = 0 (not 0 * 0^-1 = NaN).
+TEST(ex02_pow, zero_exponent_has_zero_gradient_at_zero) {
+  Tensor x = param({0, -2, 3}, {3});
+  backward(pow(x, 0), ones({3}, kF64));
+  expect_values(x.grad(), zeros({3}, kF64), Tol{0, 0}, "d(x^0)/dx");
+}
+
+// At x = 0 with y >= 0, x^y ln x has the limit 0 (torch gives 0, not NaN);
+// and where y = 0 the x-gradient is 0.
+TEST(ex02_pow, tensor_exponent_at_zero_base_has_finite_gradients) {
+  Tensor a = param({0, 0, 0, 2}, {4}), b = param({2, 0, 1.5, 0}, {4});
+  backward(pow(a, b), ones({4}, kF64));
+  expect_values(a.grad(), tensor({0, 0, 0, 0}, {4}, kF64), Tol{0, 0}, "d(x^y)/dx");
+  expect_values(b.grad(), tensor({0, 0, 0, std::log(2.0)}, {4}, kF64), f64_tol(), "d(x^y)/dy");
+}
+
+}  // namespace
+}  // namespace ropegrad::course

@@ -1,0 +1,74 @@
+// ex03-matmul-backward: the gradients of C = A B for both operands, batched
+// and with broadcast batch dims (autograd/ops_matmul.cpp).
+#include "course/checks/check_util.h"
+#include "course/checks/ops_fixture.h"
+
+namespace ropegrad::course {
+namespace {
+
+// float32 against torch: the bound tests/test_parity.cpp gives these cases.
+// K = the case's largest input (at most 40 elements), which bounds every sum:
+// the forward sums k = 4 products, dA = g B^T sums n products and dB = A^T g
+// sums (batch x m) products, both at most an operand's size; 3 rounded stages
+// (the forward GEMM, the backward GEMM, the sum over broadcast batch dims).
+constexpr F32Bound kBound{40, 3};
+
+const OpFn kMatmul = [](const OpInputs& in) -> std::vector<Tensor> { return {matmul(in.at("a"), in.at("b"))}; };
+
+void cases(const std::vector<std::string>& names, const std::string& dt) {
+  for (const std::string& c : names) expect_op_parity(c, dt, kMatmul, kBound);
+}
+
+const std::vector<std::string> kTwoD = {"matmul_2d_2d"};                                 // (3, 4) @ (4, 5)
+const std::vector<std::string> kBatched = {"matmul_batched"};                            // (2, 3, 4) @ (2, 4, 5)
+const std::vector<std::string> kBroadcast = {"matmul_bcast_batch",                       // (2, 1, 3, 4) @ (3, 4, 2)
+                                             "matmul_nd_2d",                             // (2, 3, 4) @ (4, 5)
+                                             "matmul_2d_nd"};                            // (3, 4) @ (2, 4, 5)
+const std::vector<std::string> kVectors = {"matmul_1d_1d", "matmul_1d_2d", "matmul_2d_1d",  // [4] @ [4], ...
+                                           "matmul_1d_3d", "matmul_3d_1d"};
+
+TEST(ex03_matmul_backward, two_d_gradients_match_torch_float64) { cases(kTwoD, "f64"); }
+TEST(ex03_matmul_backward, two_d_gradients_match_torch_float32) { cases(kTwoD, "f32"); }
+TEST(ex03_matmul_backward, batched_gradients_match_torch_float64) { cases(kBatched, "f64"); }
+TEST(ex03_matmul_backward, batched_gradients_match_torch_float32) { cases(kBatched, "f32"); }
+TEST(ex03_matmul_backward, broadcast_batch_gradients_match_torch_float64) { cases(kBroadcast, "f64"); }
+TEST(ex03_matmul_backward, broadcast_batch_gradients_match_torch_float32) { cases(kBroadcast, "f32"); }
+TEST(ex03_matmul_backward, vector_operand_gradients_match_torch_float64) { cases(kVectors, "f64"); }
+TEST(ex03_matmul_backward, vector_operand_gradients_match_torch_float32) { cases(kVectors, "f32"); }
+
+// Transposed views as operands: A^T B^T with A (4, 3), B (5, 4).
+const OpFn kTransposedViews = [](const OpInputs& in) -> std::vector<Tensor> {
+  return {matmul(transpose(in.at("a"), 0, 1), transpose(in.at("b"), 0, 1))};
+};
+TEST(ex03_matmul_backward, transposed_view_operands_match_torch_float64) {
+  expect_op_parity("matmul_transposed_views", "f64", kTransposedViews);
+}
+TEST(ex03_matmul_backward, transposed_view_operands_match_torch_float32) {
+  expect_op_parity("matmul_transposed_views", "f32", kTransposedViews, kBound);
+}
+
+Tensor randn64(Shape shape, uint64_t seed) {
+  Generator gen(seed);
+  return randn(std::move(shape), DType::Float64, &gen).requires_grad_();
+}
+void gradcheck_matmul(Shape a, Shape b, uint64_t seed, const std::string& label) {
+  expect_gradcheck([](const std::vector<Tensor>& x) { return matmul(x[0], x[1]); },
+                   {randn64(std::move(a), seed), randn64(std::move(b), seed + 1)}, label);
+}
+
+TEST(ex03_matmul_backward, two_d_gradcheck) { gradcheck_matmul({3, 4}, {4, 5}, 1, "(3, 4) @ (4, 5)"); }
+TEST(ex03_matmul_backward, square_gradcheck) { gradcheck_matmul({3, 3}, {3, 3}, 3, "(3, 3) @ (3, 3)"); }
+TEST(ex03_matmul_backward, batched_gradcheck) { gradcheck_matmul({2, 3, 4}, {2, 4, 2}, 5, "(2, 3, 4) @ (2, 4, 2)"); }
+// B's batch dim is broadcast over A's first dim: B's gradient sums over it.
+TEST(ex03_matmul_backward, broadcast_batch_gradcheck_summed_back) {
+  gradcheck_matmul({2, 1, 3, 4}, {3, 4, 2}, 7, "(2, 1, 3, 4) @ (3, 4, 2)");
+}
+// One weight for every row of a batch, as in a Linear layer.
+TEST(ex03_matmul_backward, shared_weight_gradcheck) { gradcheck_matmul({2, 3, 4}, {4, 2}, 9, "(2, 3, 4) @ (4, 2)"); }
+TEST(ex03_matmul_backward, vector_operands_gradcheck) {
+  gradcheck_matmul({4}, {4, 3}, 11, "[4] @ (4, 3)");
+  gradcheck_matmul({2, 3, 4}, {4}, 13, "(2, 3, 4) @ [4]");
+}
+
+}  // namespace
+}  // namespace ropegrad::course

@@ -104,7 +104,7 @@ TEST(ex12_multihead, heads_are_contiguous_blocks_of_features_and_merge_undoes_sp
     return;
   }
   const ::testing::AssertionResult same = all_close(back, x, {0, 0});
-  if (!same) ADD_FAILURE() << "merge_heads(split_heads(x)) is not x (heads merged in the wrong order?): " << same.message();
+  if (!same) ADD_FAILURE() << "merge_heads(split_heads(x)) is not x (heads merged in the wrong order?)\n" << same.message();
 }
 
 TEST(ex12_multihead, rope_rotates_queries_and_keys_but_not_values) {
@@ -124,7 +124,7 @@ TEST(ex12_multihead, rope_rotates_queries_and_keys_but_not_values) {
     for (int j = 0; j <= t; ++j) mean[t * 4 + j] = 1.0 / (t + 1);
   const Tensor want = matmul(matmul(tensor(mean, {4, 4}, DType::Float64), v), transpose(mha.output_proj->weight, 0, 1));
   const ::testing::AssertionResult r = all_close(reshape(out, {4, 8}), want, f64_tol());
-  if (!r) ADD_FAILURE() << "with q = k = 0 the output is not Wo times the mean of the values: is v rotated? (RoPE rotates q and k only): " << r.message();
+  if (!r) ADD_FAILURE() << "with q = k = 0 the output is not Wo times the mean of the values: is v rotated? (RoPE rotates q and k only)\n" << r.message();
 }
 
 TEST(ex12_multihead, the_output_at_position_t_does_not_depend_on_later_tokens) {

@@ -107,7 +107,7 @@ TEST(ex12_sdpa, a_bool_mask_is_true_where_a_query_may_attend) {
   const std::vector<double> w = weights.to_vector<double>();
   for (size_t e = 0; e < keep.size(); ++e) {
     if (!keep[e] && w[e] != 0) {
-      ADD_FAILURE() << "query " << e / 4 << " gives key " << e % 4 << " weight " << w[e]
+      ADD_FAILURE() << "query " << e / 4 << " gives key " << e % 4 << " weight " << fmt::format("{:.6g}", w[e])
                     << " though the mask marks it false (bool masks: true = may attend, false = masked)";
       return;
     }
@@ -127,8 +127,8 @@ TEST(ex12_sdpa, scores_are_scaled_by_one_over_the_square_root_of_the_head_size) 
   const auto sigmoid = [](double x) { return 1 / (1 + std::exp(-x)); };
   const double got = nn::scaled_dot_product_attention(q, k, v).item<double>();  // = the weight of key 1
   if (std::abs(got - sigmoid(1)) < 1e-9) {
-    ADD_FAILURE() << "the scores are scaled by 1/dh, expected 1/sqrt(dh) (weight " << got << ", expected "
-                  << sigmoid(2) << ")";
+    ADD_FAILURE() << "the scores are scaled by 1/dh, expected 1/sqrt(dh) (weight " << fmt::format("{:.6g}", got)
+                  << ", expected " << fmt::format("{:.6g}", sigmoid(2)) << ")";
   } else if (std::abs(got - sigmoid(4)) < 1e-9) {
     ADD_FAILURE() << "the scores are not scaled, expected q.k / sqrt(dh) (weight " << got << ", expected " << sigmoid(2)
                   << ")";
@@ -158,7 +158,7 @@ TEST(ex12_sdpa, a_query_that_may_attend_no_key_gives_zeros_not_nan) {
     const std::vector<double> row = select(out, 2, 1).to_vector<double>();
     for (double x : row) {
       if (x != 0) {
-        ADD_FAILURE() << "query 1 (" << what << ") gives " << x << ", expected zeros (never NaN, never a mean of v)";
+        ADD_FAILURE() << "query 1 (" << what << ") gives " << fmt::format("{:.6g}", x) << ", expected zeros (never NaN, never a mean of v)";
         return;
       }
     }

@@ -121,13 +121,15 @@ TEST(ex15_w2_scores, scores_are_minus_the_squared_w2_distance_over_tau) {
   for (int j = 0; j < 3; ++j) total += (want[j] = std::exp(s[j] / (tau + kEps)));
   for (double& w : want) w /= total;
   if (p[1] > p[0]) {
-    ADD_FAILURE() << "the key equal to the query gets weight " << p[0] << ", less than its opposite's " << p[1]
+    ADD_FAILURE() << "the key equal to the query gets weight " << fmt::format("{:.6g}", p[0])
+                  << ", less than its opposite's " << fmt::format("{:.6g}", p[1])
                   << ": is the cross term's sign wrong? |a - b|^2 = |a|^2 + |b|^2 - 2 a.b";
     return;
   }
   for (int j = 0; j < 3; ++j) {
     if (std::abs(p[j] - want[j]) > 1e-14) {
-      ADD_FAILURE() << "key " << j << " gets weight " << p[j] << ", expected " << want[j]
+      ADD_FAILURE() << "key " << j << " gets weight " << fmt::format("{:.6g}", p[j]) << ", expected "
+                    << fmt::format("{:.6g}", want[j])
                     << " from S = -(|mu_q - mu_k|^2 + dh (s_q - s_k)^2) / (tau + eps)";
       return;
     }

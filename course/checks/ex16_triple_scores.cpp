@@ -127,7 +127,8 @@ TEST(ex16_triple_scores, scores_are_minus_the_gram_determinant_times_the_scale) 
     for (int64_t j = 1; j < nk; ++j) {
       const double got = std::log(p[i * nk + j] / p[i * nk]), want = -(det(i, j) - det(i, 0)) * s;
       if (std::abs(got - want) > 1e-12) {
-        ADD_FAILURE() << "query " << i << ", key " << j << ": S_ij - S_i0 = " << got << ", expected " << want
+        ADD_FAILURE() << "query " << i << ", key " << j << ": S_ij - S_i0 = " << fmt::format("{:.6g}", got)
+                      << ", expected " << fmt::format("{:.6g}", want)
                       << " from -det G(q, k, r) scale (det G = qq kk rr + 2 qk kr rq - qq kr^2 - kk rq^2 - rr qk^2)";
         return;
       }

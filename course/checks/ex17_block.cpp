@@ -127,7 +127,7 @@ TEST(ex17_block, with_silent_sublayers_the_block_passes_its_input_through) {
   const ::testing::AssertionResult same = all_close(out, x, f64_tol());
   if (!same)
     ADD_FAILURE() << "the block changes x though both sublayers add 0: the norm must act on each sublayer's input "
-                     "only (pre-norm), never on the sum: "
+                     "only (pre-norm), never on the sum\n"
                   << same.message();
 }
 

@@ -113,8 +113,8 @@ TEST(ex17_lm, the_final_norm_comes_before_the_head) {
   const std::vector<double> after = lm->forward(ids).to_vector<double>();
   for (size_t e = 0; e < before.size(); ++e) {
     if (std::abs(after[e] - 2 * before[e]) > 1e-10 * (1 + std::abs(before[e]))) {
-      ADD_FAILURE() << "doubling ln_final's gain does not double the logits (" << before[e] << " -> " << after[e]
-                    << "): is ln_final applied, right before lm_head?";
+      ADD_FAILURE() << "doubling ln_final's gain does not double the logits: is ln_final applied, right before "
+                       "lm_head?\nlogit " << e << ": " << before[e] << " -> " << after[e];
       return;
     }
   }

@@ -30,7 +30,8 @@ TEST(ex17_top_p, the_token_that_crosses_top_p_is_kept) {
     ADD_FAILURE() << "token 3 (mass 0.5 + 0.25 = 0.75 crosses top_p = 0.6) is never drawn: the nucleus keeps "
                      "tokens until their mass reaches top_p, the token that crosses it included";
   if (f[0] != 0 || f[2] != 0)
-    ADD_FAILURE() << "tokens outside the nucleus {1, 3} are drawn (frequencies " << f[0] << ", " << f[2] << ")";
+    ADD_FAILURE() << "tokens outside the nucleus {1, 3} are drawn (frequencies " << fmt::format("{:.4f}", f[0]) << ", "
+                  << fmt::format("{:.4f}", f[2]) << ")";
 }
 
 TEST(ex17_top_p, the_nucleus_is_sampled_in_proportion_to_its_probabilities) {
@@ -40,8 +41,8 @@ TEST(ex17_top_p, the_nucleus_is_sampled_in_proportion_to_its_probabilities) {
   const double want[4] = {0.0, 0.5 / 0.9, 0.15 / 0.9, 0.25 / 0.9};
   for (int t = 0; t < 4; ++t) {
     if (std::abs(f[t] - want[t]) > 0.015) {
-      ADD_FAILURE() << "token " << t << " is drawn with frequency " << f[t] << ", expected " << want[t]
-                    << " (the nucleus renormalised)";
+      ADD_FAILURE() << "token " << t << " is drawn with frequency " << fmt::format("{:.4f}", f[t]) << ", expected "
+                    << fmt::format("{:.4f}", want[t]) << " (the nucleus renormalised)";
       return;
     }
   }
@@ -52,7 +53,8 @@ TEST(ex17_top_p, top_p_one_keeps_every_token) {
   const double want[4] = {0.1, 0.5, 0.15, 0.25};
   for (int t = 0; t < 4; ++t) {
     if (std::abs(f[t] - want[t]) > 0.015) {
-      ADD_FAILURE() << "top_p = 1: token " << t << " is drawn with frequency " << f[t] << ", expected " << want[t];
+      ADD_FAILURE() << "top_p = 1: token " << t << " is drawn with frequency " << fmt::format("{:.4f}", f[t])
+                    << ", expected " << fmt::format("{:.4f}", want[t]);
       return;
     }
   }
@@ -61,7 +63,8 @@ TEST(ex17_top_p, top_p_one_keeps_every_token) {
 TEST(ex17_top_p, a_top_p_below_the_largest_probability_is_greedy) {
   const std::vector<double> f = frequencies(0.3, 2000);
   if (f[1] != 1.0)
-    ADD_FAILURE() << "top_p = 0.3 < 0.5: only the most likely token may be drawn, but it has frequency " << f[1];
+    ADD_FAILURE() << "top_p = 0.3 < 0.5: only the most likely token may be drawn, but it has frequency "
+                  << fmt::format("{:.4f}", f[1]);
 }
 
 }  // namespace

@@ -50,11 +50,15 @@ TEST(ex18_train_step, four_steps_give_the_reference_trainers_losses_and_gradient
   for (int64_t step = 1; step <= 4; ++step) {
     const tasks::StepRecord r = tasks::train_step(*s.model, *s.opt, s.batch, step, s.config);
     if (!near(r.loss, kLoss[step - 1]) || !near(r.grad_norm, kNorm[step - 1])) {
-      ADD_FAILURE() << (step == 1 ? "step 1" : "step 1 matches the reference, but step " + std::to_string(step))
-                    << " gives loss " << fmt::format("{:.17g}", r.loss) << " and gradient norm "
+      if (step == 1) {
+        ADD_FAILURE() << "step 1 does not give the reference's loss and gradient norm";
+      } else {
+        ADD_FAILURE() << "step 1 matches the reference, but step " << step
+                      << " does not: do gradients accumulate across steps? (zero_grad before backward)";
+      }
+      ADD_FAILURE() << "step " << step << ": loss " << fmt::format("{:.17g}", r.loss) << " and gradient norm "
                     << fmt::format("{:.17g}", r.grad_norm) << ", expected " << fmt::format("{:.17g}", kLoss[step - 1])
-                    << " and " << fmt::format("{:.17g}", kNorm[step - 1])
-                    << (step > 1 ? " (do gradients accumulate across steps? zero_grad before backward)" : "");
+                    << " and " << fmt::format("{:.17g}", kNorm[step - 1]);
       return;
     }
   }

@@ -1,5 +1,7 @@
 #include "nn/attention.h"
 
+#include "tensor/exercise.h"
+
 namespace ropegrad::nn {
 
 MultiHeadAttention::MultiHeadAttention(int64_t d_model_, int64_t num_heads_, std::shared_ptr<RotaryEmbedding> rope_,
@@ -28,13 +30,17 @@ void check_attention_input(const Tensor& x, int64_t d_model, const char* op) {
 }
 
 Tensor split_heads(const Tensor& x, int64_t num_heads) {
+  // BEGIN EXERCISE ex12-multihead
   const int64_t b = x.size(0), t = x.size(1);
   return transpose(view(x, {b, t, num_heads, x.size(2) / num_heads}), 1, 2);  // a view: (B, H, T, dh)
+  // END EXERCISE ex12-multihead
 }
 
 Tensor merge_heads(const Tensor& x) {
+  // BEGIN EXERCISE ex12-multihead
   const int64_t b = x.size(0), t = x.size(2);
   return reshape(transpose(x, 1, 2), {b, t, x.size(1) * x.size(3)});  // (B, T, H, dh) -> (B, T, D)
+  // END EXERCISE ex12-multihead
 }
 
 Tensor MultiHeadAttention::forward(const Tensor& x, const AttentionCall& call) {
@@ -46,10 +52,12 @@ Tensor MultiHeadAttention::forward(const Tensor& x, const AttentionCall& call) {
   Tensor q = split_heads(q_proj->forward(x), num_heads);  // (B, H, T, dh)
   Tensor k = split_heads(k_proj->forward(x), num_heads);
   Tensor v = split_heads(v_proj->forward(x), num_heads);
-  if (rope) {
+  // BEGIN EXERCISE ex12-multihead
+  if (rope) {  // positions only: q and k are rotated, v is not
     q = rope->forward(q, positions, /*is_key=*/false);
     k = rope->forward(k, positions, /*is_key=*/true);
   }
+  // END EXERCISE ex12-multihead
   if (call.cache != nullptr) {
     KVCache& cache = *call.cache;
     if (cache.length() > 0) {
@@ -67,7 +75,9 @@ Tensor MultiHeadAttention::forward(const Tensor& x, const AttentionCall& call) {
   options.causal_offset = past;  // query i sits at position past + i
   options.dropout_p = dropout_p;
   options.training = is_training();
+  // BEGIN EXERCISE ex12-multihead
   return output_proj->forward(merge_heads(scaled_dot_product_attention(q, k, v, options, call.weights)));
+  // END EXERCISE ex12-multihead
 }
 
 Tensor MultiHeadAttention::forward(const Tensor& query, const Tensor& key, const Tensor& value,

@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "tensor/elementwise.h"
+#include "tensor/exercise.h"
 #include "tensor/fast_math.h"
 #include "tensor/parallel.h"
 
@@ -42,13 +43,16 @@ Tensor additive_mask(const ScoreMask& m, const Blocks& g, DType dtype, const cha
   RG_CHECK(broadcast_shapes(scores, m.mask.shape(), op) == scores, op,
            "mask of shape {} does not broadcast to the scores' shape {} (B, H, Nq, Nk)", shape_str(m.mask.shape()),
            shape_str(scores));
-  Tensor add;
-  if (m.mask.dtype() == DType::Bool) {
+  RG_CHECK(m.mask.dtype() == DType::Bool || m.mask.is_floating_point(), op, "mask must be bool or float, got {}",
+           dtype_name(m.mask.dtype()));
+  Tensor add;  // the mask's shape, of `dtype`: what is added to the scores
+  // BEGIN EXERCISE ex12-sdpa
+  if (m.mask.dtype() == DType::Bool) {  // true = may attend: 0, false: -inf
     add = kernels::where(m.mask, zeros({}, dtype), full({}, -std::numeric_limits<double>::infinity(), dtype));
   } else {
-    RG_CHECK(m.mask.is_floating_point(), op, "mask must be bool or float, got {}", dtype_name(m.mask.dtype()));
     add = kernels::to(m.mask, dtype);
   }
+  // END EXERCISE ex12-sdpa
   return kernels::expand(add, scores);
 }
 
@@ -173,10 +177,12 @@ Tensor dot_attention_probs(const Tensor& q_in, const Tensor& k_in, double scale,
                  mask_dtype = mask.mask.defined() ? mask.mask.dtype() : q.dtype()](
                     const Tensor& dp, const NeedsGrad& needs) -> Grads {
                   const Tensor ds = softmax_grad(sp.unpack(), dp);
-                  const auto scaled = [scale](auto v) { return v * scale; };
                   Grads grads(needs.size());
-                  if (needs[0]) grads[0] = map_float(kernels::matmul(ds, sk.unpack()), scaled);
-                  if (needs[1]) grads[1] = map_float(kernels::matmul(transposed(ds), sq.unpack()), scaled);
+                  // BEGIN EXERCISE ex12-sdpa
+                  const auto scaled = [scale](auto v) { return v * scale; };
+                  if (needs[0]) grads[0] = map_float(kernels::matmul(ds, sk.unpack()), scaled);  // dq = scale dS k
+                  if (needs[1]) grads[1] = map_float(kernels::matmul(transposed(ds), sq.unpack()), scaled);  // dk = scale dS^T q
+                  // END EXERCISE ex12-sdpa
                   if (needs.size() > 2 && needs[2]) grads[2] = mask_grad(ds, mask_shape, mask_dtype);
                   return grads;
                 });
@@ -217,11 +223,14 @@ Tensor distance_attention_probs(const Tensor& a_in, const Tensor& b_in, const Te
     for (int64_t h = 0; h < g.h; ++h) {
       RG_CHECK(t[h] > 0 && std::isfinite(t[h]), op, "temperature tau[{}] = {} must be positive and finite", h, t[h]);
     }
+    // row holds a_i.b_j for every key j on entry, the score S_ij on exit.
     scores_to_probs<T>(p.data_ptr<T>(), g, add, mask, [&](int64_t bi, int64_t h, int64_t i, T* row) {
+      // BEGIN EXERCISE ex15-w2-scores
       const T inv = T(1) / (t[h] + static_cast<T>(eps));
-      const T ai = pa[(bi * g.h + h) * g.nq + i];
-      const T* bn = pb + (bi * g.h + h) * g.nk;
+      const T ai = pa[(bi * g.h + h) * g.nq + i];  // |a_i|^2
+      const T* bn = pb + (bi * g.h + h) * g.nk;     // |b_j|^2
       for (int64_t j = 0; j < g.nk; ++j) row[j] = -(ai + bn[j] - 2 * row[j]) * inv;
+      // END EXERCISE ex15-w2-scores
     });
   });
   const std::vector<Tensor> inputs = node_inputs({a_in, b_in, tau}, mask);
@@ -249,6 +258,7 @@ Tensor distance_attention_probs(const Tensor& a_in, const Tensor& b_in, const Te
               }
             });
           });
+          // BEGIN EXERCISE ex15-w2-scores
           // Row and column sums of dD2, shaped to broadcast against a and b.
           const Tensor row_sum = kernels::reduce(kernels::Reduce::Sum, dd2, {-1}, true);  // (B, H, Nq, 1)
           const Tensor col_sum = kernels::transpose(kernels::reduce(kernels::Reduce::Sum, dd2, {-2}, true), -2, -1);
@@ -275,6 +285,7 @@ Tensor distance_attention_probs(const Tensor& a_in, const Tensor& b_in, const Te
                                         all_but_heads, false);
             grads[2] = map_float(from_rows, from_cols, tv, [eps](auto r, auto c, auto tau) { return -(r + c) / (tau + eps); });
           }
+          // END EXERCISE ex15-w2-scores
           return grads;
         });
   }
@@ -332,7 +343,9 @@ Tensor triple_attention_probs(const Tensor& q_in, const Tensor& k_in, const Tens
     const T* pkk = kk.data_ptr<T>();
     const T* pkr = kr.data_ptr<T>();
     const T s = static_cast<T>(scale);
+    // row holds q_i.k_j for every key j on entry, the score S_ij on exit.
     scores_to_probs<T>(p.data_ptr<T>(), g, add, mask, [&](int64_t bi, int64_t h, int64_t i, T* row) {
+      // BEGIN EXERCISE ex16-triple-scores
       const int64_t qi = (bi * g.h + h) * g.nq + i;
       const T a = pqq[qi], c = prr[qi], e = prq[qi];
       const T* kkb = pkk + (bi * g.h + h) * g.nk;
@@ -342,6 +355,7 @@ Tensor triple_attention_probs(const Tensor& q_in, const Tensor& k_in, const Tens
         const T det = a * kkj * c + 2 * qk * krj * e - a * krj * krj - kkj * e * e - c * qk * qk;
         row[j] = -det * s;
       }
+      // END EXERCISE ex16-triple-scores
     });
   });
   const std::vector<Tensor> inputs = node_inputs({q_in, k_in, r_in}, mask);
@@ -364,6 +378,7 @@ Tensor triple_attention_probs(const Tensor& q_in, const Tensor& k_in, const Tens
               kernels::reduce(kernels::Reduce::Sum, map_float(rv, qv, [](auto x, auto y) { return x * y; }), {-1}, false);
           Tensor dqq = Tensor::zeros_of(qq.shape(), qq.dtype()), drr = Tensor::zeros_of(qq.shape(), qq.dtype());
           Tensor drq = Tensor::zeros_of(qq.shape(), qq.dtype()), dkk = Tensor::zeros_of(kk.shape(), kk.dtype());
+          // BEGIN EXERCISE ex16-triple-scores
           dispatch_floating(qv.dtype(), "triple_attention", [&](auto tag) {
             using T = decltype(tag);
             T* am = a_mat.data_ptr<T>();
@@ -421,6 +436,7 @@ Tensor triple_attention_probs(const Tensor& q_in, const Tensor& k_in, const Tens
                                  map_float(qv, drq_c, [](auto x, auto d) { return d * x; }),
                                  [](auto m, auto u, auto w) { return m + u + w; });
           }
+          // END EXERCISE ex16-triple-scores
           return grads;
         });
   }

@@ -5,6 +5,7 @@
 
 #include "nn/attention_scores.h"
 #include "tensor/elementwise.h"
+#include "tensor/exercise.h"
 #include "tensor/fast_math.h"
 #include "tensor/parallel.h"
 #include "tensor/exercise.h"
@@ -288,6 +289,15 @@ Tensor dropout(const Tensor& x, double p, bool training, Generator* gen) {
 
 // ---- attention ------------------------------------------------------------------------------------
 
+namespace {
+// The scores' factor: options.scale, else 1 / sqrt(dh) (dh = the head size, q's last dim).
+double attention_scale(const AttentionOptions& o, int64_t dh) {
+  // BEGIN EXERCISE ex12-sdpa
+  return o.scale.value_or(1.0 / std::sqrt(static_cast<double>(dh)));
+  // END EXERCISE ex12-sdpa
+}
+}  // namespace
+
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& o,
                                     Tensor* weights) {
   const char* op = "scaled_dot_product_attention";
@@ -298,7 +308,7 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
   RG_CHECK(k.size(-2) == v.size(-2), op, "k and v have different numbers of keys: k {} vs v {}", shape_str(k.shape()),
            shape_str(v.shape()));
   const int64_t nq = q.size(-2), nk = k.size(-2);
-  const double scale = o.scale.value_or(1.0 / std::sqrt(static_cast<double>(q.size(-1))));
+  const double scale = attention_scale(o, q.size(-1));
   if (o.mask.defined()) {
     Shape scores_shape = broadcast_shapes(Shape(q.shape().begin(), q.shape().end() - 2),
                                           Shape(k.shape().begin(), k.shape().end() - 2), op);

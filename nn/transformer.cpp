@@ -4,6 +4,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "tensor/exercise.h"
+
 namespace ropegrad::nn {
 
 const char* attention_kind_name(AttentionKind kind) {
@@ -41,8 +43,10 @@ TransformerBlock::TransformerBlock(const TransformerConfig& c, std::shared_ptr<R
 }
 
 Tensor TransformerBlock::forward(const Tensor& x, const AttentionCall& call) const {
+  // BEGIN EXERCISE ex17-block
   const Tensor h = x + attn->forward(ln1->forward(x), call);  // pre-norm residual
   return h + ffn->forward(ln2->forward(h));
+  // END EXERCISE ex17-block
 }
 
 TransformerLM::TransformerLM(const TransformerConfig& c, Generator* gen, DType dtype) : config_(c) {
@@ -75,6 +79,7 @@ Tensor TransformerLM::forward(const Tensor& ids, std::vector<KVCache>* caches, c
              "the KV cache is implemented for standard attention, not {}", attention_kind_name(config_.attention));
     if (caches->empty()) caches->resize(static_cast<size_t>(config_.num_layers));
   }
+  // BEGIN EXERCISE ex17-lm
   Tensor h = token_embeddings->forward(ids);  // (B, T, D)
   for (size_t i = 0; i < layers->size(); ++i) {
     AttentionCall call;
@@ -86,6 +91,7 @@ Tensor TransformerLM::forward(const Tensor& ids, std::vector<KVCache>* caches, c
   h = ln_final->forward(h);
   if (lm_head) return lm_head->forward(h);                             // (B, T, V)
   return matmul(h, transpose(token_embeddings->weight, 0, 1));         // tied: h E^T
+  // END EXERCISE ex17-lm
 }
 
 int64_t sample_token(const Tensor& logits_in, double temperature, double top_p, Generator& gen) {
@@ -100,6 +106,7 @@ int64_t sample_token(const Tensor& logits_in, double temperature, double top_p, 
   std::vector<double> p(logits.size());
   double total = 0;
   for (size_t i = 0; i < p.size(); ++i) total += (p[i] = std::exp((logits[i] - *best) / temperature));
+  // BEGIN EXERCISE ex17-top-p
   // Nucleus: keep the most likely tokens until their mass reaches top_p.
   std::vector<size_t> order(p.size());
   std::iota(order.begin(), order.end(), 0);
@@ -113,6 +120,7 @@ int64_t sample_token(const Tensor& logits_in, double temperature, double top_p, 
     if (u < 0) return static_cast<int64_t>(order[i]);
   }
   return static_cast<int64_t>(order[count - 1]);
+  // END EXERCISE ex17-top-p
 }
 
 std::vector<int64_t> TransformerLM::generate(const std::vector<int64_t>& prompt, const GenerateOptions& o) {

@@ -13,6 +13,7 @@
 #include "nn/optim.h"
 #include "nn/schedule.h"
 #include "tasks/run_files.h"
+#include "tensor/exercise.h"
 
 namespace ropegrad::tasks {
 
@@ -128,7 +129,30 @@ void check_finite(const nn::TransformerLM& model, int64_t step, bool grads, doub
   }
 }
 
+// A loss or gradient norm that is not finite: name the first tensor that went
+// wrong (a weight, else a gradient, else the loss itself), before the update.
+void check_step(const nn::TransformerLM& model, int64_t step, double lr, double loss, double grad_norm) {
+  if (std::isfinite(loss) && std::isfinite(grad_norm)) return;
+  check_finite(model, step, /*grads=*/false, lr);
+  check_finite(model, step, /*grads=*/true, lr);
+  fail("train", "the loss became {} at step {} (lr {}); lower --lr", loss, step, lr);
+}
+
 }  // namespace
+
+StepRecord train_step(nn::TransformerLM& model, nn::AdamW& opt, const Batch& b, int64_t step, const TrainConfig& c) {
+  // BEGIN EXERCISE ex18-train-step
+  opt.set_lr(nn::cosine_lr(step, c.lr, c.min_lr, c.warmup, c.steps));
+  opt.zero_grad();
+  const Tensor loss = nn::cross_entropy(model.forward(b.inputs), b.targets, kIgnore);
+  backward(loss);
+  const double loss_value = loss.item<double>();
+  const double grad_norm = c.clip > 0 ? nn::clip_grad_norm_(model.parameters(), c.clip) : 0.0;
+  check_step(model, step, opt.lr(), loss_value, grad_norm);  // before the update
+  opt.step();
+  return {step, loss_value, opt.lr(), grad_norm};
+  // END EXERCISE ex18-train-step
+}
 
 void check_finite_weights(const nn::Module& model, const std::string& what) {
   for (const auto& [name, p] : model.named_parameters()) {
@@ -224,22 +248,11 @@ TrainResult train(const TrainConfig& c, std::FILE* progress) {
     // Dropout draws from the default generator: seed it from (seed, step) too,
     // so a resumed run repeats the same masks.
     manual_seed(mix(c.seed ^ 0xD20D0D0Dull, static_cast<uint64_t>(step)));
-    opt.set_lr(nn::cosine_lr(step, c.lr, c.min_lr, c.warmup, c.steps));
-    opt.zero_grad();
-    const Tensor loss = nn::cross_entropy(model.forward(b.inputs), b.targets, kIgnore);
-    backward(loss);
-    const double loss_value = loss.item<double>();
-    const double grad_norm = c.clip > 0 ? nn::clip_grad_norm_(model.parameters(), c.clip) : 0.0;
-    if (!std::isfinite(loss_value) || !std::isfinite(grad_norm)) {
-      // Name the first tensor that went wrong: a weight, else a gradient, else the loss itself.
-      check_finite(model, step, /*grads=*/false, opt.lr());
-      check_finite(model, step, /*grads=*/true, opt.lr());
-      fail("train", "the loss became {} at step {} (lr {}); lower --lr", loss_value, step, opt.lr());
-    }
-    opt.step();
+    const StepRecord record = train_step(model, opt, b, step, c);
+    const double loss_value = record.loss, grad_norm = record.grad_norm;
     check_finite(model, step, /*grads=*/false, opt.lr());  // the update itself overflowed
     train_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    result.steps.push_back({step, loss_value, opt.lr(), grad_norm});
+    result.steps.push_back(record);
 
     const bool eval_now = step % c.eval_every == 0 || step == c.steps;
     EvalRecord ev{step, NAN, NAN};

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/optim.h"
 #include "nn/transformer.h"
 #include "tasks/synthetic.h"
 
@@ -59,6 +60,13 @@ struct TrainResult {
 };
 
 TrainResult train(const TrainConfig& config, std::FILE* progress = stderr);
+
+// One optimisation step of `model` on batch b at step `step` (1-based): the
+// cosine schedule's learning rate, zero_grad, forward, cross-entropy (targets
+// kIgnore skipped), backward, clipping to config.clip (0: off), the update.
+// Returns loss, lr and the gradient norm before clipping. A loss or gradient
+// that is not finite is an Error naming it, raised before the update.
+StepRecord train_step(nn::TransformerLM& model, nn::AdamW& opt, const Batch& b, int64_t step, const TrainConfig& config);
 
 // Evaluation loss and metric of a model on a task's fixed evaluation batches.
 EvalRecord evaluate(nn::TransformerLM& model, const Task& task, int64_t batches, int64_t batch_size, uint64_t seed);

@@ -1,0 +1,88 @@
+// What the attention exercises' checks share (ex12 .. ex18): float32 parity
+// against PyTorch with the error bound, each failure one line that names the
+// result, the worst element and both values.
+#pragma once
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "autograd/engine.h"
+#include "course/checks/check_util.h"
+
+namespace ropegrad::course {
+
+// Every result of run on `leaves` in float32 is within the float32 bound (K,
+// stages; see tests/support/test_util.h) of expected(name), PyTorch's value;
+// the condition numbers c_i come from the same run in float64.
+inline void expect_f32_results(const ParityRun& run, const std::vector<Tensor>& leaves,
+                               const std::function<Tensor(const std::string&)>& expected, F32Bound bound,
+                               const std::string& label) {
+  const NamedTensors results = run(testing::detail::fresh(leaves, DType::Float32));
+  const NamedTensors cond = condition_numbers(run, leaves);
+  for (size_t i = 0; i < results.size(); ++i) {
+    const auto& [name, t] = results[i];
+    if (!t.defined()) {
+      ADD_FAILURE() << label << " " << name << ": no tensor (a missing gradient?)";
+      continue;
+    }
+    if (t.dtype() != DType::Float32) {
+      ADD_FAILURE() << label << " " << name << ": dtype " << dtype_name(t.dtype()) << ", expected float32";
+      continue;
+    }
+    const ::testing::AssertionResult r = within_f32_bound(t, expected(name), cond[i].second, bound);
+    if (!r) ADD_FAILURE() << label << " " << name << ": " << r.message();
+  }
+}
+
+// A forward run for float32 parity: from fresh float leaves, the output and,
+// leaf by leaf, the tensor that holds that leaf's values in the graph (the
+// leaf itself, or the module parameter it was loaded into), each requiring grad.
+using ForwardRun = std::function<std::pair<Tensor, std::vector<Tensor>>(const std::vector<Tensor>& leaves)>;
+
+// The output of run in float32 is within the float32 bound (K, stages; see
+// tests/support/test_util.h) of `expected`, PyTorch's value. The condition
+// numbers c_i = sum_j |d out_i / d x_j| |x_j| come from the float64 run by
+// reverse mode: one backward per output element (exact, and far cheaper than
+// finite differences over every weight).
+inline void expect_f32_forward(const ForwardRun& run, const std::vector<Tensor>& leaves, const Tensor& expected,
+                               F32Bound bound, const std::string& label) {
+  const Tensor out32 = run(testing::detail::fresh(leaves, DType::Float32)).first;
+  if (!out32.defined() || out32.dtype() != DType::Float32) {
+    ADD_FAILURE() << label << ": no float32 output";
+    return;
+  }
+  auto [out, held] = run(testing::detail::fresh(leaves, DType::Float64));
+  const int64_t n = out.numel();
+  std::vector<std::vector<double>> values;
+  for (const Tensor& t : held) values.push_back(t.to_vector<double>());
+  std::vector<double> cond(static_cast<size_t>(n), 0.0), seed(static_cast<size_t>(n), 0.0);
+  for (int64_t i = 0; i < n; ++i) {
+    for (const Tensor& t : held) t.set_grad(Tensor());
+    seed[static_cast<size_t>(i)] = 1;
+    backward(out, tensor(seed, out.shape(), DType::Float64), /*retain_graph=*/true);
+    seed[static_cast<size_t>(i)] = 0;
+    double c = 0;
+    for (size_t k = 0; k < held.size(); ++k) {
+      const Tensor g = held[k].grad();
+      if (!g.defined()) continue;
+      const std::vector<double> gv = g.to_vector<double>();
+      for (size_t j = 0; j < gv.size(); ++j) c += std::abs(gv[j] * values[k][j]);
+    }
+    cond[static_cast<size_t>(i)] = c;
+  }
+  const ::testing::AssertionResult r =
+      within_f32_bound(out32, expected, tensor(cond, out.shape(), DType::Float64), bound);
+  if (!r) ADD_FAILURE() << label << ": " << r.message();
+}
+
+// Every result of run on `leaves` (float64) equals expected(name) within f64_tol().
+inline void expect_f64_results(const ParityRun& run, const std::vector<Tensor>& leaves,
+                               const std::function<Tensor(const std::string&)>& expected, const std::string& label) {
+  for (const auto& [name, t] : run(testing::detail::fresh(leaves, DType::Float64)))
+    expect_values(t, expected(name), f64_tol(), label + " " + name);
+}
+
+}  // namespace ropegrad::course

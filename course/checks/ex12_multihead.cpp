@@ -1,0 +1,157 @@
+// ex12-multihead: multi-head self-attention with RoPE (nn/attention.cpp:
+// split_heads, merge_heads, q and k rotated, the heads' output merged and
+// projected in MultiHeadAttention::forward).
+#include <memory>
+
+#include "autograd/engine.h"
+#include "course/checks/attention_check_util.h"
+#include "nn/attention.h"
+
+namespace ropegrad::course {
+namespace {
+
+// tests/fixtures/attention/mha_<case>.*: x (2, 6, 16), w (upstream weights),
+// wq, wk, wv, wo (16, 16) and a mask; D = 16, H = 2, dh = 8, interleaved RoPE
+// with base 10000; results out, grad_x and grad_wq/wk/wv/wo
+// (tests/fixtures/make_attention_fixtures.py).
+Tensor fixture(const std::string& name) { return load_fixture("attention/" + name); }
+
+ParityRun mha_run(const std::string& name, bool has_mask, bool causal) {
+  const Tensor mask = has_mask ? fixture(name + ".mask") : Tensor();
+  return [mask, causal](const std::vector<Tensor>& ls) {
+    const DType dt = ls[0].dtype();
+    nn::MultiHeadAttention mha(16, 2, make_rope(8, dt), nullptr, dt);
+    mha.load_state_dict(
+        {{"q_proj.weight", ls[2]}, {"k_proj.weight", ls[3]}, {"v_proj.weight", ls[4]}, {"output_proj.weight", ls[5]}});
+    Tensor x = ls[0];
+    x.requires_grad_(true);
+    nn::AttentionCall call;
+    call.causal = causal;
+    call.mask = mask;
+    const Tensor out = mha.forward(x, call);
+    backward(sum(mul(out, ls[1])));
+    return NamedTensors{{"out", out.detach()},
+                        {"grad_x", x.grad()},
+                        {"grad_wq", mha.q_proj->weight.grad()},
+                        {"grad_wk", mha.k_proj->weight.grad()},
+                        {"grad_wv", mha.v_proj->weight.grad()},
+                        {"grad_wo", mha.output_proj->weight.grad()}};
+  };
+}
+
+std::vector<Tensor> mha_leaves(const std::string& name) {
+  std::vector<Tensor> leaves;
+  for (const char* n : {".x", ".w", ".wq", ".wk", ".wv", ".wo"}) leaves.push_back(fixture(name + n));
+  return leaves;
+}
+
+TEST(ex12_multihead, output_and_gradients_match_torch_float64_with_a_causal_mask) {
+  expect_f64_results(mha_run("mha_causal", false, true), mha_leaves("mha_causal"),
+                     [](const std::string& n) { return fixture("mha_causal.f64." + n); }, "mha_causal");
+}
+
+TEST(ex12_multihead, output_and_gradients_match_torch_float64_with_a_padding_mask) {
+  expect_f64_results(mha_run("mha_bool_padding", true, false), mha_leaves("mha_bool_padding"),
+                     [](const std::string& n) { return fixture("mha_bool_padding.f64." + n); }, "mha_bool_padding");
+}
+
+TEST(ex12_multihead, output_matches_torch_float32_within_the_error_bound) {
+  // K: the longest sum, over D = 16 features; stages: the projections, RoPE,
+  // the scores, the softmax (exp, sum), P V, the output projection: 7.
+  const ForwardRun run = [](const std::vector<Tensor>& ls) {
+    const DType dt = ls[0].dtype();
+    auto mha = std::make_shared<nn::MultiHeadAttention>(16, 2, make_rope(8, dt), nullptr, dt);
+    mha->load_state_dict(
+        {{"q_proj.weight", ls[1]}, {"k_proj.weight", ls[2]}, {"v_proj.weight", ls[3]}, {"output_proj.weight", ls[4]}});
+    Tensor x = ls[0];
+    x.requires_grad_(true);
+    nn::AttentionCall call;
+    call.causal = true;
+    return std::make_pair(mha->forward(x, call), std::vector<Tensor>{x, mha->q_proj->weight, mha->k_proj->weight,
+                                                                     mha->v_proj->weight, mha->output_proj->weight});
+  };
+  std::vector<Tensor> leaves;
+  for (const char* n : {".x", ".wq", ".wk", ".wv", ".wo"}) leaves.push_back(fixture(std::string("mha_causal") + n));
+  expect_f32_forward(run, leaves, fixture("mha_causal.f32.out"), {16, 7}, "mha_causal/f32 out");
+}
+
+TEST(ex12_multihead, gradients_of_the_input_and_all_projections_pass_gradcheck) {
+  Generator gen(23);
+  nn::MultiHeadAttention mha(8, 2, make_rope(4, DType::Float64), &gen, DType::Float64);  // D 8, H 2, dh 4
+  std::vector<Tensor> inputs = {randn({1, 5, 8}, DType::Float64, &gen).requires_grad_()};
+  for (const Tensor& p : mha.parameters()) inputs.push_back(p);  // perturbed in place: the module sees them
+  nn::AttentionCall call;
+  call.causal = true;
+  expect_gradcheck([&](const std::vector<Tensor>& in) { return mha.forward(in[0], call); }, inputs,
+                   "MultiHeadAttention");
+}
+
+TEST(ex12_multihead, heads_are_contiguous_blocks_of_features_and_merge_undoes_split) {
+  const Tensor x = reshape(arange(0.0, 48.0, 1.0, DType::Float64), {2, 3, 8});  // (B, T, D), H = 2, dh = 4
+  const Tensor heads = nn::split_heads(x, 2);
+  if (heads.shape() != Shape{2, 2, 3, 4}) {
+    ADD_FAILURE() << "split_heads gives shape " << shape_str(heads.shape()) << ", expected (B, H, T, dh) = [2, 2, 3, 4]";
+    return;
+  }
+  // head h of token t is x[b, t, h dh : (h + 1) dh]
+  const double got = heads.to_vector<double>()[((1 * 2 + 1) * 3 + 2) * 4 + 3], want = 1 * 24 + 2 * 8 + 1 * 4 + 3;
+  if (got != want)
+    ADD_FAILURE() << "split_heads: head 1 of token 2 (batch 1) starts elsewhere: element [1, 1, 2, 3] is " << got
+                  << ", expected x[1, 2, 7] = " << want;
+  const Tensor back = nn::merge_heads(heads);
+  if (back.shape() != x.shape()) {
+    ADD_FAILURE() << "merge_heads gives shape " << shape_str(back.shape()) << ", expected (B, T, D) = [2, 3, 8]";
+    return;
+  }
+  const ::testing::AssertionResult same = all_close(back, x, {0, 0});
+  if (!same) ADD_FAILURE() << "merge_heads(split_heads(x)) is not x (heads merged in the wrong order?)\n" << same.message();
+}
+
+TEST(ex12_multihead, rope_rotates_queries_and_keys_but_not_values) {
+  // With q = k = 0 every score is 0: position t averages the values of tokens
+  // 0..t, so out[t] = Wo mean(Wv x[0..t]), rotated or not only if v is.
+  Generator gen(5);
+  nn::MultiHeadAttention mha(8, 2, make_rope(4, DType::Float64), &gen, DType::Float64);
+  mha.q_proj->weight = zeros({8, 8}, DType::Float64);
+  mha.k_proj->weight = zeros({8, 8}, DType::Float64);
+  const Tensor x = randn({1, 4, 8}, DType::Float64, &gen);
+  nn::AttentionCall call;
+  call.causal = true;
+  const Tensor out = mha.forward(x, call);
+  const Tensor v = matmul(reshape(x, {4, 8}), transpose(mha.v_proj->weight, 0, 1));  // (T, D)
+  std::vector<double> mean(16, 0.0);  // (T, T): row t averages tokens 0..t
+  for (int t = 0; t < 4; ++t)
+    for (int j = 0; j <= t; ++j) mean[t * 4 + j] = 1.0 / (t + 1);
+  const Tensor want = matmul(matmul(tensor(mean, {4, 4}, DType::Float64), v), transpose(mha.output_proj->weight, 0, 1));
+  const ::testing::AssertionResult r = all_close(reshape(out, {4, 8}), want, f64_tol());
+  if (!r) ADD_FAILURE() << "with q = k = 0 the output is not Wo times the mean of the values: is v rotated? (RoPE rotates q and k only)\n" << r.message();
+}
+
+TEST(ex12_multihead, the_output_at_position_t_does_not_depend_on_later_tokens) {
+  Generator gen(7);
+  nn::MultiHeadAttention mha(8, 2, make_rope(4, DType::Float64), &gen, DType::Float64);
+  const Tensor x = randn({2, 6, 8}, DType::Float64, &gen);
+  nn::AttentionCall call;
+  call.causal = true;
+  const std::vector<double> base = mha.forward(x, call).to_vector<double>();
+  for (int64_t t = 0; t < 5; ++t) {
+    std::vector<double> changed = x.to_vector<double>();
+    for (int64_t b = 0; b < 2; ++b)
+      for (int64_t s = t + 1; s < 6; ++s)
+        for (int64_t d = 0; d < 8; ++d) changed[(b * 6 + s) * 8 + d] += 1.0;
+    const std::vector<double> out = mha.forward(tensor(changed, {2, 6, 8}, DType::Float64), call).to_vector<double>();
+    for (int64_t b = 0; b < 2; ++b)
+      for (int64_t s = 0; s <= t; ++s)
+        for (int64_t d = 0; d < 8; ++d) {
+          const size_t e = static_cast<size_t>((b * 6 + s) * 8 + d);
+          if (std::abs(out[e] - base[e]) > 1e-12) {
+            ADD_FAILURE() << "the output at position " << s << " changes when tokens after " << t
+                          << " change (causal attention: position t sees tokens 0..t only)";
+            return;
+          }
+        }
+  }
+}
+
+}  // namespace
+}  // namespace ropegrad::course

@@ -1,0 +1,166 @@
+// ex15-w2-scores: the W2 attention scores and their backward in the fused
+// kernel (nn/attention_scores.cpp, distance_attention_probs: the score of a
+// row, and the gradients of a, b and tau).
+#include <cmath>
+#include <memory>
+
+#include "autograd/engine.h"
+#include "course/checks/attention_check_util.h"
+#include "nn/w2_attention.h"
+
+namespace ropegrad::course {
+namespace {
+
+constexpr double kEps = 1e-6;  // the W2 score's eps
+
+// tests/fixtures/variants/w2_<scalar|vector>.*: the W2Attention module, D = 16,
+// H = 2, dh = 8, x (2, 6, 16), upstream weights w, its 7 parameters; results
+// out, grad_x and grad_<parameter> (tests/fixtures/make_variant_fixtures.py).
+Tensor fixture(const std::string& name) { return load_fixture("variants/" + name); }
+
+const std::vector<std::string> kParams = {"k_proj.weight",       "output_proj.weight",  "q_proj.weight",
+                                          "sigma_k_proj.weight", "sigma_q_proj.weight", "temperature",
+                                          "v_proj.weight"};
+
+ParityRun w2_run(nn::SigmaMode mode, const std::string& module, const std::string& mask) {
+  return [mode, module, mask](const std::vector<Tensor>& ls) {
+    const DType dt = ls[0].dtype();
+    nn::W2Attention m(16, 2, make_rope(8, dt), mode, nullptr, dt);
+    nn::StateDict weights;
+    for (size_t i = 0; i < kParams.size(); ++i) weights[kParams[i]] = ls[2 + i];
+    m.load_state_dict(weights);
+    Tensor x = ls[0];
+    x.requires_grad_(true);
+    nn::AttentionCall call;
+    call.causal = mask == "causal";
+    if (mask == "padding") call.mask = fixture(module + ".padding_mask");
+    const Tensor out = m.forward(x, call);
+    backward(sum(mul(out, ls[1])));
+    NamedTensors r = {{"out", out.detach()}, {"grad_x", x.grad()}};
+    for (const auto& [name, p] : m.named_parameters()) {
+      for (const std::string& want : kParams)
+        if (name == want) r.emplace_back("grad_" + name, p.grad());
+    }
+    return r;
+  };
+}
+
+std::vector<Tensor> w2_leaves(const std::string& module) {
+  std::vector<Tensor> leaves = {fixture(module + ".x"), fixture(module + ".w")};
+  for (const std::string& name : kParams) leaves.push_back(fixture(module + "." + name));
+  return leaves;
+}
+
+void expect_torch_f64(nn::SigmaMode mode, const std::string& module, const std::string& mask) {
+  const std::string prefix = module + "." + mask + ".f64.";
+  expect_f64_results(w2_run(mode, module, mask), w2_leaves(module),
+                     [&](const std::string& n) { return fixture(prefix + n); }, module + "/" + mask);
+}
+
+TEST(ex15_w2_scores, the_layer_matches_torch_float64_scalar_sigma_causal) {
+  expect_torch_f64(nn::SigmaMode::Scalar, "w2_scalar", "causal");
+}
+
+TEST(ex15_w2_scores, the_layer_matches_torch_float64_vector_sigma_padding_mask) {
+  expect_torch_f64(nn::SigmaMode::Vector, "w2_vector", "padding");
+}
+
+TEST(ex15_w2_scores, the_layer_matches_torch_float32_within_the_error_bound) {
+  // K: the longest sum, over D = 16 features or T = 6 keys; stages: the
+  // projections, RoPE, softplus of sigma, the norms and a.b, the score, the
+  // softmax (exp, sum), P V, the output projection: 10.
+  const ForwardRun run = [](const std::vector<Tensor>& ls) {
+    const DType dt = ls[0].dtype();
+    nn::W2Attention m(16, 2, make_rope(8, dt), nn::SigmaMode::Scalar, nullptr, dt);
+    nn::StateDict weights;
+    for (size_t i = 0; i < kParams.size(); ++i) weights[kParams[i]] = ls[1 + i];
+    m.load_state_dict(weights);
+    Tensor x = ls[0];
+    x.requires_grad_(true);
+    std::vector<Tensor> held = {x};
+    for (const std::string& want : kParams)
+      for (const auto& [name, p] : m.named_parameters())
+        if (name == want) held.push_back(p);
+    nn::AttentionCall call;
+    call.causal = true;
+    return std::make_pair(m.forward(x, call), held);
+  };
+  std::vector<Tensor> leaves = {fixture("w2_scalar.x")};
+  for (const std::string& name : kParams) leaves.push_back(fixture("w2_scalar." + name));
+  expect_f32_forward(run, leaves, fixture("w2_scalar.causal.f32.out"), {16, 10}, "w2_scalar/causal/f32 out");
+}
+
+TEST(ex15_w2_scores, gradients_of_mu_sigma_and_tau_pass_gradcheck) {
+  Generator gen(41);
+  for (const bool scalar : {true, false}) {
+    const int64_t b = 2, h = 2, nq = 4, nk = 5, dh = 3;
+    const Shape sq = scalar ? Shape{b, h, nq} : Shape{b, h, nq, dh};
+    const Shape sk = scalar ? Shape{b, h, nk} : Shape{b, h, nk, dh};
+    const nn::ScoreMask m = score_mask(scalar ? ScoreMaskKind::BoolPadding : ScoreMaskKind::Additive, b, h, nq, nk);
+    expect_gradcheck(
+        [&](const std::vector<Tensor>& in) { return nn::w2_attention_probs(in[0], in[1], in[2], in[3], in[4], m); },
+        {randn({b, h, nq, dh}, DType::Float64, &gen).requires_grad_(),
+         randn({b, h, nk, dh}, DType::Float64, &gen).requires_grad_(),
+         softplus(randn(sq, DType::Float64, &gen)).detach().requires_grad_(),
+         softplus(randn(sk, DType::Float64, &gen)).detach().requires_grad_(),
+         tensor({1.3, 2.1}, DType::Float64).requires_grad_()},
+        scalar ? "scalar sigma" : "vector sigma");
+  }
+}
+
+TEST(ex15_w2_scores, scores_are_minus_the_squared_w2_distance_over_tau) {
+  // One query, three keys, dh = 2, scalar sigma: S_j = -(|mu_q - mu_k|^2 + dh (s_q - s_k)^2) / (tau + eps).
+  const Tensor mu_q = tensor({1.0, 2.0}, {1, 1, 1, 2}, DType::Float64);
+  const Tensor mu_k = tensor({1.0, 2.0, -1.0, -2.0, 0.5, 1.0}, {1, 1, 3, 2}, DType::Float64);
+  const Tensor s_q = tensor({0.5}, {1, 1, 1}, DType::Float64), s_k = tensor({0.5, 0.5, 1.0}, {1, 1, 3}, DType::Float64);
+  const double tau = 1.5;
+  const std::vector<double> p =
+      nn::w2_attention_probs(mu_q, mu_k, s_q, s_k, tensor({tau}, DType::Float64)).to_vector<double>();
+  std::vector<double> s = {0, -(4.0 + 16.0), -(0.25 + 1.0 + 2 * 0.25)}, want(3);
+  double total = 0;
+  for (int j = 0; j < 3; ++j) total += (want[j] = std::exp(s[j] / (tau + kEps)));
+  for (double& w : want) w /= total;
+  if (p[1] > p[0]) {
+    ADD_FAILURE() << "the key equal to the query gets weight " << fmt::format("{:.6g}", p[0])
+                  << ", less than its opposite's " << fmt::format("{:.6g}", p[1])
+                  << ": is the cross term's sign wrong? |a - b|^2 = |a|^2 + |b|^2 - 2 a.b";
+    return;
+  }
+  for (int j = 0; j < 3; ++j) {
+    if (std::abs(p[j] - want[j]) > 1e-14) {
+      ADD_FAILURE() << "key " << j << " gets weight " << fmt::format("{:.6g}", p[j]) << ", expected "
+                    << fmt::format("{:.6g}", want[j])
+                    << " from S = -(|mu_q - mu_k|^2 + dh (s_q - s_k)^2) / (tau + eps)";
+      return;
+    }
+  }
+}
+
+TEST(ex15_w2_scores, a_fully_masked_query_gives_zeros_and_finite_gradients) {
+  Generator gen(9);
+  Tensor mu_q = randn({1, 1, 3, 2}, DType::Float64, &gen).requires_grad_();
+  Tensor mu_k = randn({1, 1, 4, 2}, DType::Float64, &gen).requires_grad_();
+  Tensor tau = tensor({1.2}, DType::Float64).requires_grad_();
+  std::vector<bool> keep(12, true);
+  for (int j = 0; j < 4; ++j) keep[4 + j] = false;  // query 1 sees no key
+  nn::ScoreMask m;
+  m.mask = tensor_bool(keep, {3, 4});
+  const Tensor p = nn::w2_attention_probs(mu_q, mu_k, full({1, 1, 3}, 0.3, DType::Float64),
+                                          full({1, 1, 4}, 0.6, DType::Float64), tau, m);
+  for (double x : select(p, 2, 1).to_vector<double>()) {
+    if (x != 0) {
+      ADD_FAILURE() << "the fully masked query gives weight " << x << ", expected zeros (never NaN)";
+      return;
+    }
+  }
+  backward(sum(mul(p, randn(p.shape(), DType::Float64, &gen))));
+  for (const Tensor& g : {mu_q.grad(), mu_k.grad(), tau.grad()}) {
+    if (!g.defined() || !all_finite(g)) {
+      ADD_FAILURE() << "a gradient is missing or not finite after a fully masked query";
+      return;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ropegrad::course

@@ -1,0 +1,135 @@
+// ex17-block: the pre-norm transformer block (nn/transformer.cpp,
+// TransformerBlock::forward): h = x + attn(ln1(x)), then h + ffn(ln2(h)).
+#include <memory>
+
+#include "autograd/engine.h"
+#include "course/checks/attention_check_util.h"
+#include "nn/transformer.h"
+#include "tensor/kernels.h"
+
+namespace ropegrad::course {
+namespace {
+
+// tests/fixtures/adapters/block.*: CS336's transformer block in float64 torch,
+// D = 16, H = 4, d_ff = 32, RoPE theta 10000 (interleaved), causal; in (2, 6,
+// 16) and out (tests/fixtures/make_adapter_fixtures.py).
+Tensor fixture(const std::string& name) { return load_fixture("adapters/" + name); }
+
+const std::vector<std::string> kWeights = {"attn.q_proj.weight", "attn.k_proj.weight", "attn.v_proj.weight",
+                                           "attn.output_proj.weight", "ln1.weight", "ln2.weight",
+                                           "ffn.w1.weight", "ffn.w2.weight", "ffn.w3.weight"};
+
+nn::TransformerConfig block_config() {
+  nn::TransformerConfig c;
+  c.vocab_size = 1;
+  c.context_length = 16;
+  c.d_model = 16;
+  c.num_layers = 1;
+  c.num_heads = 4;
+  c.d_ff = 32;
+  return c;
+}
+
+std::unique_ptr<nn::TransformerBlock> make_block(DType dtype, Generator* gen = nullptr) {
+  nn::RopeConfig rc;
+  rc.head_dim = 4;
+  rc.max_seq_len = 16;
+  return std::make_unique<nn::TransformerBlock>(block_config(), std::make_shared<nn::RotaryEmbedding>(rc, dtype), gen,
+                                                dtype);
+}
+
+// leaves: in, then the weights in kWeights order; the result: the block's output.
+ParityRun block_run() {
+  return [](const std::vector<Tensor>& ls) {
+    const auto block = make_block(ls[0].dtype());
+    nn::StateDict w;
+    for (size_t i = 0; i < kWeights.size(); ++i) w[kWeights[i]] = ls[1 + i];
+    block->load_state_dict(w);
+    nn::AttentionCall call;
+    call.causal = true;
+    return NamedTensors{{"out", block->forward(ls[0], call)}};
+  };
+}
+
+std::vector<Tensor> block_leaves() {
+  std::vector<Tensor> leaves = {fixture("block.in")};
+  for (const std::string& n : kWeights) leaves.push_back(fixture("block." + n));
+  return leaves;
+}
+
+TEST(ex17_block, output_matches_torch_float64) {
+  expect_f64_results(block_run(), block_leaves(), [](const std::string&) { return fixture("block.out"); }, "block");
+}
+
+TEST(ex17_block, output_matches_torch_float32_within_the_error_bound) {
+  // float32 against torch's float64 (the bound of two float32 programs covers
+  // one). K: the longest sum, over D = 16 or d_ff = 32 features; stages: ln1
+  // (mean square, scaling), the q/k/v projections, RoPE, the scores, the
+  // softmax (exp, sum), P V, the output projection, the residual, ln2 (2),
+  // w1 and w3, SiLU times w3, w2, the residual: 16.
+  const ForwardRun run = [](const std::vector<Tensor>& ls) {
+    const auto block = make_block(ls[0].dtype());
+    nn::StateDict w;
+    for (size_t i = 0; i < kWeights.size(); ++i) w[kWeights[i]] = ls[1 + i];
+    block->load_state_dict(w);
+    Tensor x = ls[0];
+    x.requires_grad_(true);
+    std::vector<Tensor> held = {x};
+    for (const std::string& want : kWeights)
+      for (const auto& [name, p] : block->named_parameters())
+        if (name == want) held.push_back(p);
+    nn::AttentionCall call;
+    call.causal = true;
+    return std::make_pair(block->forward(x, call), held);
+  };
+  expect_f32_forward(run, block_leaves(), fixture("block.out"), {32, 16}, "block/f32 out");
+}
+
+TEST(ex17_block, gradients_of_the_input_and_every_weight_pass_gradcheck) {
+  Generator gen(17);
+  nn::TransformerConfig c = block_config();
+  c.d_model = 8, c.num_heads = 2, c.d_ff = 8;
+  nn::RopeConfig rc;
+  rc.head_dim = 4;
+  rc.max_seq_len = 16;
+  nn::TransformerBlock block(c, std::make_shared<nn::RotaryEmbedding>(rc, DType::Float64), &gen, DType::Float64);
+  for (const Tensor& p : block.parameters()) {  // RMSNorm gains away from 1, so a missing norm shows
+    std::vector<double> v = p.to_vector<double>();
+    if (p.dim() == 1)
+      for (size_t i = 0; i < v.size(); ++i) v[i] = 0.5 + 0.25 * static_cast<double>(i % 4);
+    kernels::copy_into(p, tensor(v, p.shape(), DType::Float64));
+  }
+  std::vector<Tensor> inputs = {randn({1, 4, 8}, DType::Float64, &gen).requires_grad_()};
+  for (const Tensor& p : block.parameters()) inputs.push_back(p);
+  nn::AttentionCall call;
+  call.causal = true;
+  expect_gradcheck([&](const std::vector<Tensor>& in) { return block.forward(in[0], call); }, inputs,
+                   "TransformerBlock");
+}
+
+TEST(ex17_block, with_silent_sublayers_the_block_passes_its_input_through) {
+  // Zero output projections (attention's output_proj, the FFN's w2): both
+  // sublayers add 0, so a pre-norm block returns x itself.
+  Generator gen(3);
+  const auto block = make_block(DType::Float64, &gen);
+  const Tensor x = randn({1, 4, 16}, DType::Float64, &gen);
+  nn::StateDict w = block->state_dict();
+  w["attn.output_proj.weight"] = zeros({16, 16}, DType::Float64);
+  w["ffn.w2.weight"] = zeros({16, 32}, DType::Float64);
+  block->load_state_dict(w);
+  nn::AttentionCall call;
+  call.causal = true;
+  const Tensor out = block->forward(x, call);
+  if (max_abs_diff(out, zeros(out.shape(), DType::Float64)) == 0) {
+    ADD_FAILURE() << "the block gives 0, expected x: the residual is missing (x + attn(ln1(x)), then + ffn(ln2(h)))";
+    return;
+  }
+  const ::testing::AssertionResult same = all_close(out, x, f64_tol());
+  if (!same)
+    ADD_FAILURE() << "the block changes x though both sublayers add 0: the norm must act on each sublayer's input "
+                     "only (pre-norm), never on the sum\n"
+                  << same.message();
+}
+
+}  // namespace
+}  // namespace ropegrad::course

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdlib>
+#include <exception>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -136,13 +137,24 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain, const std::function
     fn(begin, end);
     return;
   }
+  // An exception in any part (a bad value found inside a kernel, a course
+  // stub's NotImplemented) must reach the caller like a serial loop's would:
+  // each part catches its own, the pool finishes every part (so no worker is
+  // left running a job whose frame is gone), and the lowest part's is rethrown.
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(parts));
   p.run(parts, [&](int part) {
     const int64_t lo = begin + n * part / parts, hi = begin + n * (part + 1) / parts;
     const bool was = t_in_parallel;
     t_in_parallel = true;
-    fn(lo, hi);
+    try {
+      fn(lo, hi);
+    } catch (...) {
+      errors[static_cast<size_t>(part)] = std::current_exception();
+    }
     t_in_parallel = was;
   });
+  for (const std::exception_ptr& error : errors)
+    if (error) std::rethrow_exception(error);
 }
 
 }  // namespace ropegrad

@@ -22,6 +22,8 @@ void set_num_threads(int n);
 
 // Calls fn(begin_i, end_i) on disjoint chunks covering [begin, end), in
 // parallel when there are at least 2 * grain items; nested calls run inline.
+// An exception thrown by fn in any chunk is rethrown here, in the caller,
+// after every chunk has finished (the lowest chunk's, if several throw).
 void parallel_for(int64_t begin, int64_t end, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
 
 }  // namespace ropegrad

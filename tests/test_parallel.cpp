@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "autograd/ops.h"
@@ -65,6 +66,33 @@ TEST(ParallelFor, SmallRangesAndNestedCallsRunInline) {
   });
   EXPECT_EQ(inner_calls.load(), 4);
   parallel_for(5, 5, 1, [&](int64_t, int64_t) { ADD_FAILURE() << "an empty range calls nothing"; });
+}
+
+TEST(ParallelFor, AnExceptionInAnyPartReachesTheCallerAndThePoolStaysUsable) {
+  ThreadCount keep;
+  set_num_threads(2);
+  for (int throwing_part : {0, 1}) {  // the caller's own part, then a worker's
+    std::atomic<int> finished{0};
+    try {
+      parallel_for(0, 2000, 1000, [&](int64_t lo, int64_t) {
+        if (lo / 1000 == throwing_part) throw Error("part " + std::to_string(throwing_part) + " failed");
+        finished++;
+      });
+      ADD_FAILURE() << "part " << throwing_part << ": the exception was lost";
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), ::testing::HasSubstr("part " + std::to_string(throwing_part) + " failed"));
+    }
+    EXPECT_EQ(finished.load(), 1) << "the other part still runs to its end";
+  }
+  // Afterwards the caller is not left marked as inside a parallel region:
+  // work is still split over both threads.
+  std::mutex m;
+  int chunks = 0;
+  parallel_for(0, 2000, 1000, [&](int64_t, int64_t) {
+    std::lock_guard<std::mutex> lock(m);
+    ++chunks;
+  });
+  EXPECT_EQ(chunks, 2);
 }
 
 TEST(ParallelFor, KernelsGiveTheSameBitsOnOneAndTwoThreads) {

@@ -1,0 +1,118 @@
+// The outputs chapter 4 (docs/04-gradcheck.md) shows; the docs test compares
+// them with the chapter. Usage: snippet_ch04_gradcheck MODE:
+//   eps         central-difference error of exp at 1, float64 vs float32
+//   float32     gradcheck refuses a float32 input
+//   wrong-sign  the report for chapter 2's Cube with a dropped minus
+//   not-summed  the report for a broadcast gradient not summed back
+//   kinks       numerical vs analytical slopes at relu's, clamp's, abs's and max's kinks
+#include <cmath>
+#include <functional>
+#include <iostream>
+#include <numbers>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "autograd/engine.h"
+#include "autograd/function.h"
+#include "autograd/gradcheck.h"
+#include "autograd/ops.h"
+#include "tensor/random.h"
+
+using namespace ropegrad;
+
+namespace {
+
+// Chapter 2's Cube with one character changed: d(x^3) = -3x^2.
+struct CubeWrongSign : Function<CubeWrongSign> {
+  static constexpr const char* name = "cube_wrong_sign";
+  static Tensor forward(FunctionCtx& ctx, const Tensor& x) {
+    ctx.save_for_backward({x});
+    return x * x * x;
+  }
+  static Grads backward(FunctionCtx& ctx, const Tensor& grad) {
+    const Tensor x = ctx.saved_tensors()[0];
+    return {grad * -3 * x * x};
+  }
+};
+
+// x + b with b broadcast over the rows, whose backward forgets to sum b's
+// gradient back to b's shape.
+struct AddBiasNotSummed : Function<AddBiasNotSummed> {
+  static constexpr const char* name = "add_bias_not_summed";
+  static Tensor forward(FunctionCtx&, const Tensor& x, const Tensor& b) { return x + b; }
+  static Grads backward(FunctionCtx&, const Tensor& grad) { return {grad, grad}; }  // should be sum_to(grad, b's shape)
+};
+
+// The central difference of (f(x + eps) - f(x - eps)) / (2 eps) for f = exp at 1, in `dtype`.
+double exp_slope_error(double eps, DType dtype) {
+  const Tensor x = tensor({1.0}, dtype);
+  const Tensor slope = (exp(x + eps) - exp(x - eps)) / (2 * eps);
+  return std::abs(slope.item<double>() - std::numbers::e);
+}
+
+// d sum(f(x)) / dx: numerically (central differences, eps = 1e-6, float64)
+// and by backward.
+void slopes(const std::string& label, const std::function<Tensor(const Tensor&)>& f, const std::vector<double>& x,
+            const std::string& note) {
+  const double eps = 1e-6;
+  std::vector<std::string> numerical, analytical;
+  for (size_t i = 0; i < x.size(); ++i) {
+    std::vector<double> plus = x, minus = x;
+    plus[i] += eps;
+    minus[i] -= eps;
+    const double up = sum(f(tensor(plus, {static_cast<int64_t>(x.size())}, DType::Float64))).item<double>();
+    const double down = sum(f(tensor(minus, {static_cast<int64_t>(x.size())}, DType::Float64))).item<double>();
+    numerical.push_back(fmt::format("{:.3g}", (up - down) / (2 * eps)));
+  }
+  const Tensor xt = tensor(x, {static_cast<int64_t>(x.size())}, DType::Float64).requires_grad_();
+  backward(sum(f(xt)));
+  const Tensor g = xt.grad();
+  for (int64_t i = 0; i < g.numel(); ++i) analytical.push_back(fmt::format("{:.3g}", g.at<double>({i})));
+  const auto list = [](const std::vector<std::string>& v) {
+    return v.size() == 1 ? v[0] : fmt::format("[{}]", fmt::join(v, ", "));
+  };
+  std::cout << fmt::format("{:<26}numerical {}, analytical {}   {}\n", label, list(numerical), list(analytical), note);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string what = argc > 1 ? argv[1] : "";
+  if (what == "eps") {
+    for (double eps : {1e-2, 1e-4, 1e-6, 1e-8, 1e-10}) {
+      std::cout << fmt::format("eps {:8.0e}: float64 error {:9.2e}   float32 error {:9.2e}\n", eps,
+                               exp_slope_error(eps, DType::Float64), exp_slope_error(eps, DType::Float32));
+    }
+  } else if (what == "float32") {
+    try {
+      (void)gradcheck([](const std::vector<Tensor>& in) { return exp(in[0]); }, {randn({3}).requires_grad_()});
+    } catch (const Error& e) {
+      std::cout << e.what() << "\n";
+    }
+  } else if (what == "wrong-sign") {
+    Generator gen(0);
+    const GradcheckResult r = gradcheck([](const std::vector<Tensor>& in) { return CubeWrongSign::apply(in[0]); },
+                                        {randn({2, 3}, DType::Float64, &gen).requires_grad_()});
+    std::cout << r.report;
+  } else if (what == "not-summed") {
+    Generator gen(0);
+    const GradcheckResult r = gradcheck(
+        [](const std::vector<Tensor>& in) { return AddBiasNotSummed::apply(in[0], in[1]); },
+        {randn({3, 4}, DType::Float64, &gen).requires_grad_(), randn({4}, DType::Float64, &gen).requires_grad_()});
+    std::cout << r.report << "\n";
+  } else if (what == "kinks") {
+    slopes("relu at x = 0:", [](const Tensor& x) { return relu(x); }, {0.0}, "(torch's convention: 0)");
+    slopes("clamp(x, 0, 1) at 0, 1:", [](const Tensor& x) { return clamp(x, 0.0, 1.0); }, {0.0, 1.0},
+           "(gradient passes at the bounds)");
+    slopes("abs at x = 1e-7:", [](const Tensor& x) { return abs(x); }, {1e-7}, "(the kink is within eps)");
+    slopes("max(x, dim) of [1, 3, 3]:", [](const Tensor& x) { return max(x, 0).first; }, {1.0, 3.0, 3.0},
+           "(index-based)");
+  } else {
+    std::cerr << "usage: snippet_ch04_gradcheck eps | float32 | wrong-sign | not-summed | kinks\n";
+    return 2;
+  }
+  return 0;
+}

@@ -77,6 +77,11 @@ def run(cmd, build):
     cmd = cmd.replace("./build/", f"{build}/")
     env = dict(os.environ, **BOOK_ENV) if BOOK_KERNEL else dict(os.environ)
     p = subprocess.run(["bash", "-c", cmd], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    if p.returncode in (126, 127):
+        # a program that is not built (or not executable): never let --regen
+        # write the shell's complaint into a chapter
+        sys.exit(f"check_docs: `{cmd}` could not run ({p.stderr.strip()}); build every target first "
+                 f"(cmake --build {build} -j2)")
     return (p.stdout + p.stderr).rstrip("\n").split("\n")
 
 

@@ -27,6 +27,8 @@ Checks, each failure naming the file, the block and the first differing line:
   "chapter N" outside a link.
 * the label table in docs/README.md names labels CTest knows, and the README's
   commands agree with it.
+* docs/course.md's table of exercises is course/exercises.txt, in order, with
+  the files that hold each exercise's regions.
 """
 import argparse
 import os
@@ -294,6 +296,26 @@ def links(path, errors):
             errors.append(f"{path.relative_to(ROOT)}:{n}: names a source outside the book: {line.strip()}")
 
 
+def course_table(errors):
+    """docs/course.md's table of exercises lists every exercise of
+    course/exercises.txt, in order, with the files that hold its regions."""
+    registry = (ROOT / "course" / "exercises.txt").read_text()
+    ids = re.findall(r"^\[(ex[0-9a-z-]+)\]$", registry, re.M)
+    rows = re.findall(r"^\| `(ex[0-9a-z-]+)` \|[^|]*\| ([^|]*) \|", (DOCS / "course.md").read_text(), re.M)
+    if [r[0] for r in rows] != ids:
+        errors.append(f"docs/course.md: the exercise table lists {[r[0] for r in rows]}, "
+                      f"course/exercises.txt {ids}")
+        return
+    sources = [f for d in ("tensor", "autograd", "nn", "tasks", "tokenizer")
+               for f in sorted((ROOT / d).glob("*")) if f.suffix in (".cpp", ".h")]
+    for exercise, cell in rows:
+        marker = re.compile(rf"BEGIN EXERCISE {re.escape(exercise)}( |$)", re.M)
+        have = sorted(str(f.relative_to(ROOT)) for f in sources if marker.search(f.read_text()))
+        shown = sorted(re.findall(r"`([^`]+)`", cell))
+        if have != shown:
+            errors.append(f"docs/course.md: {exercise} is written in {have}, the table says {shown}")
+
+
 def label_table():
     """chapter file -> label, from the table in docs/README.md."""
     table = {}
@@ -359,6 +381,7 @@ def main():
         links(f, errors)
     table = label_table()
     chapter_shape(files, table, errors)
+    course_table(errors)
     labels_known(build, table, errors)
     for e in errors:
         print(e)

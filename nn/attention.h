@@ -1,4 +1,4 @@
-// Standard multi-head attention with RoPE (SPEC.md §4.1).
+// Standard multi-head attention with RoPE (docs/appendix-a-formulas.md, standard attention).
 #pragma once
 
 #include <memory>

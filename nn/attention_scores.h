@@ -1,5 +1,5 @@
 // Fused "score -> softmax" kernels for the three attention variants
-// (SPEC.md §4). Each returns the attention probabilities P (B, H, Nq, Nk)
+// (docs/appendix-a-formulas.md, attention). Each returns the attention probabilities P (B, H, Nq, Nk)
 // directly: the score matrix is built in P's own buffer and turned into
 // probabilities in place, so the backward keeps exactly one (B, H, Nq, Nk)
 // tensor — P — and recomputes anything else it needs from the (B, H, N, dh)
@@ -24,7 +24,7 @@ struct ScoreMask {
 // Standard: S = q k^T * scale.  q (B, H, Nq, dh), k (B, H, Nk, dh).
 Tensor dot_attention_probs(const Tensor& q, const Tensor& k, double scale, const ScoreMask& mask = {});
 
-// W2 (SPEC.md §4.2): S = -(|mu_q|^2 + |mu_k|^2 - 2 mu_q.mu_k + D_sigma^2) / (tau + eps).
+// W2 (docs/appendix-a-formulas.md, W2 attention): S = -(|mu_q|^2 + |mu_k|^2 - 2 mu_q.mu_k + D_sigma^2) / (tau + eps).
 // mu_q (B, H, Nq, dh), mu_k (B, H, Nk, dh); sigma_q (B, H, Nq) and sigma_k
 // (B, H, Nk) for scalar sigma (D_sigma^2 = dh (sigma_q - sigma_k)^2), or
 // (B, H, N, dh) for vector sigma (D_sigma^2 = |sigma_q - sigma_k|^2);
@@ -32,7 +32,7 @@ Tensor dot_attention_probs(const Tensor& q, const Tensor& k, double scale, const
 Tensor w2_attention_probs(const Tensor& mu_q, const Tensor& mu_k, const Tensor& sigma_q, const Tensor& sigma_k,
                           const Tensor& tau, const ScoreMask& mask = {}, double eps = 1e-6);
 
-// Triple product (SPEC.md §4.3): S = -det G(q_i, k_j, r_i) * scale, with
+// Triple product (docs/appendix-a-formulas.md, triple-product attention): S = -det G(q_i, k_j, r_i) * scale, with
 // det G = qq kk rr + 2 qk kr rq - qq kr^2 - kk rq^2 - rr qk^2.
 // q, r (B, H, Nq, dh), k (B, H, Nk, dh).
 Tensor triple_attention_probs(const Tensor& q, const Tensor& k, const Tensor& r, double scale,

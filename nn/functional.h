@@ -9,7 +9,7 @@
 
 namespace ropegrad::nn {
 
-// ---- RMSNorm (SPEC.md §2) -------------------------------------------------------------
+// ---- RMSNorm (docs/appendix-a-formulas.md, building blocks) -------------------------------------------------------------
 // y = x / sqrt(mean(x^2) + eps) * gain, over the last dim.
 // x (..., D), gain (D) -> y (..., D). Accumulates in double.
 Tensor rms_norm(const Tensor& x, const Tensor& gain, double eps = 1e-5);
@@ -19,7 +19,7 @@ Tensor rms_norm(const Tensor& x, const Tensor& gain, double eps = 1e-5);
 // With s = sigmoid(a): d/da = b s (1 + a (1 - s)),  d/db = a s.
 Tensor silu_mul(const Tensor& a, const Tensor& b);
 
-// ---- RoPE rotations (SPEC.md §3) ----------------------------------------------------------
+// ---- RoPE rotations (docs/appendix-a-formulas.md, RoPE) ----------------------------------------------------------
 enum class RopePairing {
   Interleaved,  // (x_2k, x_2k+1): RoFormer, CS336
   HalfSplit,    // (x_k, x_k+dh/2): GPT-NeoX / LLaMA "rotate_half"
@@ -41,7 +41,7 @@ Tensor view_as_real(const Tensor& z);
 // Backward: grad_a = grad * conj(b), grad_b = grad * conj(a).
 Tensor complex_mul(const Tensor& a, const Tensor& b);
 
-// ---- attention (SPEC.md §4) ------------------------------------------------------------------
+// ---- attention (docs/appendix-a-formulas.md, attention) ------------------------------------------------------------------
 struct AttentionOptions {
   // Boolean (true = may attend) or additive float, broadcastable to (B, H, Nq, Nk).
   Tensor mask;

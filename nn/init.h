@@ -1,4 +1,4 @@
-// Initialisation (SPEC.md §2, CS336 §3.4.1): truncated normals.
+// Initialisation (docs/appendix-a-formulas.md, building blocks, CS336 §3.4.1): truncated normals.
 #pragma once
 
 #include "tensor/random.h"

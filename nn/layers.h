@@ -1,4 +1,4 @@
-// The feed-forward building blocks of CS336 assignment 1 (SPEC.md §2):
+// The feed-forward building blocks of CS336 assignment 1 (docs/appendix-a-formulas.md, building blocks):
 // Linear, Embedding, RMSNorm, SwiGLU.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Rotary position embedding (SPEC.md §3): one table of cos/sin, shared by
+// Rotary position embedding (docs/appendix-a-formulas.md, RoPE): one table of cos/sin, shared by
 // every layer, applied to queries and keys.
 //
 // Pair k of a head (k in [0, dh/2)) at position p is rotated by

@@ -1,4 +1,4 @@
-// The transformer language model (SPEC.md §5): pre-norm blocks
+// The transformer language model (docs/appendix-a-formulas.md, model and tasks): pre-norm blocks
 //   h <- h + Attn(RMSNorm(h)),   h <- h + SwiGLU(RMSNorm(h)),
 // Embedding -> L blocks -> RMSNorm -> Linear head to V (untied by default).
 // The attention variant (standard, W2 or triple product) is chosen by the

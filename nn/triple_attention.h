@@ -1,4 +1,4 @@
-// Triple-product (Gram determinant) attention (SPEC.md §4.3, seed 003).
+// Triple-product (Gram determinant) attention (docs/appendix-a-formulas.md, triple-product attention).
 //
 // Query i carries two vectors, q_i and a reference r_i; key j matches when it
 // lies in the plane they span. The score is minus the squared volume of the

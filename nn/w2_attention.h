@@ -1,4 +1,4 @@
-// Wasserstein-2 attention (SPEC.md §4.2, seed 000).
+// Wasserstein-2 attention (docs/appendix-a-formulas.md, W2 attention).
 //
 // Inside the layer each token is a diagonal Gaussian N(mu, diag(sigma^2));
 // the residual stream stays one vector. The score of query m and key n is

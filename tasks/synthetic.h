@@ -1,4 +1,4 @@
-// The tasks the three attention variants are compared on (SPEC.md §5).
+// The tasks the three attention variants are compared on (docs/appendix-a-formulas.md, model and tasks).
 // Every batch is drawn from a caller-provided, seeded Generator, so a run is
 // reproducible and the batch of step t does not depend on earlier steps.
 #pragma once

@@ -1,4 +1,4 @@
-// Attention (SPEC.md §4, §4.1): scaled_dot_product_attention and dropout from
+// Attention (docs/appendix-a-formulas.md, attention): scaled_dot_product_attention and dropout from
 // nn/functional.h, MultiHeadAttention (with RoPE, masks, cross-attention and a
 // key/value cache) from nn/attention.h.
 //

@@ -1,4 +1,4 @@
-// nn::Embedding (SPEC.md §2): rows of a (V, D) table for int64 ids of any shape,
+// nn::Embedding (docs/appendix-a-formulas.md, building blocks): rows of a (V, D) table for int64 ids of any shape,
 // (...) -> (..., D). Backward adds each row's gradient back at its id, so a
 // row picked twice gets two gradients.
 //

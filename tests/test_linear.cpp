@@ -1,4 +1,4 @@
-// nn::Linear (SPEC.md §2): y = x W^T with W of shape (d_out, d_in), no bias.
+// nn::Linear (docs/appendix-a-formulas.md, building blocks): y = x W^T with W of shape (d_out, d_in), no bias.
 //
 // Parity: tests/fixtures/make_nn_fixtures.py wrote x, W, y = x @ W.T and the
 // gradients of sum(y * w) (w a fixed random tensor) with torch 1.13, in

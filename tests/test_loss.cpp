@@ -1,4 +1,4 @@
-// nn::cross_entropy (SPEC.md §2): the mean over rows whose target is not
+// nn::cross_entropy (docs/appendix-a-formulas.md, building blocks): the mean over rows whose target is not
 // ignore_index of -log softmax(logits)[target], a fused op with the backward
 //   d loss / d z_n = (softmax(z_n) - onehot(t_n)) / N,   0 for ignored rows.
 //

@@ -1,4 +1,4 @@
-// The transformer language model (SPEC.md §5, nn/transformer.h):
+// The transformer language model (docs/appendix-a-formulas.md, model and tasks, nn/transformer.h):
 // 1. Structure: CS336 parameter names and shapes, counts worked out by hand
 //    for every attention variant, tied embeddings.
 // 2. Forward: shapes, causality (token t never changes logits before t), the
@@ -114,7 +114,7 @@ TEST(TransformerStructure, VariantSpecificParameterNames) {
   EXPECT_EQ(tri_params.count("layers.0.attn.sigma_q_proj.weight"), 0u);
 }
 
-// Attention parameters per layer, by hand (SPEC §4): standard W_q, W_k, W_v, W_o;
+// Attention parameters per layer, by hand (docs/appendix-a-formulas.md, attention): standard W_q, W_k, W_v, W_o;
 // W2 adds two sigma projections and one temperature per head; triple adds W_r.
 int64_t attention_params(AttentionKind kind, SigmaMode sigma) {
   switch (kind) {

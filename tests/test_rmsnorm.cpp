@@ -1,4 +1,4 @@
-// nn::RMSNorm and nn::rms_norm (SPEC.md §2): over the last dim,
+// nn::RMSNorm and nn::rms_norm (docs/appendix-a-formulas.md, building blocks): over the last dim,
 //   y = x / sqrt(mean(x^2) + eps) * g,    eps inside the root, g starts at 1,
 // a fused op whose backward is derived by hand in nn/functional.cpp.
 //

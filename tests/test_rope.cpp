@@ -1,4 +1,4 @@
-// Rotary position embedding (SPEC.md §3): nn/rope.h and the rope_rotate /
+// Rotary position embedding (docs/appendix-a-formulas.md, RoPE): nn/rope.h and the rope_rotate /
 // complex_mul functions of nn/functional.h.
 //
 // 1. Parity with PyTorch (tests/fixtures/make_attention_fixtures.py wrote the

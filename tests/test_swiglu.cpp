@@ -1,4 +1,4 @@
-// nn::SwiGLU (SPEC.md §2): FFN(x) = W2 (SiLU(W1 x) * W3 x), no biases, with
+// nn::SwiGLU (docs/appendix-a-formulas.md, building blocks): FFN(x) = W2 (SiLU(W1 x) * W3 x), no biases, with
 // W1, W3 (d_ff, D) and W2 (D, d_ff); d_ff defaults to 8/3 D rounded up to a
 // multiple of 64.
 //

@@ -1,4 +1,4 @@
-// The task generators of SPEC.md §5 (tasks/synthetic.h): copy, associative
+// The task generators of docs/appendix-a-formulas.md, model and tasks (tasks/synthetic.h): copy, associative
 // recall, entailment and byte-level text. Each batch is decoded back into its
 // sequences here and checked against the task's definition: shapes, targets
 // = inputs shifted by one, exactly the right positions scored, the answer

@@ -293,7 +293,7 @@ TEST(Random, TruncNormalStaysInside) {
   for (double x : trunc_normal({20000}, 0.0, 1.0, 0.5, 3.0, DType::Float32, &g).to_vector<double>()) {
     EXPECT_TRUE(x >= 0.5 && x <= 3.0) << x;
   }
-  // Wide std, narrow cut (the SPEC's Linear init cuts at +-3 sigma).
+  // Wide std, narrow cut (Linear's init cuts at +-3 sigma, docs/appendix-a-formulas.md).
   for (double x : trunc_normal({20000}, 1.0, 5.0, -1.0, 2.0, DType::Float64, &g).to_vector<double>()) {
     EXPECT_TRUE(x >= -1.0 && x <= 2.0) << x;
   }

@@ -1,9 +1,9 @@
-// Triple-product (Gram determinant) attention (SPEC.md §4.3, seed 003): the
+// Triple-product (Gram determinant) attention (docs/appendix-a-formulas.md, triple-product attention): the
 // fused kernel triple_attention_probs and gram_score (nn/attention_scores.h,
 // nn/triple_attention.h) and the TripleAttention module.
 //
-// 1. Parity with PyTorch (tests/fixtures/make_variant_fixtures.py writes SPEC
-//    §4.3 out in torch): output and d(sum(out * w))/d(x and the 5 projection
+// 1. Parity with PyTorch (tests/fixtures/make_variant_fixtures.py writes the
+//    formulas of docs/appendix-a-formulas.md out in torch): output and d(sum(out * w))/d(x and the 5 projection
 //    weights), float64 and float32, causal / padding / no mask.
 // 2. float64 gradchecks of triple_attention_probs (q, k, r) for each mask kind,
 //    and of the whole module.

@@ -1,8 +1,8 @@
-// W2 attention (SPEC.md §4.2, seed 000): the fused kernel w2_attention_probs
+// W2 attention (docs/appendix-a-formulas.md, W2 attention): the fused kernel w2_attention_probs
 // (nn/attention_scores.h) and the W2Attention module (nn/w2_attention.h).
 //
-// 1. Parity with PyTorch (tests/fixtures/make_variant_fixtures.py writes SPEC
-//    §4.2 out in torch): output and d(sum(out * w))/d(x and all 7 parameters),
+// 1. Parity with PyTorch (tests/fixtures/make_variant_fixtures.py writes the
+//    formulas of docs/appendix-a-formulas.md out in torch): output and d(sum(out * w))/d(x and all 7 parameters),
 //    float64 and float32, scalar and vector sigma, causal / padding / no mask.
 // 2. float64 gradchecks of w2_attention_probs (mu_q, mu_k, sigma_q, sigma_k,
 //    tau) for each mask kind and sigma kind, and of the whole module.
@@ -46,7 +46,7 @@ namespace {
 
 // ---- helpers --------------------------------------------------------------------------------
 
-constexpr double kEps = 1e-6;  // the W2 score's eps, SPEC.md §4.2
+constexpr double kEps = 1e-6;  // the W2 score's eps, docs/appendix-a-formulas.md, W2 attention
 
 Tensor fixture(const std::string& name) { return load_fixture("variants/" + name); }
 

@@ -22,7 +22,7 @@ for cmd in "$@"; do
   echo "\$ $cmd" | shown
   if [ $tty = 1 ]; then
     # On the pty every line ends in \r\n; the remaining \r are the rewrites.
-    script -qec "ropegrad() { \"\$ROPEGRAD_BIN\" \"\$@\"; }; $cmd" /dev/null < /dev/null |
+    SHELL=/bin/bash script -qec "ropegrad() { \"\$ROPEGRAD_BIN\" \"\$@\"; }; $cmd" /dev/null < /dev/null |
       sed 's/\r$//' | tr '\r' '\n' | sed 's/ *$//' | grep -v '^$' | shown
   else
     (ropegrad() { "$ROPEGRAD_BIN" "$@"; }; eval "$cmd") 2>&1 | shown

@@ -373,11 +373,12 @@ def main():
     build = pathlib.Path(args.build).resolve()
     errors = []
     files = chapters()
-    for f in files + [DOCS / "README.md", ROOT / "README.md"]:
+    others = [DOCS / "course.md", DOCS / "README.md", ROOT / "README.md"]
+    for f in files + others:
         output_blocks(f, build, args.regen, errors)
     if args.regen:
         return 0
-    for f in files + [DOCS / "README.md", ROOT / "README.md"]:
+    for f in files + others:
         links(f, errors)
     table = label_table()
     chapter_shape(files, table, errors)

@@ -1,22 +1,11 @@
 // Chapter 18 (docs/18-training.md), "The tasks": one sequence of each task,
 // drawn by the task's own batch() from Generator(3), with small sizes.
 // Usage: snippet_ch18_tasks copy | recall | entailment | text FILE
-//
-// Snippets link the core library only, not ropegrad_tasks, so this program
-// compiles the tasks' source itself. make_task's BPE-tokenizer branch lives in
-// tasks/token_text_task.cpp (with the tokenizer library), which is not built
-// here; it is stubbed below and never called.
 #include <iostream>
 #include <string>
 
 #include "nn/functional.h"
-#include "tasks/synthetic.cpp"
-
-namespace ropegrad::tasks {
-std::unique_ptr<Task> make_token_text_task(const TaskOptions&, int64_t) {
-  throw std::logic_error("snippet_ch18_tasks: the BPE text task is not built into this program");
-}
-}  // namespace ropegrad::tasks
+#include "tasks/synthetic.h"
 
 using namespace ropegrad;
 using namespace ropegrad::tasks;

@@ -9,7 +9,7 @@ run=$1/docs-runs/generate-run
 prompt="3 1 4 1 5 9 2 6 5 3 5 8 9 7 9 3"
 for extra in "--temperature 0" "--temperature 0 --stop-token 6" \
   "--temperature 1 --seed 1" "--temperature 1 --top-p 0.9 --seed 1"; do
-  echo "\$ ropegrad generate --checkpoint /tmp/run --prompt \"$prompt\" --max-new-tokens 15 $extra"
+  echo "\$ ropegrad generate --checkpoint ./build/docs-runs/run --prompt \"$prompt\" --max-new-tokens 15 $extra"
   # shellcheck disable=SC2086
   "$bin" generate --checkpoint "$run" --prompt "$prompt" --max-new-tokens 15 $extra
 done

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <vector>
@@ -139,29 +141,92 @@ std::pair<Tensor, Tensor> TokenMemmap::get_batch(int64_t batch_size, int64_t con
   return {x, y};
 }
 
-void save_token_ids(const std::string& path, const std::vector<int32_t>& ids) {
-  const bool small = std::all_of(ids.begin(), ids.end(), [](int32_t v) { return v >= 0 && v < 65536; });
-  std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({},), }}",
-                                   small ? "<u2" : "<i4", ids.size());
-  const size_t total = 10 + header.size() + 1;
-  header.append((64 - total % 64) % 64, ' ');
-  header += '\n';
-  std::ofstream out(path, std::ios::binary);
-  RG_CHECK(out.good(), "save_token_ids", "cannot write {}", path);
-  out.write("\x93NUMPY\x01\x00", 8);
-  const uint16_t len = static_cast<uint16_t>(header.size());
-  const unsigned char len_bytes[2] = {static_cast<unsigned char>(len & 0xFF), static_cast<unsigned char>(len >> 8)};
-  out.write(reinterpret_cast<const char*>(len_bytes), 2);
-  out << header;
-  for (int32_t v : ids) {
-    if (small) {
-      const unsigned char b[2] = {static_cast<unsigned char>(v & 0xFF), static_cast<unsigned char>((v >> 8) & 0xFF)};
-      out.write(reinterpret_cast<const char*>(b), 2);
-    } else {
-      out.write(reinterpret_cast<const char*>(&v), 4);  // little-endian x86-64
-    }
+namespace {
+
+// The .npy header of a 1-D array of `count` ids, padded with spaces to
+// kTokenHeaderBytes in all (magic and length included), a multiple of 64 that
+// any int64 count fits in: rewriting it at close() never moves the data.
+constexpr size_t kTokenHeaderBytes = 128;
+
+std::string token_header(bool small, int64_t count) {
+  std::string dict = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({},), }}", small ? "<u2" : "<i4",
+                                 count);
+  dict.append(kTokenHeaderBytes - 10 - dict.size() - 1, ' ');
+  dict += '\n';
+  const uint16_t len = static_cast<uint16_t>(dict.size());
+  std::string out("\x93NUMPY\x01\x00", 8);
+  out += static_cast<char>(len & 0xFF);
+  out += static_cast<char>(len >> 8);
+  return out + dict;
+}
+
+void write_all(int fd, const unsigned char* data, size_t n, const std::string& path) {
+  while (n > 0) {
+    const ssize_t w = ::write(fd, data, n);
+    RG_CHECK(w > 0 || errno == EINTR, "TokenIdWriter", "writing '{}' failed: {}", path, std::strerror(errno));
+    if (w > 0) data += w, n -= static_cast<size_t>(w);
   }
-  RG_CHECK(out.good(), "save_token_ids", "writing {} failed", path);
+}
+
+}  // namespace
+
+TokenIdWriter::TokenIdWriter(const std::string& path, int64_t vocab_size)
+    : path_(path), tmp_path_(path + ".tmp"), vocab_size_(vocab_size), small_(vocab_size <= 65536) {
+  RG_CHECK(vocab_size > 0 && vocab_size <= (int64_t{1} << 31), "TokenIdWriter",
+           "vocab_size must be in [1, 2^31], got {}", vocab_size);
+  fd_ = ::open(tmp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  RG_CHECK(fd_ >= 0, "TokenIdWriter", "cannot write '{}': {}", tmp_path_, std::strerror(errno));
+  const std::string header = token_header(small_, 0);  // the count is filled in by close()
+  write_all(fd_, reinterpret_cast<const unsigned char*>(header.data()), header.size(), tmp_path_);
+}
+
+TokenIdWriter::~TokenIdWriter() {
+  if (fd_ >= 0) {  // not closed: an error or an interruption; leave nothing behind
+    ::close(fd_);
+    ::unlink(tmp_path_.c_str());
+  }
+}
+
+void TokenIdWriter::write(const std::vector<int32_t>& ids) {
+  RG_CHECK(fd_ >= 0, "TokenIdWriter", "'{}' is already closed", path_);
+  const int item = small_ ? 2 : 4;
+  buffer_.resize(ids.size() * static_cast<size_t>(item));
+  unsigned char* out = buffer_.data();
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const int32_t v = ids[i];
+    RG_CHECK(v >= 0 && v < vocab_size_, "TokenIdWriter", "{}: token id {} at position {} is outside [0, {})", path_, v,
+             count_ + static_cast<int64_t>(i), vocab_size_);
+    for (int b = 0; b < item; ++b) *out++ = static_cast<unsigned char>((static_cast<uint32_t>(v) >> (8 * b)) & 0xFF);
+  }
+  write_all(fd_, buffer_.data(), buffer_.size(), tmp_path_);
+  count_ += static_cast<int64_t>(ids.size());
+}
+
+void TokenIdWriter::close() {
+  RG_CHECK(fd_ >= 0, "TokenIdWriter", "'{}' is already closed", path_);
+  const std::string header = token_header(small_, count_);
+  RG_CHECK(::pwrite(fd_, header.data(), header.size(), 0) == static_cast<ssize_t>(header.size()), "TokenIdWriter",
+           "writing the header of '{}' failed: {}", tmp_path_, std::strerror(errno));
+  // The bytes must be on disk before the rename makes them visible as PATH.
+  RG_CHECK(::fsync(fd_) == 0, "TokenIdWriter", "fsync of '{}' failed: {}", tmp_path_, std::strerror(errno));
+  ::close(fd_);
+  fd_ = -1;
+  if (std::rename(tmp_path_.c_str(), path_.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    ::unlink(tmp_path_.c_str());
+    throw Error(fmt::format("TokenIdWriter: cannot rename '{}' to '{}': {}", tmp_path_, path_, why));
+  }
+}
+
+void save_token_ids(const std::string& path, const std::vector<int32_t>& ids) {
+  int32_t largest = 0;
+  for (int32_t v : ids) {
+    RG_CHECK(v >= 0, "save_token_ids", "{}: negative token id {}", path, v);
+    largest = std::max(largest, v);
+  }
+  TokenIdWriter writer(path, int64_t{largest} + 1);
+  writer.write(ids);
+  writer.close();
 }
 
 }  // namespace ropegrad::nn

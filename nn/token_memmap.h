@@ -38,6 +38,33 @@ class TokenMemmap {
   int item_bytes_ = 0;  // 2, 4 or 8
 };
 
+// Writes a 1-D token-id .npy piece by piece, so that the ids of a text larger
+// than memory never have to be held at once (`ropegrad tokenize encode`).
+// The dtype is fixed up front from the vocabulary size: '<u2' when every id
+// fits in uint16, else '<i4'. The count goes into the header at close(); the
+// header is padded to a fixed length so that any count fits. The ids go to
+// PATH.tmp, which close() flushes to disk and renames to PATH: an interrupted
+// or failed write never leaves a truncated .npy under PATH, and the
+// destructor of an unclosed writer removes the temporary file.
+class TokenIdWriter {
+ public:
+  TokenIdWriter(const std::string& path, int64_t vocab_size);
+  ~TokenIdWriter();
+  TokenIdWriter(const TokenIdWriter&) = delete;
+  TokenIdWriter& operator=(const TokenIdWriter&) = delete;
+
+  void write(const std::vector<int32_t>& ids);  // each id in [0, vocab_size)
+  int64_t count() const { return count_; }
+  void close();
+
+ private:
+  std::string path_, tmp_path_;
+  int fd_ = -1;
+  int64_t vocab_size_ = 0, count_ = 0;
+  bool small_ = true;
+  std::vector<unsigned char> buffer_;
+};
+
 // Writes ids as a 1-D .npy: '<u2' when every id fits in uint16, else '<i4'.
 void save_token_ids(const std::string& path, const std::vector<int32_t>& ids);
 

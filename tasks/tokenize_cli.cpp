@@ -93,11 +93,14 @@ int run_tokenize(int argc, char** argv) {
   if (sub == "encode") {
     std::ifstream in(o.input, std::ios::binary);
     RG_CHECK(in.good(), "tokenize", "cannot open {}", o.input);
-    std::vector<int32_t> ids;
-    tokenizer.encode_stream(in, [&](const std::vector<int32_t>& part) { ids.insert(ids.end(), part.begin(), part.end()); });
-    nn::save_token_ids(o.out, ids);
-    std::printf("encoded %s into %zu tokens in %.2f s -> %s\n", o.input.c_str(), ids.size(), seconds_since(t0),
-                o.out.c_str());
+    // Ids go to the file as they come: a corpus larger than memory encodes in
+    // about chunk-sized memory (the .npy appears only when complete).
+    nn::TokenIdWriter out(o.out, tokenizer.vocab_size());
+    tokenizer.encode_stream(in, [&](const std::vector<int32_t>& part) { out.write(part); });
+    RG_CHECK(!in.bad(), "tokenize", "reading {} failed", o.input);
+    out.close();
+    std::printf("encoded %s into %lld tokens in %.2f s -> %s\n", o.input.c_str(), static_cast<long long>(out.count()),
+                seconds_since(t0), o.out.c_str());
     return 0;
   }
   nn::TokenMemmap ids_file(o.input);

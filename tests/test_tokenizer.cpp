@@ -283,6 +283,82 @@ TEST(Encode, StreamingEqualsWhole) {
   }
 }
 
+// Random text over letters of several scripts, Unicode spaces (U+00A0,
+// U+3000, U+0085), invalid bytes, digits and punctuation, next to ' ' and '\n'.
+std::string random_mixed_text(std::mt19937& rng, int chars) {
+  const std::vector<char32_t> alphabet = {'a', 'Z', ' ', ' ', ' ', '\n', '\n', '\t', '\'', 's', '7', '.', 0xE9, 0x4E2D,
+                                          0x3042, 0x1F642, 0x416, 0xA0, 0x3000, 0x85, 0x2028, 0x627, 0x301};
+  std::string s;
+  for (int i = 0; i < chars; ++i) {
+    if (rng() % 50 == 0) s += static_cast<char>(0x80 + rng() % 0x40);  // a stray continuation byte
+    if (rng() % 60 == 0) s += static_cast<char>(0xE4);                  // a truncated lead byte
+    append_utf8(s, alphabet[rng() % alphabet.size()]);
+  }
+  return s;
+}
+
+TEST(Encode, ASafeCutSplitsNoPreToken) {
+  std::mt19937 rng(7);
+  int cuts = 0, non_ascii_cuts = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    const std::string text = random_mixed_text(rng, 60);
+    const std::vector<std::string> whole = pretokens(text);
+    for (size_t pos = 0; pos <= text.size(); ++pos) {
+      if (!is_safe_cut(text, pos)) continue;
+      ++cuts;
+      non_ascii_cuts += static_cast<unsigned char>(text[pos - 1]) >= 0x80;
+      std::vector<std::string> parts = pretokens(std::string_view(text).substr(0, pos));
+      const std::vector<std::string> right = pretokens(std::string_view(text).substr(pos));
+      parts.insert(parts.end(), right.begin(), right.end());
+      ASSERT_EQ(parts, whole) << "trial " << trial << ": a cut at byte " << pos << " changes the pre-tokens";
+    }
+  }
+  // The rule finds cuts after non-ASCII characters too (text in other scripts
+  // streams in bounded memory), but never after a Unicode space.
+  EXPECT_GT(cuts, 1000);
+  EXPECT_GT(non_ascii_cuts, 200);
+  EXPECT_FALSE(is_safe_cut("a\u00a0 b", 3)) << "U+00A0 is \\s: the space run goes on";
+  EXPECT_FALSE(is_safe_cut("a\u3000\nb", 4));
+}
+
+TEST(Encode, StreamingEqualsWholeOnTextInAnyScript) {
+  Tokenizer tok(fixture_model());
+  std::mt19937 rng(11);
+  const std::string text = random_mixed_text(rng, 20000);
+  const auto whole = tok.encode(text);
+  for (size_t chunk : {1, 5, 64, 4096}) {
+    std::istringstream in(text);
+    std::vector<int32_t> streamed;
+    size_t pieces = 0;
+    tok.encode_stream(in, [&](const std::vector<int32_t>& ids) {
+      streamed.insert(streamed.end(), ids.begin(), ids.end());
+      ++pieces;
+    }, chunk, 1 << 20);
+    ASSERT_EQ(streamed, whole) << "chunk " << chunk;
+    if (chunk < 4096) {
+      EXPECT_GT(pieces, 20u) << "chunk " << chunk << ": the text was held whole";
+    }
+  }
+}
+
+TEST(Encode, StreamingKeepsMemoryBoundedOnARunWithNowhereToCut) {
+  Tokenizer tok(fixture_model());
+  std::string run;  // 100 KB of letters and no space: one pre-token
+  for (int i = 0; i < 100000; ++i) run += static_cast<char>('a' + i % 26);
+  const std::string text = run + " the end\n" + run;
+  std::istringstream in(text);
+  std::vector<int32_t> streamed;
+  size_t largest_piece = 0;
+  tok.encode_stream(in, [&](const std::vector<int32_t>& ids) {
+    streamed.insert(streamed.end(), ids.begin(), ids.end());
+    largest_piece = std::max(largest_piece, tok.decode_bytes(ids).size());
+  }, /*chunk_bytes=*/1024, /*max_buffer_bytes=*/8192);
+  EXPECT_LE(largest_piece, 8192u + 1024u) << "the buffer grew past its limit";
+  EXPECT_EQ(tok.decode_bytes(streamed), text) << "cutting a long run still round-trips";
+  EXPECT_RG_ERROR(tok.encode_stream(in, [](const std::vector<int32_t>&) {}, 1024, 100), "encode_stream", "100",
+                  "1024");
+}
+
 // ---- files ------------------------------------------------------------------------------
 
 TEST(Files, SaveLoadRoundTrip) {
@@ -361,6 +437,47 @@ TEST(TokenIds, Uint16AndInt32FilesReadBackEverywhere) {
     }
     EXPECT_RG_ERROR(map.at(static_cast<int64_t>(ids.size())), "TokenMemmap", "outside");
   }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TokenIds, AWriterFedInPiecesWritesTheSameFileAndOnlyWhenClosed) {
+  const std::string dir = temp_dir("writer");
+  std::vector<int32_t> all;
+  {
+    nn::TokenIdWriter writer(dir + "/pieces.npy", 70000);  // vocab above 65536: int32 ids
+    for (int32_t piece = 0; piece < 5; ++piece) {
+      std::vector<int32_t> ids(1000 + piece);
+      for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>((i * 7919 + piece) % 70000);
+      writer.write(ids);
+      all.insert(all.end(), ids.begin(), ids.end());
+    }
+    EXPECT_FALSE(std::filesystem::exists(dir + "/pieces.npy")) << "the file appears only when complete";
+    EXPECT_EQ(writer.count(), static_cast<int64_t>(all.size()));
+    writer.close();
+  }
+  const std::string bytes = read_all(dir + "/pieces.npy");
+  EXPECT_EQ(bytes.size(), 128 + 4 * all.size());  // the fixed 128-byte header, then the ids
+  EXPECT_NE(bytes.find("'<i4'"), std::string::npos);
+  nn::TokenMemmap map(dir + "/pieces.npy");
+  ASSERT_EQ(map.size(), static_cast<int64_t>(all.size()));
+  for (size_t i = 0; i < all.size(); i += 97) EXPECT_EQ(map.at(static_cast<int64_t>(i)), all[i]);
+  // Nothing written yet, an empty file: a valid 0-long array.
+  { nn::TokenIdWriter(dir + "/empty.npy", 10).close(); }
+  EXPECT_EQ(nn::TokenMemmap(dir + "/empty.npy").size(), 0);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TokenIds, AWriterThatFailsOrIsNotClosedLeavesNoFile) {
+  const std::string dir = temp_dir("writerfail");
+  {
+    nn::TokenIdWriter writer(dir + "/bad.npy", 300);
+    writer.write({1, 2, 3});
+    EXPECT_RG_ERROR(writer.write({4, 300}), "TokenIdWriter", "bad.npy", "token id 300 at position 4", "[0, 300)");
+  }  // destroyed without close(), as when encoding stops on an error or an exception
+  EXPECT_FALSE(std::filesystem::exists(dir + "/bad.npy"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/bad.npy.tmp"));
+  EXPECT_RG_ERROR(nn::TokenIdWriter(dir + "/no/such/dir/x.npy", 10), "TokenIdWriter", "cannot write");
+  EXPECT_RG_ERROR(nn::TokenIdWriter(dir + "/x.npy", 0), "TokenIdWriter", "vocab_size");
   std::filesystem::remove_all(dir);
 }
 

@@ -83,23 +83,26 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text) const {
 }
 
 void Tokenizer::encode_stream(std::istream& in, const std::function<void(const std::vector<int32_t>&)>& emit,
-                              size_t chunk_bytes) const {
+                              size_t chunk_bytes, size_t max_buffer_bytes) const {
   RG_CHECK(chunk_bytes > 0, "encode_stream", "chunk size must be positive");
+  RG_CHECK(max_buffer_bytes >= chunk_bytes, "encode_stream", "the buffer limit ({}) must be at least one chunk ({})",
+           max_buffer_bytes, chunk_bytes);
   size_t longest_special = 0;
   for (const std::string& s : model_.specials) longest_special = std::max(longest_special, s.size());
-  // A cut at pos is allowed where the pattern would cut and no special
-  // token occurrence spans pos.
-  auto cut_ok = [&](std::string_view buf, size_t pos) {
-    if (!is_safe_cut(buf, pos)) return false;
+  // Does an occurrence of a special token span pos? Only the |s| - 1 bytes on
+  // each side of pos can hold one.
+  auto inside_special = [&](std::string_view buf, size_t pos) {
     for (const std::string& s : model_.specials) {
       const size_t from = pos >= s.size() ? pos - s.size() + 1 : 0;
-      for (size_t at = buf.find(s, from); at != std::string_view::npos && at < pos; at = buf.find(s, at + 1))
-        if (at + s.size() > pos) return false;
+      const std::string_view around = buf.substr(from, pos + s.size() - 1 - from);
+      for (size_t at = around.find(s); at != std::string_view::npos; at = around.find(s, at + 1))
+        if (from + at < pos && from + at + s.size() > pos) return true;
     }
-    return true;
+    return false;
   };
   std::string buffer;
   std::string chunk(chunk_bytes, '\0');
+  size_t unsafe_up_to = 0;  // every position in (0, unsafe_up_to] was found no safe cut
   while (true) {
     in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
     const size_t got = static_cast<size_t>(in.gcount());
@@ -108,11 +111,24 @@ void Tokenizer::encode_stream(std::istream& in, const std::function<void(const s
     // Keep a tail long enough that the characters after the cut (and any
     // special token reaching across it) are seen whole.
     if (buffer.size() <= longest_special + 1) continue;
-    size_t pos = buffer.size() - longest_special - 1;
-    while (pos > 0 && !cut_ok(buffer, pos)) --pos;
-    if (pos == 0) continue;  // no safe place yet: read more
+    const size_t top = buffer.size() - longest_special - 1;
+    size_t pos = top;
+    while (pos > unsafe_up_to && !(is_safe_cut(buffer, pos) && !inside_special(buffer, pos))) --pos;
+    if (pos == unsafe_up_to) {
+      unsafe_up_to = top;
+      if (buffer.size() < max_buffer_bytes) continue;  // no safe place yet: read more
+      // A run this long without a place where the pattern cuts (text with no
+      // space or newline after a non-space): cut at a character boundary
+      // outside any special token, so memory stays bounded. Only here can the
+      // ids differ from encode() of the whole text: one pre-token of more
+      // than max_buffer_bytes is encoded as two.
+      pos = top;
+      while (pos > 0 && ((static_cast<unsigned char>(buffer[pos]) & 0xC0) == 0x80 || inside_special(buffer, pos))) --pos;
+      if (pos == 0) continue;
+    }
     emit(encode(std::string_view(buffer).substr(0, pos)));
     buffer.erase(0, pos);
+    unsafe_up_to = 0;
   }
   if (!buffer.empty()) emit(encode(buffer));
 }

@@ -110,11 +110,16 @@ std::vector<Piece> split_at_specials(std::string_view text, const std::vector<st
 
 bool is_safe_cut(std::string_view text, size_t pos) {
   if (pos == 0 || pos >= text.size()) return false;
-  const unsigned char before = static_cast<unsigned char>(text[pos - 1]);
-  const char at = text[pos];
-  const bool before_ok = before < 0x80 && before != ' ' && !(before >= 0x09 && before <= 0x0D) &&
-                         !(before >= 0x1C && before <= 0x1F);
-  return before_ok && (at == ' ' || at == '\n');
+  if (text[pos] != ' ' && text[pos] != '\n') return false;
+  // The character that ends at pos: an ASCII byte, or the UTF-8 sequence of up
+  // to 4 bytes ending there (a lead byte is never a continuation byte, so the
+  // pattern's left-to-right decoding meets the same sequence).
+  for (size_t len = 1; len <= 4 && len <= pos; ++len) {
+    char32_t cp = 0;
+    if (decode_code_point(text, pos - len, &cp) == static_cast<int>(len)) return !is_space(cp);
+    if (static_cast<unsigned char>(text[pos - len]) < 0x80) break;
+  }
+  return true;  // an invalid byte: a character of its own, never \s
 }
 
 }  // namespace ropegrad::tok

@@ -29,10 +29,11 @@ struct Piece {
 std::vector<Piece> split_at_specials(std::string_view text, const std::vector<std::string>& specials);
 
 // True when pre-tokenizing text[0, pos) and text[pos, end) separately gives
-// the same pre-tokens as the whole: text[pos - 1] is an ASCII character
-// outside \s and text[pos] is an ASCII space or newline. No pre-token of the
-// pattern contains a non-space followed by a space, and no lookahead reaches
-// back across such a place.
+// the same pre-tokens as the whole: the character before pos (ASCII or a
+// UTF-8 sequence; an invalid byte counts as a character of its own) is not
+// \s and text[pos] is an ASCII space or newline. No pre-token of the pattern
+// contains a non-space followed by a space, and no lookahead reaches back
+// across such a place.
 bool is_safe_cut(std::string_view text, size_t pos);
 
 }  // namespace ropegrad::tok

@@ -28,11 +28,14 @@ class Tokenizer {
   // Not thread-safe: the pre-token cache is shared.
   std::vector<int32_t> encode(std::string_view text) const;
 
-  // Encodes a stream chunk by chunk (at most about chunk_bytes read at a
-  // time), cutting only where the pattern would cut and never inside a
-  // special token, so the ids equal encode() of the whole text.
+  // Encodes a stream chunk by chunk (chunk_bytes read at a time), cutting
+  // only where the pattern would cut and never inside a special token, so
+  // the ids equal encode() of the whole text. The text held at once stays
+  // below about max_buffer_bytes: a run longer than that with no place to cut
+  // (no space or newline after a non-space) is cut at a character boundary,
+  // the one case where the ids can differ from encode() of the whole.
   void encode_stream(std::istream& in, const std::function<void(const std::vector<int32_t>&)>& emit,
-                     size_t chunk_bytes = 1 << 20) const;
+                     size_t chunk_bytes = 1 << 20, size_t max_buffer_bytes = 64 << 20) const;
 
   // The bytes of the tokens, concatenated; ids must be in range.
   std::string decode_bytes(const std::vector<int32_t>& ids) const;

@@ -103,19 +103,38 @@ int run_tokenize(int argc, char** argv) {
                 seconds_since(t0), o.out.c_str());
     return 0;
   }
+  // Decoded a block of ids at a time, so neither the ids nor the text are held
+  // whole. Bytes that may begin a character completed in the next block wait
+  // for it: U+FFFD replaces exactly what decode() of the whole would replace.
   nn::TokenMemmap ids_file(o.input);
+  const std::string tmp = o.out + ".tmp";
+  std::ofstream out(tmp, std::ios::binary);
+  RG_CHECK(out.good(), "tokenize", "cannot write {}", tmp);
+  constexpr int64_t kBlock = 1 << 20;
   std::vector<int32_t> ids;
-  ids.reserve(static_cast<size_t>(ids_file.size()));
-  for (int64_t i = 0; i < ids_file.size(); ++i) {
-    const int64_t id = ids_file.at(i);
-    RG_CHECK(id >= 0 && id < tokenizer.vocab_size(), "tokenize", "{}: token id {} at position {} is outside [0, {})",
-             o.input, id, i, tokenizer.vocab_size());
-    ids.push_back(static_cast<int32_t>(id));
+  std::string pending;  // an incomplete character from the previous block
+  for (int64_t begin = 0; begin < ids_file.size(); begin += kBlock) {
+    const int64_t end = std::min(ids_file.size(), begin + kBlock);
+    ids.clear();
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t id = ids_file.at(i);
+      if (id < 0 || id >= tokenizer.vocab_size()) {
+        out.close();
+        std::remove(tmp.c_str());
+        throw Error(fmt::format("tokenize: {}: token id {} at position {} is outside [0, {})", o.input, id, i,
+                                tokenizer.vocab_size()));
+      }
+      ids.push_back(static_cast<int32_t>(id));
+    }
+    pending += tokenizer.decode_bytes(ids);
+    const size_t keep = tok::incomplete_utf8_tail(pending);
+    out << tok::replace_invalid_utf8(std::string_view(pending).substr(0, pending.size() - keep));
+    pending.erase(0, pending.size() - keep);
   }
-  std::ofstream out(o.out, std::ios::binary);
-  RG_CHECK(out.good(), "tokenize", "cannot write {}", o.out);
-  out << tokenizer.decode(ids);
-  std::printf("decoded %zu tokens -> %s\n", ids.size(), o.out.c_str());
+  out << tok::replace_invalid_utf8(pending);
+  out.close();
+  RG_CHECK(out.good() && std::rename(tmp.c_str(), o.out.c_str()) == 0, "tokenize", "writing {} failed", o.out);
+  std::printf("decoded %lld tokens -> %s\n", static_cast<long long>(ids_file.size()), o.out.c_str());
   return 0;
 }
 

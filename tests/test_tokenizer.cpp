@@ -297,6 +297,33 @@ std::string random_mixed_text(std::mt19937& rng, int chars) {
   return s;
 }
 
+TEST(Decode, BlockByBlockReplacesInvalidUtf8AsTheWholeDoes) {
+  // What `tokenize decode` does: decode a block, keep its incomplete last
+  // character for the next block, replace the rest.
+  std::mt19937 rng(5);
+  const std::vector<std::string> pieces = {"a", " ", "\xc3\xa9", "\xe4\xb8\xad", "\xf0\x9f\x99\x82", "\xe4\xb8",
+                                           "\xf0\x9f", "\x80", "\xff", "\xe0\x80", "\xed\xa0\x80", "\xf4\x90"};
+  for (int trial = 0; trial < 500; ++trial) {
+    std::string bytes;
+    for (int i = 0, n = static_cast<int>(rng() % 30); i < n; ++i) bytes += pieces[rng() % pieces.size()];
+    std::string out, pending;
+    for (size_t at = 0; at < bytes.size();) {
+      const size_t len = 1 + rng() % 5;
+      pending += bytes.substr(at, len);
+      at += len;
+      const size_t keep = incomplete_utf8_tail(pending);
+      out += replace_invalid_utf8(std::string_view(pending).substr(0, pending.size() - keep));
+      pending.erase(0, pending.size() - keep);
+    }
+    out += replace_invalid_utf8(pending);
+    ASSERT_EQ(out, replace_invalid_utf8(bytes)) << "trial " << trial;
+  }
+  EXPECT_EQ(incomplete_utf8_tail("ab\xe4\xb8"), 2u);
+  EXPECT_EQ(incomplete_utf8_tail("ab\xe0\x80"), 0u) << "E0 80 can never be completed";
+  EXPECT_EQ(incomplete_utf8_tail("\xf0\x9f\x99"), 3u);
+  EXPECT_EQ(incomplete_utf8_tail("\xc3\xa9"), 0u) << "a complete character";
+}
+
 TEST(Encode, ASafeCutSplitsNoPreToken) {
   std::mt19937 rng(7);
   int cuts = 0, non_ascii_cuts = 0;

@@ -102,6 +102,15 @@ std::string replace_invalid_utf8(std::string_view bytes) {
   return out;
 }
 
+size_t incomplete_utf8_tail(std::string_view bytes) {
+  for (size_t k = std::min<size_t>(3, bytes.size()); k > 0; --k) {
+    int full = 0;
+    const size_t start = bytes.size() - k;
+    if (valid_prefix(bytes, start, &full) == static_cast<int>(k) && full > static_cast<int>(k)) return k;
+  }
+  return 0;
+}
+
 int64_t first_invalid_utf8(std::string_view bytes) {
   char32_t cp = 0;
   for (size_t pos = 0; pos < bytes.size();) {

@@ -26,6 +26,12 @@ void append_utf8(std::string& out, char32_t cp);
 // subpart becomes one U+FFFD.
 std::string replace_invalid_utf8(std::string_view bytes);
 
+// How many of the last bytes (0..3) begin a character that the bytes after
+// them could still complete: a decoder that works block by block keeps them
+// for the next block, and replace_invalid_utf8 of the blocks then equals
+// replace_invalid_utf8 of the whole.
+size_t incomplete_utf8_tail(std::string_view bytes);
+
 // Offset of the first invalid UTF-8 byte, or -1 when the text is valid.
 int64_t first_invalid_utf8(std::string_view bytes);
 

@@ -26,10 +26,10 @@
 // task walks a head's query tiles in order — no atomics, no partial copies,
 // and the same bits on any number of threads.
 //
-// Crossover (kTiledAttentionMinKeys in the header): measured single-threaded
-// (ROPEGRAD_NUM_THREADS=1) on this 2-core machine with
-// bench/attention_tiled_bench.cpp, one forward + backward of B=1, H=4, dh=128,
-// causal, float32. See docs/appendix-c-performance.md for the table.
+// Crossover (kTiledAttentionMinKeys in the header): bench/attention_crossover.py
+// times forward + backward of each attention module (D=128, H=4 so dh=32,
+// B=1, causal) single-threaded on both paths; docs/appendix-c-performance.md
+// has the table.
 #include "nn/attention_tiled.h"
 
 #include <cblas.h>
@@ -53,8 +53,9 @@ namespace {
 
 // ---- small helpers --------------------------------------------------------------------------
 
+// Always inlined, so the loops over a tile row become SIMD code.
 template <typename T>
-T exp_of(T x) {
+[[gnu::always_inline]] inline T exp_of(T x) {
   if constexpr (std::is_same_v<T, float>) {
     return fast_exp(x);  // as the materialised kernels
   } else {
@@ -78,6 +79,33 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, 
 // Our own pool runs the tiles; OpenBLAS must not start threads inside them.
 void use_single_threaded_blas() {
   if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
+}
+
+// max and sum of x[0, n) with 8 independent lanes, a form the compiler turns
+// into SIMD code (a plain running max or sum is one long dependency chain).
+template <typename T>
+T lane_max(const T* x, int64_t n) {
+  constexpr int64_t kLanes = 8;
+  T lanes[kLanes];
+  std::fill(lanes, lanes + kLanes, -std::numeric_limits<T>::infinity());
+  int64_t c = 0;
+  for (; c + kLanes <= n; c += kLanes)
+    for (int64_t l = 0; l < kLanes; ++l) lanes[l] = lanes[l] > x[c + l] ? lanes[l] : x[c + l];
+  for (; c < n; ++c) lanes[0] = lanes[0] > x[c] ? lanes[0] : x[c];
+  return *std::max_element(lanes, lanes + kLanes);
+}
+
+template <typename T>
+T lane_sum(const T* x, int64_t n) {
+  constexpr int64_t kLanes = 8;
+  T lanes[kLanes] = {};
+  int64_t c = 0;
+  for (; c + kLanes <= n; c += kLanes)
+    for (int64_t l = 0; l < kLanes; ++l) lanes[l] += x[c + l];
+  for (; c < n; ++c) lanes[0] += x[c];
+  T sum = 0;
+  for (int64_t l = 0; l < kLanes; ++l) sum += lanes[l];
+  return sum;
 }
 
 struct Geometry {
@@ -167,16 +195,15 @@ void tiled_forward(const Scores& scores, const Geometry& g, const T* v, const Ti
         for (int64_t r = 0; r < ni; ++r) {
           T* sr = s.data() + r * nj;
           const int64_t allowed = mask.apply(bi, h, i0 + r, j0, nj, sr);
-          T tile_max = neg_inf;
-          for (int64_t c = 0; c < allowed; ++c) tile_max = std::max(tile_max, sr[c]);
+          const T tile_max = lane_max(sr, allowed);
           const T m_new = std::max(row_max[r], tile_max);
           if (m_new == neg_inf) {  // nothing allowed yet: this tile adds nothing
             std::fill(sr, sr + nj, T(0));
             continue;
           }
           const T alpha = exp_of(row_max[r] - m_new);  // 0 for the first allowed tile
-          T sum = 0;
-          for (int64_t c = 0; c < allowed; ++c) sum += (sr[c] = exp_of(sr[c] - m_new));
+          for (int64_t c = 0; c < allowed; ++c) sr[c] = exp_of(sr[c] - m_new);
+          const T sum = lane_sum(sr, allowed);
           std::fill(sr + allowed, sr + nj, T(0));
           row_sum[r] = alpha * row_sum[r] + sum;
           row_max[r] = m_new;

@@ -54,8 +54,14 @@ enum class AttentionPath { Auto, Materialized, Tiled };
 AttentionPath attention_path();
 void set_attention_path(AttentionPath path);
 
-// Keys from which Auto takes the tiled path (measured: see attention_tiled.cpp).
-inline constexpr int64_t kTiledAttentionMinKeys = 512;
+// Keys from which Auto takes the tiled path. Measured single-threaded on the
+// 2-core development machine (bench/attention_crossover.py: forward + backward
+// of each attention module, D=128, H=4, B=1, causal, minimum of 10-15 runs):
+// at 128 keys W2 was ~10 % slower tiled (standard and triple already ~10 %
+// faster); from 256 keys on all three were as fast or faster tiled (1.05-1.2x
+// at 256, 1.2-1.8x at 1024, 1.4-2.1x at 2048), and hold a fraction of the
+// memory. Table: docs/appendix-c-performance.md.
+inline constexpr int64_t kTiledAttentionMinKeys = 256;
 
 // Whether the attention of q (B, H, Nq, dh), keys k (B, H, Nk, .) and values v
 // should run tiled. needs_probs: the caller wants the weights (returned, or

@@ -297,7 +297,8 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
     // The usual (B, H, N, dh) case: one fused kernel builds the scores in the
     // probabilities' buffer (nn/attention_scores.cpp); only P is kept for backward.
     // Long contexts: tiled, online softmax, no (B, H, Nq, Nk) tensor (nn/attention_tiled.h).
-    if (use_tiled_attention(q, k, v, {o.mask, o.causal, o.causal_offset}, weights != nullptr || (o.training && o.dropout_p > 0)))
+    const bool needs_probs = weights != nullptr || (o.training && o.dropout_p > 0);
+    if (use_tiled_attention(q, k, v, {o.mask, o.causal, o.causal_offset}, needs_probs))
       return dot_attention_tiled(q, k, v, scale, {o.mask, o.causal, o.causal_offset});
     Tensor p = dot_attention_probs(q, k, scale, ScoreMask{o.mask, o.causal, o.causal_offset});
     p = dropout(p, o.dropout_p, o.training, o.generator);

@@ -1,8 +1,8 @@
 #include "nn/triple_attention.h"
 
-#include "nn/attention_tiled.h"
-
 #include <cmath>
+
+#include "nn/attention_tiled.h"
 
 namespace ropegrad::nn {
 

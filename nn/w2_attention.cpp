@@ -1,8 +1,8 @@
 #include "nn/w2_attention.h"
 
-#include "nn/attention_tiled.h"
-
 #include <cmath>
+
+#include "nn/attention_tiled.h"
 
 namespace ropegrad::nn {
 
@@ -46,7 +46,8 @@ Tensor W2Attention::forward(const Tensor& x, const AttentionCall& call) {
   const ScoreMask mask{call.mask, call.causal, 0};
   if (use_tiled_attention(mu_q, mu_k, v, mask, call.weights != nullptr || (is_training() && dropout_p > 0))) {
     // Long contexts: the output without the (B, H, T, T) weights (nn/attention_tiled.h).
-    return output_proj->forward(merge_heads(w2_attention_tiled(mu_q, mu_k, sigma_q, sigma_k, temperatures(), v, mask)));
+    const Tensor out = w2_attention_tiled(mu_q, mu_k, sigma_q, sigma_k, temperatures(), v, mask);
+    return output_proj->forward(merge_heads(out));
   }
   Tensor p = w2_attention_probs(mu_q, mu_k, sigma_q, sigma_k, temperatures(), mask);
   p = dropout(p, dropout_p, is_training());

@@ -38,7 +38,6 @@
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -543,6 +542,10 @@ Tensor distance_attention_tiled(const Tensor& a_in, const Tensor& b_in, const Te
     return inv;
   };
   const std::vector<double> inv = inverse_temperatures(tau_c);
+  // make(tensors) gives a function of the dtype tag that builds the policy over
+  // those tensors' data. It refers to the tensors (and to inv in this closure),
+  // so it is used only while they live: in the forward below, and in the
+  // backward on its own unpacked tensors (the node keeps a copy of make).
   const auto make = [g, inv](const Tensor& a, const Tensor& b, const Tensor& na, const Tensor& nb) {
     return [&, g](auto tag) {
       using T = decltype(tag);

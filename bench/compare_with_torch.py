@@ -14,6 +14,10 @@ Cases (--cases, comma-separated; default all):
   base, long, deep, wide
            one training step (forward, cross_entropy, backward, AdamW) of the
            LM for each attention variant (issue 4)
+  tiled    long contexts: one training step at T = 1024, 2048, 4096 (D=128,
+           H=4, L=2, B=1) for each variant, ropegrad's tiled attention
+           (nn/attention_tiled.h) and its materialised kernels next to PyTorch
+           (not in the default list: it takes minutes; --cases tiled)
 
 Threads: PyTorch runs at 1 and 2 threads, with OMP_NUM_THREADS,
 OPENBLAS_NUM_THREADS, MKL_NUM_THREADS set to that number and
@@ -193,10 +197,48 @@ def train_tables(a, results):
     return out
 
 
+# ---- long contexts: tiled attention ------------------------------------------------------------------
+
+TILED_T = [1024, 2048, 4096]
+TILED_CFG = dict(D=128, H=4, L=2, B=1, V=256, d_ff=344)
+
+
+def bench_tiled(a):
+    iters, warmup = (1, 1) if a.quick else (2, 1)
+    out = ["## Long contexts: one training step with tiled attention (D=128, H=4, L=2, B=1)", "",
+           "Median ms per step (forward, cross_entropy, backward, AdamW) after warm-up. ropegrad runs with its "
+           "defaults, once with `--attention tiled` (online softmax, nn/attention_tiled.h) and once with "
+           "`--attention materialized` (the (B, H, T, T) kernels of nn/attention_scores.h). Time ratio = best "
+           "PyTorch / ropegrad tiled (> 1: ropegrad faster). Memory = peak RSS growth (as in the training "
+           "table); tensor peak = ropegrad's allocator statistics (memory_stats).", ""]
+    tcols = " | ".join(f"PyTorch {n}T ms" for n in a.torch_threads)
+    out.append(f"| variant | T | ropegrad tiled ms | ropegrad materialised ms | {tcols} | time ratio | "
+               "ropegrad tiled RSS MiB | ropegrad materialised RSS MiB | PyTorch RSS MiB | "
+               "ropegrad tiled tensor peak MiB | ropegrad materialised tensor peak MiB |")
+    out.append("|" + "---|" * (10 + len(a.torch_threads)))
+    for v in VARIANTS:
+        for t in TILED_T:
+            common = ["train", "--variant", v, "--iters", str(iters), "--warmup", str(warmup)] + \
+                flags(dict(TILED_CFG, T=t))
+            tiled = run_json([a.bin] + common + ["--attention", "tiled"], {})
+            mat = run_json([a.bin] + common + ["--attention", "materialized"], {})
+            th = {n: run_json([a.python, a.torch_script] + common + ["--threads", str(n)], torch_env(n))
+                  for n in a.torch_threads}
+            best_n = min(th, key=lambda n: th[n]["step_ms"])
+            best = th[best_n]
+            tms = " | ".join(fmt_ms(th[n]["step_ms"]) for n in a.torch_threads)
+            out.append(f"| {v} | {t} | {fmt_ms(tiled['step_ms'])} | {fmt_ms(mat['step_ms'])} | {tms} | "
+                       f"{best['step_ms'] / tiled['step_ms']:.2f}x ({best_n}T) | "
+                       f"{mib(tiled['rss_peak_growth_bytes'])} | {mib(mat['rss_peak_growth_bytes'])} | "
+                       f"{mib(best['rss_peak_growth_bytes'])} | {mib(tiled['tensor_peak_bytes'])} | "
+                       f"{mib(mat['tensor_peak_bytes'])} |")
+    return out
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--cases", default="modules,base,long,deep,wide",
-                   help="comma-separated: modules, base, long, deep, wide")
+                   help="comma-separated: modules, base, long, deep, wide, tiled")
     p.add_argument("--quick", action="store_true", help="fewer iterations (a smoke run)")
     p.add_argument("--bin", default=os.path.join(REPO, "build", "bench", "ropegrad-models-bench"),
                    help="the ropegrad-models-bench executable")
@@ -206,9 +248,9 @@ def main():
     a = p.parse_args()
     a.torch_threads = [int(n) for n in a.torch_threads.split(",")]
     cases = [c.strip() for c in a.cases.split(",") if c.strip()]
-    unknown = [c for c in cases if c != "modules" and c not in CONFIGS]
+    unknown = [c for c in cases if c not in ("modules", "tiled") and c not in CONFIGS]
     if unknown:
-        raise SystemExit(f"unknown case(s) {unknown}: modules, {', '.join(CONFIGS)}")
+        raise SystemExit(f"unknown case(s) {unknown}: modules, {', '.join(CONFIGS)}, tiled")
     if not os.access(a.bin, os.X_OK):
         raise SystemExit(f"{a.bin} not found: build the ropegrad-models-bench target, or pass --bin")
 
@@ -220,6 +262,8 @@ def main():
     results = [bench_train(a, c) for c in CONFIGS if c in cases]
     if results:
         out += train_tables(a, results) + [""]
+    if "tiled" in cases:
+        out += bench_tiled(a) + [""]
     out += [f"Load average at the end: {os.getloadavg()[0]:.1f}; wall time {time.time() - t0:.0f} s.", "",
             "## Commands run", "", "```"] + COMMANDS + ["```"]
     print("\n".join(out))

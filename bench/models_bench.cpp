@@ -6,6 +6,9 @@
 //   ropegrad-models-bench module --module attention [--D 512 --H 8 --T 256 --B 8 --iters 10 --warmup 2]
 //   ropegrad-models-bench train  --variant w2 [--D 128 --H 4 --L 2 --T 128 --B 16 --V 256 --d_ff 344 ...]
 //
+// Both modes take --attention auto|materialized|tiled (default auto): the
+// attention kernels' path (nn/attention_tiled.h), reported as "attention".
+//
 // module: forward + backward (with a fixed random output gradient) of one of
 //   linear     Linear(D, D) on x (B, T, D)
 //   embedding  Embedding(V, D) on ids (B, T)
@@ -43,6 +46,7 @@
 #include "autograd/engine.h"
 #include "autograd/ops.h"
 #include "nn/attention.h"
+#include "nn/attention_tiled.h"
 #include "nn/functional.h"
 #include "nn/layers.h"
 #include "nn/optim.h"
@@ -121,6 +125,16 @@ bool reset_peak_rss() {
 
 int64_t tensor_bytes(const rg::Tensor& t) { return t.numel() * static_cast<int64_t>(rg::element_size(t.dtype())); }
 
+// --attention: which attention kernels run (nn/attention_tiled.h).
+std::string set_attention(const Args& args) {
+  const std::string path = args.str("attention", "auto");
+  if (path == "auto") nn::set_attention_path(nn::AttentionPath::Auto);
+  else if (path == "materialized") nn::set_attention_path(nn::AttentionPath::Materialized);
+  else if (path == "tiled") nn::set_attention_path(nn::AttentionPath::Tiled);
+  else throw std::runtime_error("--attention must be auto, materialized or tiled, got " + path);
+  return path;
+}
+
 std::string threads_json() {
   const char* blas = std::getenv("OPENBLAS_NUM_THREADS");
   return fmt::format("\"ropegrad_threads\": {}, \"openblas_num_threads_env\": \"{}\"", rg::num_threads(),
@@ -196,6 +210,7 @@ int run_module(const Args& args) {
   const int64_t V = args.num("V", 1024), d_ff = args.num("d_ff", 0);
   const int64_t iters = args.num("iters", 10), warmup = args.num("warmup", 2);
   rg::Generator gen(static_cast<uint64_t>(args.num("seed", 0)));
+  const std::string attention = set_attention(args);
 
   ModuleCase c = make_module(name, D, H, T, B, V, d_ff, gen);
   int64_t n_params = 0;
@@ -231,9 +246,9 @@ int run_module(const Args& args) {
   fmt::print(
       "{{\"impl\": \"ropegrad\", \"mode\": \"module\", \"module\": \"{}\", \"D\": {}, \"H\": {}, \"T\": {}, "
       "\"B\": {}, \"shape\": \"{}\", \"params\": {}, \"iters\": {}, \"warmup\": {}, {}, "
-      "\"fwd_ms\": {:.4f}, \"fwd_bwd_ms\": {:.4f}, \"fwd_bwd_ms_min\": {:.4f}, "
+      "\"attention\": \"{}\", \"fwd_ms\": {:.4f}, \"fwd_bwd_ms\": {:.4f}, \"fwd_bwd_ms_min\": {:.4f}, "
       "\"held_bytes\": {}, \"saved_bytes\": {}, \"peak_bytes\": {}}}\n",
-      name, D, H, T, B, c.shape, n_params, iters, warmup, threads_json(), median(fwd_ms), median(total_ms),
+      name, D, H, T, B, c.shape, n_params, iters, warmup, threads_json(), attention, median(fwd_ms), median(total_ms),
       *std::min_element(total_ms.begin(), total_ms.end()), held, saved, peak);
   return 0;
 }
@@ -252,6 +267,7 @@ int run_train(const Args& args) {
   cfg.attention = nn::parse_attention_kind(args.str("variant", "standard"));
   const int64_t iters = args.num("iters", 5), warmup = args.num("warmup", 2);
   rg::Generator gen(static_cast<uint64_t>(args.num("seed", 0)));
+  const std::string attention = set_attention(args);
 
   const int64_t rss_before = proc_status_bytes("VmRSS");
   const bool hwm_reset = reset_peak_rss();
@@ -284,11 +300,11 @@ int run_train(const Args& args) {
   fmt::print(
       "{{\"impl\": \"ropegrad\", \"mode\": \"train\", \"variant\": \"{}\", \"D\": {}, \"H\": {}, \"L\": {}, "
       "\"T\": {}, \"B\": {}, \"V\": {}, \"d_ff\": {}, \"params\": {}, \"iters\": {}, \"warmup\": {}, {}, "
-      "\"step_ms\": {:.3f}, \"step_ms_min\": {:.3f}, \"tokens_per_s\": {:.1f}, \"loss\": {:.5f}, "
+      "\"attention\": \"{}\", \"step_ms\": {:.3f}, \"step_ms_min\": {:.3f}, \"tokens_per_s\": {:.1f}, \"loss\": {:.5f}, "
       "\"tensor_peak_bytes\": {}, \"rss_before_bytes\": {}, \"rss_base_bytes\": {}, \"rss_model_bytes\": {}, "
       "\"rss_peak_bytes\": {}, \"rss_peak_growth_bytes\": {}, \"hwm_reset\": {}}}\n",
       nn::attention_kind_name(cfg.attention), cfg.d_model, cfg.num_heads, cfg.num_layers, T, B, cfg.vocab_size,
-      cfg.d_ff, model.num_parameters(), iters, warmup, threads_json(), med,
+      cfg.d_ff, model.num_parameters(), iters, warmup, threads_json(), attention, med,
       *std::min_element(step_ms.begin(), step_ms.end()), static_cast<double>(B * T) / (med / 1000.0), loss,
       rg::memory_stats().peak_bytes - tensors_before, rss_before, rss_base, rss_model, hwm, hwm - rss_base,
       hwm_reset ? "true" : "false");

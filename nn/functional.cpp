@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "nn/attention_scores.h"
+#include "nn/attention_tiled.h"
 #include "tensor/elementwise.h"
 #include "tensor/exercise.h"
 #include "tensor/fast_math.h"
@@ -322,6 +323,10 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
   if (q.dim() == 4 && k.dim() == 4) {
     // The usual (B, H, N, dh) case: one fused kernel builds the scores in the
     // probabilities' buffer (nn/attention_scores.cpp); only P is kept for backward.
+    // Long contexts: tiled, online softmax, no (B, H, Nq, Nk) tensor (nn/attention_tiled.h).
+    const bool needs_probs = weights != nullptr || (o.training && o.dropout_p > 0);
+    if (use_tiled_attention(q, k, v, {o.mask, o.causal, o.causal_offset}, needs_probs))
+      return dot_attention_tiled(q, k, v, scale, {o.mask, o.causal, o.causal_offset});
     Tensor p = dot_attention_probs(q, k, scale, ScoreMask{o.mask, o.causal, o.causal_offset});
     p = dropout(p, o.dropout_p, o.training, o.generator);
     if (weights != nullptr) *weights = p;  // as torch 1.13: the weights that multiplied v

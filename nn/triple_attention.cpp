@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "nn/attention_tiled.h"
+
 namespace ropegrad::nn {
 
 TripleAttention::TripleAttention(int64_t d_model_, int64_t num_heads_, std::shared_ptr<RotaryEmbedding> rope_,
@@ -28,7 +30,12 @@ Tensor TripleAttention::forward(const Tensor& x, const AttentionCall& call) {
     r = rope->forward(r, call.positions, false);  // the reference sits at the query's position
   }
   const double scale = std::pow(static_cast<double>(head_dim), -1.5);
-  Tensor p = triple_attention_probs(q, k, r, scale, ScoreMask{call.mask, call.causal, 0});
+  const ScoreMask mask{call.mask, call.causal, 0};
+  if (use_tiled_attention(q, k, v, mask, call.weights != nullptr || (is_training() && dropout_p > 0))) {
+    // Long contexts: the output without the (B, H, T, T) weights (nn/attention_tiled.h).
+    return output_proj->forward(merge_heads(triple_attention_tiled(q, k, r, v, scale, mask)));
+  }
+  Tensor p = triple_attention_probs(q, k, r, scale, mask);
   p = dropout(p, dropout_p, is_training());
   if (call.weights != nullptr) *call.weights = p;  // the weights that multiplied v
   return output_proj->forward(merge_heads(matmul(p, v)));

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "nn/attention_tiled.h"
+
 namespace ropegrad::nn {
 
 W2Attention::W2Attention(int64_t d_model_, int64_t num_heads_, std::shared_ptr<RotaryEmbedding> rope_, SigmaMode sigma,
@@ -41,7 +43,13 @@ Tensor W2Attention::forward(const Tensor& x, const AttentionCall& call) {
     sigma_q = split_heads(sigma_q, num_heads);  // (B, H, T, dh)
     sigma_k = split_heads(sigma_k, num_heads);
   }
-  Tensor p = w2_attention_probs(mu_q, mu_k, sigma_q, sigma_k, temperatures(), ScoreMask{call.mask, call.causal, 0});
+  const ScoreMask mask{call.mask, call.causal, 0};
+  if (use_tiled_attention(mu_q, mu_k, v, mask, call.weights != nullptr || (is_training() && dropout_p > 0))) {
+    // Long contexts: the output without the (B, H, T, T) weights (nn/attention_tiled.h).
+    const Tensor out = w2_attention_tiled(mu_q, mu_k, sigma_q, sigma_k, temperatures(), v, mask);
+    return output_proj->forward(merge_heads(out));
+  }
+  Tensor p = w2_attention_probs(mu_q, mu_k, sigma_q, sigma_k, temperatures(), mask);
   p = dropout(p, dropout_p, is_training());
   if (call.weights != nullptr) *call.weights = p;  // the weights that multiplied v
   return output_proj->forward(merge_heads(matmul(p, v)));  // (B, H, T, dh) -> (B, T, D)

@@ -1,0 +1,71 @@
+// Tiled attention with an online softmax (flash-attention style), for long
+// contexts in linear memory.
+//
+// The kernels of nn/attention_scores.h return the probabilities P
+// (B, H, Nq, Nk) and keep P for backward: memory grows as T^2. The functions
+// here compute the attention OUTPUT O = softmax(S + mask) v directly, key tile
+// by key tile, with a running row maximum and a running row sum, and never hold
+// more than one (query tile x key tile) block of scores per thread. For
+// backward they keep only the inputs, O and the per-row logsumexp L (B, H, Nq),
+// and recompute each tile of scores (derivation in nn/attention_tiled.cpp and
+// docs/appendix-c-performance.md).
+//
+// Masks: the same ScoreMask as the materialised kernels — causality with an
+// offset, a bool or additive float mask broadcastable to (B, H, Nq, Nk) (read
+// through its broadcast strides, tile by tile), and a row with no allowed key
+// gives an output of 0, never NaN. Not supported here (the dispatch below
+// falls back to the materialised kernels): a float mask that requires grad
+// (its gradient is a full (Nq, Nk) dS), returned attention weights, dropout on
+// the weights.
+#pragma once
+
+#include "nn/attention_scores.h"
+
+namespace ropegrad::nn {
+
+// Rows of queries and keys per tile. A tile that does not divide N is cut short.
+struct TileSizes {
+  int64_t query = 64;
+  int64_t key = 128;
+};
+
+// Standard: softmax(q k^T * scale + mask) v.  q (B, H, Nq, dh), k (B, H, Nk, dh), v (B, H, Nk, dv).
+Tensor dot_attention_tiled(const Tensor& q, const Tensor& k, const Tensor& v, double scale,
+                           const ScoreMask& mask = {}, TileSizes tiles = {});
+
+// W2: softmax(S + mask) v with S as in w2_attention_probs (scalar or vector sigma).
+Tensor w2_attention_tiled(const Tensor& mu_q, const Tensor& mu_k, const Tensor& sigma_q, const Tensor& sigma_k,
+                          const Tensor& tau, const Tensor& v, const ScoreMask& mask = {}, double eps = 1e-6,
+                          TileSizes tiles = {});
+
+// Triple product: softmax(S + mask) v with S as in triple_attention_probs.
+Tensor triple_attention_tiled(const Tensor& q, const Tensor& k, const Tensor& r, const Tensor& v, double scale,
+                              const ScoreMask& mask = {}, TileSizes tiles = {});
+
+// ---- choosing the path ------------------------------------------------------------------------
+
+// Auto: tiled from kTiledAttentionMinKeys keys on (where it is faster, see the
+// .cpp), materialised below. Materialized / Tiled force a path (tests,
+// benchmarks); Tiled still falls back where the tiled kernels do not apply.
+enum class AttentionPath { Auto, Materialized, Tiled };
+
+// set_attention_path(), else the environment variable ROPEGRAD_ATTENTION
+// ("auto", "materialized" or "tiled"), else Auto.
+AttentionPath attention_path();
+void set_attention_path(AttentionPath path);
+
+// Keys from which Auto takes the tiled path. Measured single-threaded on the
+// 2-core development machine (bench/attention_crossover.py: forward + backward
+// of each attention module, D=128, H=4, B=1, causal, minimum of 10-15 runs):
+// at 128 keys W2 was ~10 % slower tiled (standard and triple already ~10 %
+// faster); from 256 keys on all three were as fast or faster tiled (1.05-1.2x
+// at 256, 1.2-1.8x at 1024, 1.4-2.1x at 2048), and hold a fraction of the
+// memory. Table: docs/appendix-c-performance.md.
+inline constexpr int64_t kTiledAttentionMinKeys = 256;
+
+// Whether the attention of q (B, H, Nq, dh), keys k (B, H, Nk, .) and values v
+// should run tiled. needs_probs: the caller wants the weights (returned, or
+// dropout on them), which only the materialised kernels have.
+bool use_tiled_attention(const Tensor& q, const Tensor& k, const Tensor& v, const ScoreMask& mask, bool needs_probs);
+
+}  // namespace ropegrad::nn

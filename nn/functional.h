@@ -1,6 +1,8 @@
 // The transformer's differentiable building blocks as functions, each with
-// its backward derived by hand and written beside its forward in
-// nn/functional.cpp (modules in nn/ wrap these with their parameters).
+// its backward derived by hand and written beside its forward, one small
+// file per block (modules in nn/ wrap these with their parameters):
+// nn/rmsnorm.cpp, nn/swiglu_gate.cpp, nn/rope_rotate.cpp, nn/sdpa.cpp,
+// nn/cross_entropy.cpp.
 #pragma once
 
 #include <optional>

@@ -1,6 +1,6 @@
 // nn::RMSNorm and nn::rms_norm (docs/appendix-a-formulas.md, building blocks): over the last dim,
 //   y = x / sqrt(mean(x^2) + eps) * g,    eps inside the root, g starts at 1,
-// a fused op whose backward is derived by hand in nn/functional.cpp.
+// a fused op whose backward is derived by hand in nn/rmsnorm.cpp.
 //
 // Parity: tests/fixtures/make_nn_fixtures.py wrote x, g, y (the CS336 formula
 // written with torch ops; torch 1.13 has no nn.RMSNorm) and the gradients of

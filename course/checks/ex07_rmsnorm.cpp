@@ -1,5 +1,5 @@
 // ex07-rmsnorm: the fused RMSNorm, forward and hand-derived backward
-// (nn/functional.cpp: rms_norm_forward, rms_norm_backward), against the CS336
+// (nn/rmsnorm.cpp: rms_norm_forward, rms_norm_backward), against the CS336
 // formula in PyTorch (tests/fixtures/nn/rmsnorm: x (2, 3, 8), eps 1e-5;
 // nn/rmsnorm_eps: x ~ 1e-2, eps 1e-3, where eps is as large as mean(x^2)).
 #include <cmath>

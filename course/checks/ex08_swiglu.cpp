@@ -1,5 +1,5 @@
 // ex08-swiglu: the fused gate silu_mul(a, b) = SiLU(a) b, forward and backward
-// (nn/functional.cpp), and SwiGLU through it against PyTorch
+// (nn/swiglu_gate.cpp), and SwiGLU through it against PyTorch
 // (tests/fixtures/nn/swiglu: x (2, 3, 16), d_ff = 64, three weights).
 #include <cmath>
 

@@ -1,4 +1,4 @@
-// ex09-rope: RoPE, real form (nn/rope.cpp: rope_frequency; nn/functional.cpp:
+// ex09-rope: RoPE, real form (nn/rope.cpp: rope_frequency; nn/rope_rotate.cpp:
 // the pair rotation, interleaved pairs, rope_rotate and its backward) against
 // PyTorch (tests/fixtures/attention/rope_*: x (B, H, T, dh) = (2, 3, 5, 8),
 // default positions 0..T-1 or explicit (B, T) positions up to 104).

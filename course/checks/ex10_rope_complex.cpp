@@ -1,4 +1,4 @@
-// ex10-rope-complex: RoPE as a complex product (nn/functional.cpp:
+// ex10-rope-complex: RoPE as a complex product (nn/rope_rotate.cpp:
 // view_as_complex, complex_mul and its backward; nn/rope.cpp:
 // RotaryEmbedding::forward_complex) against PyTorch's real-form fixtures
 // (tests/fixtures/attention/rope_*): the complex form pairs (x_2k, x_2k+1) as

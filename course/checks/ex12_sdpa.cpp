@@ -1,5 +1,5 @@
 // ex12-sdpa: scaled dot-product attention with masks and its backward
-// (nn/functional.cpp: attention_scale; nn/attention_scores.cpp: the mask as
+// (nn/sdpa.cpp: attention_scale; nn/attention_scores.cpp: the mask as
 // scores to add, and dq, dk in dot_attention_probs's backward).
 #include <cmath>
 #include <limits>

@@ -1,6 +1,6 @@
 // ex13-cross-entropy: nn::cross_entropy, the mean of -log softmax(z)[t] over
 // the targets that are not ignore_index, and its fused backward
-// (nn/functional.cpp), against F.cross_entropy (tests/fixtures/nn/ce_*: the
+// (nn/cross_entropy.cpp), against F.cross_entropy (tests/fixtures/nn/ce_*: the
 // gradient is that of loss * w, w a random scalar).
 #include <cmath>
 

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """PyTorch side of bench/compare_with_torch.py: the computations of
-ropegrad-models-bench, written from /work/shared/SPEC.md (sections 2, 3, 4.1-4.3
-and 5), with the same shapes and parameter counts and the same JSON output.
+ropegrad-models-bench, written from docs/appendix-a-formulas.md (building blocks,
+RoPE, the three attention variants, the model), with the same shapes and parameter counts and the same JSON output.
 
   torch_reference.py module --module attention [--D 512 --H 8 --T 256 --B 8 --threads 1]
   torch_reference.py train --variant w2 [--D 128 --H 4 --L 2 --T 128 --B 16 --V 256 --d_ff 344]
@@ -50,7 +50,7 @@ import torch.nn as tnn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 
-# ---- building blocks (SPEC.md section 2) -------------------------------------------------
+# ---- building blocks (docs/appendix-a-formulas.md, building blocks) -------------------------------------------------
 
 def trunc_normal_(w, std, a):
     tnn.init.trunc_normal_(w, mean=0.0, std=std, a=-a, b=a)
@@ -97,7 +97,7 @@ class SwiGLU(tnn.Module):
         return self.w2(F.silu(self.w1(x)) * self.w3(x))
 
 
-# ---- RoPE, interleaved pairs (SPEC.md section 3) -------------------------------------------
+# ---- RoPE, interleaved pairs (docs/appendix-a-formulas.md, RoPE) -------------------------------------------
 
 class RotaryEmbedding(tnn.Module):
     def __init__(self, dh, max_len, theta=10000.0):
@@ -132,7 +132,7 @@ def causal_softmax(scores):
     return torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
 
 
-# ---- the three attention variants (SPEC.md section 4) -----------------------------------------
+# ---- the three attention variants (docs/appendix-a-formulas.md, attention) -----------------------------------------
 
 class MultiHeadAttention(tnn.Module):
     def __init__(self, d, h, rope):
@@ -200,7 +200,7 @@ class TripleAttention(tnn.Module):
 ATTENTION = {"standard": MultiHeadAttention, "w2": W2Attention, "triple": TripleAttention}
 
 
-# ---- the LM (SPEC.md section 5) --------------------------------------------------------------
+# ---- the LM (docs/appendix-a-formulas.md, model and tasks) --------------------------------------------------------------
 
 class Block(tnn.Module):
     def __init__(self, d, h, d_ff, rope, variant):

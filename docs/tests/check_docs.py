@@ -27,6 +27,8 @@ Checks, each failure naming the file, the block and the first differing line:
   "chapter N" outside a link.
 * the label table in docs/README.md names labels CTest knows, and the README's
   commands agree with it.
+* nothing in the sources, tests, scripts or docs names the specification or
+  the texts the project was written from (appendix A stands in for them).
 * docs/course.md's table of exercises is course/exercises.txt, in order, with
   the files that hold each exercise's regions.
 """
@@ -316,6 +318,27 @@ def course_table(errors):
             errors.append(f"docs/course.md: {exercise} is written in {have}, the table says {shown}")
 
 
+OUTSIDE = re.compile(r"SPEC\.md|/work/shared|\.\./shared|shared/seeds")
+
+
+def nothing_points_outside(errors):
+    """No source, script, test or doc names the specification or sources the
+    project was written from: the repository stands alone (the book's
+    appendix A holds the formulas and names the sources)."""
+    me = pathlib.Path(__file__).resolve()
+    for folder in ("tensor", "autograd", "nn", "tasks", "tokenizer", "tests", "course", "bench", "examples",
+                   "scripts", "fuzz", "docs", "cmake", ".ci"):
+        for f in sorted((ROOT / folder).rglob("*")):
+            if f.is_file() and f.resolve() != me and f.suffix in (".cpp", ".h", ".py", ".sh", ".md", ".txt", ".in", ""):
+                for n, line in enumerate(f.read_text(errors="replace").split("\n"), 1):
+                    if OUTSIDE.search(line):
+                        errors.append(f"{f.relative_to(ROOT)}:{n}: names a file outside the repository: {line.strip()}")
+    for f in (ROOT / "CMakeLists.txt", ROOT / "README.md", ROOT / "mkdocs.yml"):
+        for n, line in enumerate(f.read_text().split("\n"), 1):
+            if OUTSIDE.search(line):
+                errors.append(f"{f.relative_to(ROOT)}:{n}: names a file outside the repository: {line.strip()}")
+
+
 def label_table():
     """chapter file -> label, from the table in docs/README.md."""
     table = {}
@@ -383,6 +406,7 @@ def main():
     table = label_table()
     chapter_shape(files, table, errors)
     course_table(errors)
+    nothing_points_outside(errors)
     labels_known(build, table, errors)
     for e in errors:
         print(e)

@@ -82,7 +82,7 @@ case "${1:-}" in
   test-sanitize)
     ensure_packages
     # Benchmarks are not tests; skip them in the sanitizer build.
-    build build-sanitize -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
+    build build-sanitize -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
       -DROPEGRAD_SANITIZE=ON -DROPEGRAD_BENCH=OFF
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       ctest --test-dir build-sanitize --output-on-failure -j"$jobs"
@@ -98,7 +98,7 @@ case "${1:-}" in
     packages+=(clang libclang-rt-14-dev)
     ensure_packages
     seconds=${2:-30}
-    build build-fuzz -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DCMAKE_CXX_COMPILER=clang++ \
+    build build-fuzz -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" -DCMAKE_CXX_COMPILER=clang++ \
       -DROPEGRAD_FUZZ=ON -DROPEGRAD_BENCH=OFF --target fuzz_npy fuzz_safetensors fuzz_checkpoint fuzz_config fuzz_tokenizer make_corpus
     rm -rf build-fuzz/corpus && ./build-fuzz/fuzz/make_corpus build-fuzz/corpus
     status=0

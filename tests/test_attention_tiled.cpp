@@ -135,7 +135,9 @@ struct ForcePath {
 class TiledGradcheck : public ::testing::TestWithParam<VariantMask> {};
 
 TEST_P(TiledGradcheck, EveryInput) {
-  const auto [variant, kind] = GetParam();
+  // Plain variables, not a structured binding: clang 14 cannot capture one in a lambda.
+  const auto variant = std::get<0>(GetParam());
+  const auto kind = std::get<1>(GetParam());
   const Dims d;  // T = 5 with 2 x 3 tiles: neither divides it
   const ScoreMask m = mask_of(kind, d);
   std::vector<Tensor> in = make_leaves(variant, d, 61);
@@ -181,7 +183,9 @@ void expect_paths_agree_f64(Variant v, const Dims& d, const ScoreMask& m, TileSi
 class TiledParity64 : public ::testing::TestWithParam<VariantMask> {};
 
 TEST_P(TiledParity64, OutputAndGradientsEqualTheMaterialisedPath) {
-  const auto [variant, kind] = GetParam();
+  // Plain variables, not a structured binding: clang 14 cannot capture one in a lambda.
+  const auto variant = std::get<0>(GetParam());
+  const auto kind = std::get<1>(GetParam());
   Dims d;
   d.nq = d.nk = 13, d.dh = 8, d.dv = 6;
   for (const TileSizes tiles : {TileSizes{4, 5}, TileSizes{13, 13}, TileSizes{1, 1}, TileSizes{64, 128}}) {
@@ -251,7 +255,9 @@ TEST(TiledMasks, FullyMaskedRowGivesZerosNotNaN) {
 class TiledParity32 : public ::testing::TestWithParam<VariantMask> {};
 
 TEST_P(TiledParity32, WithinTheFloat32Bound) {
-  const auto [variant, kind] = GetParam();
+  // Plain variables, not a structured binding: clang 14 cannot capture one in a lambda.
+  const auto variant = std::get<0>(GetParam());
+  const auto kind = std::get<1>(GetParam());
   Dims d;
   d.nq = d.nk = 9, d.dh = 4, d.dv = 3;
   const TileSizes tiles{4, 5};

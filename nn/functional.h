@@ -24,7 +24,8 @@ Tensor silu_mul(const Tensor& a, const Tensor& b);
 // silu_mul's backward in one pass (a performance form, nn/swiglu_gate.cpp):
 // (da, db) for output gradient g, exactly what the two maps of the simple
 // backward give; used when both gradients are wanted and
-// silu_mul_backward_is_one_pass(g, a, b) (g, a, b of one shape and float dtype).
+// silu_mul_backward_is_one_pass(g, a, b) (g, a, b float32, of one shape;
+// float64 keeps the simple form, which gradchecks and the course's checks use).
 bool silu_mul_backward_is_one_pass(const Tensor& g, const Tensor& a, const Tensor& b);
 std::pair<Tensor, Tensor> silu_mul_grads_one_pass(const Tensor& g, const Tensor& a, const Tensor& b);
 

@@ -186,10 +186,10 @@ TEST(SiluMul, Float32MatchesTheSeparateOpsToAFewUlp) {
 
 // The one-pass backward (silu_mul_grads_one_pass, taken when both gradients are
 // wanted and the shapes agree) against the simple form's two maps (taken when
-// only one gradient is wanted): equal bit for bit, float32 and float64, on a
-// size that splits over the thread pool.
+// only one gradient is wanted): equal bit for bit in float32, on a size that
+// splits over the thread pool. Float64 keeps the simple form.
 TEST(SiluMul, OnePassBackwardEqualsTheTwoSimpleMapsExactly) {
-  for (DType dt : {DType::Float32, DType::Float64}) {
+  for (DType dt : {DType::Float32}) {
     Generator gen(11);
     const Tensor a = randn({3, 40000}, dt, &gen) * 4.0;
     const Tensor b = randn({3, 40000}, dt, &gen);
@@ -205,6 +205,8 @@ TEST(SiluMul, OnePassBackwardEqualsTheTwoSimpleMapsExactly) {
     EXPECT_EQ(b1.grad().to_vector<double>(), b3.grad().to_vector<double>()) << dtype_name(dt);
   }
   EXPECT_FALSE(nn::silu_mul_backward_is_one_pass(ones({3, 4}), ones({3, 4}), ones({4})));  // b broadcast
+  EXPECT_FALSE(nn::silu_mul_backward_is_one_pass(ones({3, 4}, DType::Float64), ones({3, 4}, DType::Float64),
+                                                 ones({3, 4}, DType::Float64)));  // float64: the simple form
 }
 
 TEST(SiluMulErrors, MixedDtypesAndUnbroadcastableShapesNameTheOp) {

@@ -11,6 +11,7 @@ process printing one JSON object, and prints Markdown tables:
 Cases (--cases, comma-separated; default all):
   modules  fwd+bwd of linear, embedding, rmsnorm, swiglu, rope, attention, w2,
            triple at D=512, H=8, T=256, B=8 (issue 3)
+  train    = base,long,deep,wide
   base, long, deep, wide
            one training step (forward, cross_entropy, backward, AdamW) of the
            LM for each attention variant (issue 4)
@@ -48,8 +49,12 @@ CONFIGS = {
     "base": ("Base", BASE, 1.5),
     "long": ("Long", dict(BASE, T=512, B=4), 1.5),
     "deep": ("Deep", dict(BASE, L=4), 1.5),
-    "wide": ("Wide", dict(D=512, H=8, L=4, T=256, B=8, V=1024, d_ff=1376), 1.2),
+    "wide": ("Wide", dict(D=512, H=8, L=4, T=256, B=8, V=1024, d_ff=1376), 1.5),
 }
+ONE_THREAD_TARGET = 1.3  # ropegrad 1 thread >= 1.3x PyTorch 1 thread
+SGEMM_TARGET = {"base": 60, "long": 60, "deep": 60, "wide": 85}  # % of 2-core sgemm speed, whole step
+SPEEDUP_TARGET = 1.8     # ropegrad 2 threads >= 1.8x faster than 1 thread
+SGEMM_SHAPE = dict(M=2048, N=512, K=512)
 MEMORY_TARGET = 0.6     # ropegrad peak RSS growth <= 0.6 x PyTorch's
 VARIANT_TARGET = 1.3    # W2 and triple step time <= 1.3 x standard's (ropegrad)
 THREAD_VARS = ["OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_WAIT_POLICY",
@@ -142,6 +147,29 @@ def bench_modules(a):
 
 # ---- issue 4: training steps -----------------------------------------------------------------------
 
+def train_flops(cfg):
+    """FLOPs of one training step of the standard-attention LM, counted as bench/ropegrad_bench.cpp counts a
+    product (2*M*N*K) and only for the products: forward = every linear map (per layer Wq, Wk, Wv, Wo: 4 D^2,
+    SwiGLU: 3 D d_ff; the LM head D V; the embedding is a gather, 0) at 2 FLOPs per weight per token, plus the
+    causal attention products Q K^T and P V over the T (T + 1) / 2 pairs a causal mask keeps:
+    2 * 2 * B * (T (T + 1) / 2) * D per layer. Backward = 2 x forward (a gradient for each operand); a step
+    = 3 x forward. Norms, softmax, RoPE, cross-entropy and AdamW are not counted: they are the overhead the
+    percentage measures. W2 and triple are given standard's count, so their extra work shows as a lower
+    percentage."""
+    D, L, T, B, V, F = cfg["D"], cfg["L"], cfg["T"], cfg["B"], cfg["V"], cfg["d_ff"]
+    weights = L * (4 * D * D + 3 * D * F) + D * V
+    fwd = 2 * B * T * weights + L * 2 * 2 * B * (T * (T + 1) // 2) * D
+    return 3 * fwd
+
+
+def bench_sgemm(a, when):
+    """GFLOP/s of rg::matmul (OpenBLAS sgemm split over ropegrad's pool) at SGEMM_SHAPE, 2 threads and 1."""
+    common = ["sgemm", "--iters", "10" if a.quick else "30", "--warmup", "3"] + flags(SGEMM_SHAPE)
+    two = run_json([a.bin] + common, {})
+    one = run_json([a.bin] + common, RG_ONE)
+    return {"when": when, "2T": two["gflops_best"], "1T": one["gflops_best"], "threads": two["ropegrad_threads"]}
+
+
 def bench_train(a, key):
     title, cfg, target = CONFIGS[key]
     if a.quick:
@@ -156,11 +184,26 @@ def bench_train(a, key):
         th = {n: run_json([a.python, a.torch_script] + common + ["--threads", str(n)], torch_env(n))
               for n in a.torch_threads}
         res[v] = (rg, rg1, th)
-    return title, cfg, target, res
+    return title, cfg, target, res, key
 
 
-def train_tables(a, results):
-    out = ["## Issue 4: one training step (forward, cross_entropy, backward, AdamW)", "",
+def sgemm_ref(sg):
+    return max(s["2T"] for s in sg)  # the faster of the two measurements: the stricter reference
+
+
+def train_tables(a, results, sg):
+    ref = sgemm_ref(sg)
+    out = ["## sgemm reference (the speed a step is set against)", "",
+           f"`ropegrad-models-bench sgemm` = rg::matmul of ({SGEMM_SHAPE['M']}, {SGEMM_SHAPE['K']}) by "
+           f"({SGEMM_SHAPE['K']}, {SGEMM_SHAPE['N']}) float32: OpenBLAS sgemm split over ropegrad's pool; "
+           "best GFLOP/s of the iterations (the least disturbed by other users of the cores), measured before and "
+           "after the training runs. The reference is the higher 2-thread "
+           "figure.", "",
+           "| when | ropegrad threads | GFLOP/s 2T | GFLOP/s 1T | 2T / 1T |", "|---|---|---|---|---|"]
+    for s in sg:
+        out.append(f"| {s['when']} | {s['threads']} | {s['2T']:.1f} | {s['1T']:.1f} | {s['2T'] / s['1T']:.2f}x |")
+    out += ["", f"Reference: {ref:.1f} GFLOP/s.", ""]
+    out += ["## Issue 4: one training step (forward, cross_entropy, backward, AdamW)", "",
            "Median ms per step after warm-up. Time ratio = best PyTorch / ropegrad default (> 1: ropegrad "
            "faster). Memory = peak RSS growth (VmHWM after the steps minus VmRSS before the model is built; "
            "for PyTorch, after `import torch`), PyTorch's from its best-thread run; ratio = ropegrad / "
@@ -170,7 +213,7 @@ def train_tables(a, results):
                "time ratio | target | ropegrad RSS MiB | PyTorch RSS MiB | mem ratio (<= 0.6) | "
                "ropegrad tensor peak MiB |")
     out.append("|" + "---|" * (11 + len(a.torch_threads)))
-    for title, cfg, target, res in results:
+    for title, cfg, target, res, _ in results:
         for v in VARIANTS:
             rg, rg1, th = res[v]
             best_n = min(th, key=lambda n: th[n]["step_ms"])
@@ -185,7 +228,7 @@ def train_tables(a, results):
                        f"{mem:.2f} {verdict(mem <= MEMORY_TARGET)} | {mib(rg['tensor_peak_bytes'])} |")
     out += ["", f"### Variant cost in ropegrad (step time / standard's, target <= {VARIANT_TARGET}x)", "",
             "| config | w2 / standard | triple / standard | same ratios in PyTorch (best) |", "|---|---|---|---|"]
-    for title, cfg, target, res in results:
+    for title, cfg, target, res, _ in results:
         std = res["standard"][0]["step_ms"]
         tbest = {v: min(r["step_ms"] for r in res[v][2].values()) for v in VARIANTS}
         cells = []
@@ -194,6 +237,28 @@ def train_tables(a, results):
             cells.append(f"{r:.2f}x {verdict(r <= VARIANT_TARGET)}")
         out.append(f"| {title} | {cells[0]} | {cells[1]} | "
                    f"{tbest['w2'] / tbest['standard']:.2f}x, {tbest['triple'] / tbest['standard']:.2f}x |")
+    out += ["", "### Single thread, thread scaling and GEMM efficiency", "",
+            f"1T ratio = PyTorch 1 thread / ropegrad 1 thread (target >= {ONE_THREAD_TARGET}x); 2T/1T = ropegrad "
+            f"1-thread time / default time (target >= {SPEEDUP_TARGET}x); GFLOP/s = the step's GEMM FLOPs "
+            "(`train_flops` in this script: linear maps and causal attention products, 3 x forward, standard's "
+            "count for every variant) / ropegrad's default step time; % sgemm = that / the sgemm reference "
+            f"({ref:.1f} GFLOP/s; target >= 60 % on Base, Long, Deep, >= 85 % on Wide).", "",
+            "| config | variant | GFLOP/step | ropegrad 1T ms | PyTorch 1T ms | 1T ratio | 2T/1T | step GFLOP/s | "
+            "% sgemm | target |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for title, cfg, target, res, key in results:
+        flops = train_flops(cfg)
+        for v in VARIANTS:
+            rg, rg1, th = res[v]
+            t1 = th.get(1)
+            r1 = t1["step_ms"] / rg1["step_ms"] if t1 else None
+            sp = rg1["step_ms"] / rg["step_ms"]
+            gf = flops / (rg["step_ms"] / 1000) / 1e9
+            pct = 100 * gf / ref
+            out.append(f"| {title} | {v} | {flops / 1e9:.2f} | {fmt_ms(rg1['step_ms'])} | "
+                       f"{fmt_ms(t1['step_ms']) if t1 else '-'} | "
+                       f"{(f'{r1:.2f}x ' + verdict(r1 >= ONE_THREAD_TARGET)) if t1 else '-'} | "
+                       f"{sp:.2f}x {verdict(sp >= SPEEDUP_TARGET)} | {gf:.1f} | {pct:.0f} % | "
+                       f">= {SGEMM_TARGET[key]} % {verdict(pct >= SGEMM_TARGET[key])} |")
     return out
 
 
@@ -247,7 +312,7 @@ def main():
     p.add_argument("--torch-threads", default="1,2", help="PyTorch thread counts to try")
     a = p.parse_args()
     a.torch_threads = [int(n) for n in a.torch_threads.split(",")]
-    cases = [c.strip() for c in a.cases.split(",") if c.strip()]
+    cases = [c.strip() for c in a.cases.replace("train", "base,long,deep,wide").split(",") if c.strip()]
     unknown = [c for c in cases if c not in ("modules", "tiled") and c not in CONFIGS]
     if unknown:
         raise SystemExit(f"unknown case(s) {unknown}: modules, {', '.join(CONFIGS)}, tiled")
@@ -259,9 +324,13 @@ def main():
            f"load average {os.getloadavg()[0]:.1f} at start)", ""]
     if "modules" in cases:
         out += bench_modules(a) + [""]
+    sg = []
+    if any(c in cases for c in CONFIGS):
+        sg.append(bench_sgemm(a, "before"))
     results = [bench_train(a, c) for c in CONFIGS if c in cases]
     if results:
-        out += train_tables(a, results) + [""]
+        sg.append(bench_sgemm(a, "after"))
+        out += train_tables(a, results, sg) + [""]
     if "tiled" in cases:
         out += bench_tiled(a) + [""]
     out += [f"Load average at the end: {os.getloadavg()[0]:.1f}; wall time {time.time() - t0:.0f} s.", "",

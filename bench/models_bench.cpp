@@ -5,6 +5,7 @@
 //
 //   ropegrad-models-bench module --module attention [--D 512 --H 8 --T 256 --B 8 --iters 10 --warmup 2]
 //   ropegrad-models-bench train  --variant w2 [--D 128 --H 4 --L 2 --T 128 --B 16 --V 256 --d_ff 344 ...]
+//   ropegrad-models-bench sgemm  [--M 2048 --N 512 --K 512 --iters 20 --warmup 3]
 //
 // Both modes take --attention auto|materialized|tiled (default auto): the
 // attention kernels' path (nn/attention_tiled.h), reported as "attention".
@@ -255,6 +256,18 @@ int run_module(const Args& args) {
 
 // ---- train mode ---------------------------------------------------------------------------------
 
+// One training step, in a function of its own so that a profiler can count it
+// alone: valgrind --tool=callgrind --toggle-collect='*train_step*' leaves out
+// model construction and start-up (docs/appendix-c-performance.md).
+[[gnu::noinline]] rg::Tensor train_step(nn::TransformerLM& model, nn::AdamW& opt, const rg::Tensor& ids,
+                                        const rg::Tensor& targets) {
+  opt.zero_grad();
+  rg::Tensor l = nn::cross_entropy(model.forward(ids), targets);
+  rg::backward(l);
+  opt.step();
+  return l;
+}
+
 int run_train(const Args& args) {
   nn::TransformerConfig cfg;
   cfg.d_model = args.num("D", 128);
@@ -287,10 +300,7 @@ int run_train(const Args& args) {
   double loss = 0;
   for (int64_t it = 0; it < warmup + iters; ++it) {
     const auto t0 = Clock::now();
-    opt.zero_grad();
-    rg::Tensor l = nn::cross_entropy(model.forward(ids), targets);
-    rg::backward(l);
-    opt.step();
+    rg::Tensor l = train_step(model, opt, ids, targets);
     const double ms = ms_since(t0);
     loss = l.item<double>();
     if (it >= warmup) step_ms.push_back(ms);
@@ -311,6 +321,33 @@ int run_train(const Args& args) {
   return 0;
 }
 
+// ---- sgemm mode ---------------------------------------------------------------------------------
+
+// The GEMM speed a training step is set against: rg::matmul of (M, K) by
+// (K, N) float32 tensors that do not require grad, i.e. OpenBLAS's sgemm
+// split over ropegrad's thread pool (parallel_gemm in tensor/matmul.cpp), the
+// path every large product of a step takes. FLOPs = 2*M*N*K per product;
+// reports the best and the median GFLOP/s over the iterations.
+int run_sgemm(const Args& args) {
+  const int64_t M = args.num("M", 2048), N = args.num("N", 512), K = args.num("K", 512);
+  const int64_t iters = args.num("iters", 20), warmup = args.num("warmup", 3);
+  rg::Generator gen(static_cast<uint64_t>(args.num("seed", 0)));
+  const rg::Tensor a = rg::randn({M, K}, rg::DType::Float32, &gen), b = rg::randn({K, N}, rg::DType::Float32, &gen);
+  std::vector<double> ms;
+  for (int64_t it = 0; it < warmup + iters; ++it) {
+    const auto t0 = Clock::now();
+    rg::Tensor c = rg::matmul(a, b);
+    const double t = ms_since(t0);
+    if (it >= warmup) ms.push_back(t);
+  }
+  const double flops = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
+  const double med = median(ms), best = *std::min_element(ms.begin(), ms.end());
+  fmt::print("{{\"impl\": \"ropegrad\", \"mode\": \"sgemm\", \"M\": {}, \"N\": {}, \"K\": {}, \"iters\": {}, "
+             "{}, \"ms\": {:.4f}, \"ms_min\": {:.4f}, \"gflops\": {:.2f}, \"gflops_best\": {:.2f}}}\n",
+             M, N, K, iters, threads_json(), med, best, flops / med / 1e6, flops / best / 1e6);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -318,7 +355,8 @@ int main(int argc, char** argv) {
     const Args args = parse_args(argc, argv);
     if (args.mode == "module") return run_module(args);
     if (args.mode == "train") return run_train(args);
-    throw std::runtime_error("unknown mode " + args.mode + " (module, train)");
+    if (args.mode == "sgemm") return run_sgemm(args);
+    throw std::runtime_error("unknown mode " + args.mode + " (module, train, sgemm)");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ropegrad-models-bench: %s\n", e.what());
     return 1;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <optional>
+#include <utility>
 
 #include "autograd/ops.h"
 
@@ -20,6 +21,13 @@ Tensor rms_norm(const Tensor& x, const Tensor& gain, double eps = 1e-5);
 // silu(a) * b in one pass (the product inside SwiGLU), a and b broadcasting.
 // With s = sigmoid(a): d/da = b s (1 + a (1 - s)),  d/db = a s.
 Tensor silu_mul(const Tensor& a, const Tensor& b);
+// silu_mul's backward in one pass (a performance form, nn/swiglu_gate.cpp):
+// (da, db) for output gradient g, exactly what the two maps of the simple
+// backward give; used when both gradients are wanted and
+// silu_mul_backward_is_one_pass(g, a, b) (g, a, b float32, of one shape;
+// float64 keeps the simple form, which gradchecks and the course's checks use).
+bool silu_mul_backward_is_one_pass(const Tensor& g, const Tensor& a, const Tensor& b);
+std::pair<Tensor, Tensor> silu_mul_grads_one_pass(const Tensor& g, const Tensor& a, const Tensor& b);
 
 // ---- RoPE rotations (docs/appendix-a-formulas.md, RoPE) ----------------------------------------------------------
 enum class RopePairing {

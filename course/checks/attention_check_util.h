@@ -5,12 +5,14 @@
 
 #include <cmath>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "autograd/engine.h"
 #include "course/checks/check_util.h"
+#include "nn/attention.h"
 
 namespace ropegrad::course {
 
@@ -41,6 +43,28 @@ inline void expect_f32_results(const ParityRun& run, const std::vector<Tensor>& 
 // leaf by leaf, the tensor that holds that leaf's values in the graph (the
 // leaf itself, or the module parameter it was loaded into), each requiring grad.
 using ForwardRun = std::function<std::pair<Tensor, std::vector<Tensor>>(const std::vector<Tensor>& leaves)>;
+
+// The ForwardRun of an attention layer with causal masking: leaves are x, then
+// the parameters named in `params` (state_dict names, in that order); `make`
+// builds the layer in a dtype.
+inline ForwardRun causal_layer_run(std::function<std::unique_ptr<nn::AttentionLayer>(DType)> make,
+                                   std::vector<std::string> params) {
+  return [make = std::move(make), params = std::move(params)](const std::vector<Tensor>& ls) {
+    std::unique_ptr<nn::AttentionLayer> m = make(ls[0].dtype());
+    nn::StateDict weights;
+    for (size_t i = 0; i < params.size(); ++i) weights[params[i]] = ls[1 + i];
+    m->load_state_dict(weights);
+    Tensor x = ls[0];
+    x.requires_grad_(true);
+    std::vector<Tensor> held = {x};
+    for (const std::string& want : params)
+      for (const auto& [name, p] : m->named_parameters())
+        if (name == want) held.push_back(p);
+    nn::AttentionCall call;
+    call.causal = true;
+    return std::make_pair(m->forward(x, call), held);
+  };
+}
 
 // The output of run in float32 is within the float32 bound (K, stages; see
 // tests/support/test_util.h) of `expected`, PyTorch's value. The condition

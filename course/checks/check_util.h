@@ -93,24 +93,9 @@ inline void expect_error(const std::function<void()>& f, const std::vector<std::
 // number of rounded stages.
 inline void expect_module_parity(nn::Module& m, const std::function<Tensor(const Tensor&)>& forward,
                                  const std::string& c, const std::string& dt, int stages = 0) {
-  std::vector<std::string> names;
-  for (const auto& [name, p] : m.named_parameters()) names.push_back(name);
-  const ParityRun run = [&](const std::vector<Tensor>& leaves) {
-    m.to(leaves[0].dtype());
-    nn::StateDict state;
-    for (size_t i = 0; i < names.size(); ++i) state[names[i]] = leaves[2 + i];
-    m.load_state_dict(state);
-    m.zero_grad();
-    Tensor x = leaves[0];
-    x.requires_grad_(true);
-    const Tensor y = forward(x);
-    backward(sum(mul(y, leaves[1])));
-    NamedTensors r = {{"out", y.detach()}, {"grad_x", x.grad()}};
-    for (const auto& [name, p] : m.named_parameters()) r.emplace_back("grad_" + name, p.grad());
-    return r;
-  };
-  std::vector<Tensor> leaves = {nn_fixture(c, dt, "x"), nn_fixture(c, dt, "w")};
-  for (const std::string& name : names) leaves.push_back(nn_fixture(c, dt, name));
+  const std::vector<std::string> names = parameter_names(m);
+  const ParityRun run = module_parity_run(m, forward, names);
+  const std::vector<Tensor> leaves = module_parity_leaves(c, dt, names);
   if (dt == "f64") {
     for (const auto& [name, t] : run(leaves)) expect_values(t, nn_fixture(c, dt, name), f64_tol(), name);
     return;

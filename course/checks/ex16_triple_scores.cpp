@@ -69,22 +69,11 @@ TEST(ex16_triple_scores, the_layer_matches_torch_float32_within_the_error_bound)
   // K: the longest sum, over D = 16 features or T = 6 keys; stages: the
   // projections, RoPE, the three dot products, the determinant's products and
   // sum (2), the softmax (exp, sum), P V, the output projection: 9.
-  const ForwardRun run = [](const std::vector<Tensor>& ls) {
-    const DType dt = ls[0].dtype();
-    nn::TripleAttention m(16, 2, make_rope(8, dt), nullptr, dt);
-    nn::StateDict weights;
-    for (size_t i = 0; i < kParams.size(); ++i) weights[kParams[i]] = ls[1 + i];
-    m.load_state_dict(weights);
-    Tensor x = ls[0];
-    x.requires_grad_(true);
-    std::vector<Tensor> held = {x};
-    for (const std::string& want : kParams)
-      for (const auto& [name, p] : m.named_parameters())
-        if (name == want) held.push_back(p);
-    nn::AttentionCall call;
-    call.causal = true;
-    return std::make_pair(m.forward(x, call), held);
-  };
+  const ForwardRun run = causal_layer_run(
+      [](DType dt) -> std::unique_ptr<nn::AttentionLayer> {
+        return std::make_unique<nn::TripleAttention>(16, 2, make_rope(8, dt), nullptr, dt);
+      },
+      kParams);
   std::vector<Tensor> leaves = {fixture("triple.x")};
   for (const std::string& name : kParams) leaves.push_back(fixture("triple." + name));
   expect_f32_forward(run, leaves, fixture("triple.causal.f32.out"), {16, 9}, "triple/causal/f32 out");

@@ -358,18 +358,19 @@ inline Tensor leaf(const Tensor& t, DType dtype, bool requires_grad = true) {
 
 // ---- nn parity ------------------------------------------------------------------------------
 
-// Loads nn/<case>/<dt>/ parameters into m (by state_dict name), runs x
-// through `forward` and compares "out" and the gradients of sum(out * w)
-// w.r.t. x ("grad_x") and every parameter ("grad_<name>"): float64 with
-// nn_parity_tol, float32 within the float32 error bound (above). K is the
-// longest reduction in these modules: over rows (B T, for weight gradients) or
-// over a parameter's dims; `stages` the longest chain of rounded operations.
-inline void check_module_parity(nn::Module& m, const std::function<Tensor(const Tensor&)>& forward,
-                                const std::string& c, const std::string& dt, int stages = 0) {
+// The state_dict names of m's parameters, in order.
+inline std::vector<std::string> parameter_names(const nn::Module& m) {
   std::vector<std::string> names;
   for (const auto& [name, p] : m.named_parameters()) names.push_back(name);
-  // leaves: x, w, then the parameters in `names` order.
-  const ParityRun run = [&](const std::vector<Tensor>& leaves) {
+  return names;
+}
+
+// The run of a module parity check: leaves are x, w, then the parameters in
+// `names` order; it returns "out" and the gradients of sum(out * w) w.r.t. x
+// ("grad_x") and every parameter ("grad_<name>").
+inline ParityRun module_parity_run(nn::Module& m, const std::function<Tensor(const Tensor&)>& forward,
+                                   const std::vector<std::string>& names) {
+  return [&m, forward, names](const std::vector<Tensor>& leaves) {
     m.to(leaves[0].dtype());
     nn::StateDict state;
     for (size_t i = 0; i < names.size(); ++i) state[names[i]] = leaves[2 + i];
@@ -383,8 +384,27 @@ inline void check_module_parity(nn::Module& m, const std::function<Tensor(const 
     for (const auto& [name, p] : m.named_parameters()) r.emplace_back("grad_" + name, p.grad());
     return r;
   };
+}
+
+// x, w and the parameters of nn/<case>/<dt>/, the leaves of module_parity_run.
+inline std::vector<Tensor> module_parity_leaves(const std::string& c, const std::string& dt,
+                                                const std::vector<std::string>& names) {
   std::vector<Tensor> leaves = {nn_fixture(c, dt, "x"), nn_fixture(c, dt, "w")};
   for (const std::string& name : names) leaves.push_back(nn_fixture(c, dt, name));
+  return leaves;
+}
+
+// Loads nn/<case>/<dt>/ parameters into m (by state_dict name), runs x
+// through `forward` and compares "out" and the gradients of sum(out * w)
+// w.r.t. x ("grad_x") and every parameter ("grad_<name>"): float64 with
+// nn_parity_tol, float32 within the float32 error bound (above). K is the
+// longest reduction in these modules: over rows (B T, for weight gradients) or
+// over a parameter's dims; `stages` the longest chain of rounded operations.
+inline void check_module_parity(nn::Module& m, const std::function<Tensor(const Tensor&)>& forward,
+                                const std::string& c, const std::string& dt, int stages = 0) {
+  const std::vector<std::string> names = parameter_names(m);
+  const ParityRun run = module_parity_run(m, forward, names);
+  const std::vector<Tensor> leaves = module_parity_leaves(c, dt, names);
   const auto expected = [&](const std::string& name) { return nn_fixture(c, dt, name); };
   if (dt == "f64") {
     for (const auto& [name, t] : run(leaves)) expect_nn_close(t, expected(name), c + "/" + dt + " " + name);

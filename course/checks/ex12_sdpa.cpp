@@ -68,8 +68,10 @@ TEST(ex12_sdpa, output_and_gradients_match_torch_float32_within_the_error_bound)
   // K: the longest sum, over dh = 4 or Nk = 5 keys (6 in cross); stages: the
   // scores, the softmax (max, exp, sum), P V, and the backward's three
   // contractions (dP = dO V^T, dS, dq/dk): 7.
-  for (const auto& [name, has_mask] : std::vector<std::pair<std::string, bool>>{{"sdpa_bool_padding", true},
-                                                                                {"sdpa_additive", true}}) {
+  for (const auto& item : std::vector<std::pair<std::string, bool>>{{"sdpa_bool_padding", true},
+                                                                     {"sdpa_additive", true}}) {
+    const std::string name = item.first;  // a plain variable: clang 14 cannot capture a structured binding
+    const bool has_mask = item.second;
     expect_f32_results(sdpa_run(name, has_mask, false), sdpa_leaves(name),
                        [&](const std::string& n) { return fixture(name + ".f32." + n); }, {6, 7}, name + "/f32");
   }

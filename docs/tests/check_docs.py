@@ -78,7 +78,7 @@ NOT_COMPARED = []  # training-run blocks this CPU cannot reproduce
 
 
 def run(cmd, build):
-    cmd = cmd.replace("./build/", f"{build}/")
+    cmd = re.sub(r"\./build(?=/|\s|$)", str(build), cmd)  # ./build/x and a bare ./build argument
     env = dict(os.environ, **BOOK_ENV) if BOOK_KERNEL else dict(os.environ)
     p = subprocess.run(["bash", "-c", cmd], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     if p.returncode in (126, 127):

@@ -44,6 +44,36 @@ inline void expect_f32_results(const ParityRun& run, const std::vector<Tensor>& 
 // leaf itself, or the module parameter it was loaded into), each requiring grad.
 using ForwardRun = std::function<std::pair<Tensor, std::vector<Tensor>>(const std::vector<Tensor>& leaves)>;
 
+// The ParityRun of an attention layer: leaves are x, w, then the parameters
+// named in `params`; `call` says the masking. Returns "out" and the gradients
+// of sum(out * w) w.r.t. x and each named parameter ("grad_<name>").
+inline ParityRun layer_parity_run(std::function<std::unique_ptr<nn::AttentionLayer>(DType)> make,
+                                  std::vector<std::string> params, nn::AttentionCall call) {
+  return [make = std::move(make), params = std::move(params), call](const std::vector<Tensor>& ls) {
+    std::unique_ptr<nn::AttentionLayer> m = make(ls[0].dtype());
+    nn::StateDict weights;
+    for (size_t i = 0; i < params.size(); ++i) weights[params[i]] = ls[2 + i];
+    m->load_state_dict(weights);
+    Tensor x = ls[0];
+    x.requires_grad_(true);
+    const Tensor out = m->forward(x, call);
+    backward(sum(mul(out, ls[1])));
+    NamedTensors r = {{"out", out.detach()}, {"grad_x", x.grad()}};
+    for (const auto& [name, p] : m->named_parameters())
+      for (const std::string& want : params)
+        if (name == want) r.emplace_back("grad_" + name, p.grad());
+    return r;
+  };
+}
+
+// The call of a parity case: "causal", "padding" (the given mask) or none.
+inline nn::AttentionCall parity_call(const std::string& mask, const std::function<Tensor()>& padding_mask) {
+  nn::AttentionCall call;
+  call.causal = mask == "causal";
+  if (mask == "padding") call.mask = padding_mask();
+  return call;
+}
+
 // The ForwardRun of an attention layer with causal masking: leaves are x, then
 // the parameters named in `params` (state_dict names, in that order); `make`
 // builds the layer in a dtype.

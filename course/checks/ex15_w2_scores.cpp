@@ -23,26 +23,11 @@ const std::vector<std::string> kParams = {"k_proj.weight",       "output_proj.we
                                           "v_proj.weight"};
 
 ParityRun w2_run(nn::SigmaMode mode, const std::string& module, const std::string& mask) {
-  return [mode, module, mask](const std::vector<Tensor>& ls) {
-    const DType dt = ls[0].dtype();
-    nn::W2Attention m(16, 2, make_rope(8, dt), mode, nullptr, dt);
-    nn::StateDict weights;
-    for (size_t i = 0; i < kParams.size(); ++i) weights[kParams[i]] = ls[2 + i];
-    m.load_state_dict(weights);
-    Tensor x = ls[0];
-    x.requires_grad_(true);
-    nn::AttentionCall call;
-    call.causal = mask == "causal";
-    if (mask == "padding") call.mask = fixture(module + ".padding_mask");
-    const Tensor out = m.forward(x, call);
-    backward(sum(mul(out, ls[1])));
-    NamedTensors r = {{"out", out.detach()}, {"grad_x", x.grad()}};
-    for (const auto& [name, p] : m.named_parameters()) {
-      for (const std::string& want : kParams)
-        if (name == want) r.emplace_back("grad_" + name, p.grad());
-    }
-    return r;
-  };
+  return layer_parity_run(
+      [mode](DType dt) -> std::unique_ptr<nn::AttentionLayer> {
+        return std::make_unique<nn::W2Attention>(16, 2, make_rope(8, dt), mode, nullptr, dt);
+      },
+      kParams, parity_call(mask, [&] { return fixture(module + ".padding_mask"); }));
 }
 
 std::vector<Tensor> w2_leaves(const std::string& module) {

@@ -21,26 +21,11 @@ const std::vector<std::string> kParams = {"k_proj.weight", "output_proj.weight",
                                           "v_proj.weight"};
 
 ParityRun triple_run(const std::string& mask) {
-  return [mask](const std::vector<Tensor>& ls) {
-    const DType dt = ls[0].dtype();
-    nn::TripleAttention m(16, 2, make_rope(8, dt), nullptr, dt);
-    nn::StateDict weights;
-    for (size_t i = 0; i < kParams.size(); ++i) weights[kParams[i]] = ls[2 + i];
-    m.load_state_dict(weights);
-    Tensor x = ls[0];
-    x.requires_grad_(true);
-    nn::AttentionCall call;
-    call.causal = mask == "causal";
-    if (mask == "padding") call.mask = fixture("triple.padding_mask");
-    const Tensor out = m.forward(x, call);
-    backward(sum(mul(out, ls[1])));
-    NamedTensors r = {{"out", out.detach()}, {"grad_x", x.grad()}};
-    for (const auto& [name, p] : m.named_parameters()) {
-      for (const std::string& want : kParams)
-        if (name == want) r.emplace_back("grad_" + name, p.grad());
-    }
-    return r;
-  };
+  return layer_parity_run(
+      [](DType dt) -> std::unique_ptr<nn::AttentionLayer> {
+        return std::make_unique<nn::TripleAttention>(16, 2, make_rope(8, dt), nullptr, dt);
+      },
+      kParams, parity_call(mask, [] { return fixture("triple.padding_mask"); }));
 }
 
 std::vector<Tensor> triple_leaves() {

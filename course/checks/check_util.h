@@ -64,6 +64,21 @@ inline void expect_values(const Tensor& actual, const Tensor& expected, Tol tol,
 // The float64 tolerance of a parity check against PyTorch.
 inline Tol f64_tol() { return {1e-10, 1e-12}; }
 
+// run's float32 results (from the float32 copy of `leaves`) are within the
+// float32 error bound of `expected(name)`, with the condition numbers from the
+// float64 run; each failure one line naming the tensor and its worst element.
+inline void expect_f32_within_bound(const ParityRun& run, const std::vector<Tensor>& leaves,
+                                    const std::function<Tensor(const std::string&)>& expected, F32Bound bound) {
+  std::vector<Tensor> leaves32;
+  for (const Tensor& t : leaves) leaves32.push_back(to(t, DType::Float32));
+  const NamedTensors got = run(leaves32);
+  const NamedTensors cond = condition_numbers(run, leaves);
+  for (size_t i = 0; i < got.size(); ++i) {
+    const auto r = within_f32_bound(got[i].second, expected(got[i].first), cond[i].second, bound);
+    if (!r) ADD_FAILURE() << got[i].first << ": " << r.message();
+  }
+}
+
 // f throws a ropegrad::Error naming every part. A stub's NotImplemented is
 // not such an error: it propagates, so a bad-input check cannot pass on a stub.
 inline void expect_error(const std::function<void()>& f, const std::vector<std::string>& parts,

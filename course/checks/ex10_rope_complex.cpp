@@ -30,14 +30,9 @@ TEST(ex10_rope_complex, the_complex_form_matches_torch_float64) {
 TEST(ex10_rope_complex, the_complex_form_matches_torch_float32) {
   // K = 2 (a complex product's real part sums two products); stages: the
   // table, the product, the backward's product with the conjugate.
-  const ParityRun run = [](const std::vector<Tensor>& ls) { return complex_run("rope_interleaved", ls[0], Tensor()); };
-  const NamedTensors got = run({to(rope_fixture("rope_interleaved.x"), DType::Float32)});
-  const NamedTensors cond = condition_numbers(run, {rope_fixture("rope_interleaved.x")});
-  for (size_t i = 0; i < got.size(); ++i) {
-    const auto r = within_f32_bound(got[i].second, rope_fixture("rope_interleaved.f32." + got[i].first),
-                                    cond[i].second, {2, 3});
-    if (!r) ADD_FAILURE() << got[i].first << ": " << r.message();
-  }
+  expect_f32_within_bound([](const std::vector<Tensor>& ls) { return complex_run("rope_interleaved", ls[0], Tensor()); },
+                          {rope_fixture("rope_interleaved.x")},
+                          [](const std::string& n) { return rope_fixture("rope_interleaved.f32." + n); }, {2, 3});
 }
 
 TEST(ex10_rope_complex, positions_of_shape_b_t_match_torch_float64) {

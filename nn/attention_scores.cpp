@@ -13,6 +13,7 @@
 #include "tensor/exercise.h"
 #include "tensor/fast_math.h"
 #include "tensor/parallel.h"
+#include "tensor/simd.h"
 
 namespace ropegrad::nn {
 
@@ -79,7 +80,7 @@ void scores_to_probs(T* p, const Blocks& g, const Tensor& add_mask, const ScoreM
   const T neg_inf = -std::numeric_limits<T>::infinity();
   // Rows are independent: split them across the thread pool.
   const int64_t rows = g.b * g.h * g.nq;
-  parallel_for(0, rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(g.nk, 1)), [&](int64_t lo, int64_t hi) {
+  const auto rows_to_probs = [&](int64_t lo, int64_t hi) {
     for (int64_t row_index = lo; row_index < hi; ++row_index) {
       const int64_t i = row_index % g.nq, h = (row_index / g.nq) % g.h, b = row_index / (g.nq * g.h);
       {
@@ -104,6 +105,10 @@ void scores_to_probs(T* p, const Blocks& g, const Tensor& add_mask, const ScoreM
         std::fill(row + allowed, row + g.nk, T(0));
       }
     }
+  };
+  // Each part compiled for AVX2 too (tensor/simd.h: the same bits either way).
+  parallel_for(0, rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(g.nk, 1)), [&](int64_t lo, int64_t hi) {
+    simd::run_best([&] { rows_to_probs(lo, hi); });
   });
 }
 
@@ -118,14 +123,16 @@ Tensor softmax_grad(const Tensor& p, const Tensor& dp_in) {
     const T* g = dp.data_ptr<T>();
     T* d = ds.data_ptr<T>();
     parallel_for(0, rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(nk, 1)), [&](int64_t lo, int64_t hi) {
-      for (int64_t r = lo; r < hi; ++r) {
-        const T* pr = pp + r * nk;
-        const T* gr = g + r * nk;
-        T dot = 0;
-        for (int64_t j = 0; j < nk; ++j) dot += pr[j] * gr[j];
-        T* dr = d + r * nk;
-        for (int64_t j = 0; j < nk; ++j) dr[j] = pr[j] * (gr[j] - dot);
-      }
+      simd::run_best([&] {
+        for (int64_t r = lo; r < hi; ++r) {
+          const T* pr = pp + r * nk;
+          const T* gr = g + r * nk;
+          T dot = 0;
+          for (int64_t j = 0; j < nk; ++j) dot += pr[j] * gr[j];
+          T* dr = d + r * nk;
+          for (int64_t j = 0; j < nk; ++j) dr[j] = pr[j] * (gr[j] - dot);
+        }
+      });
     });
   });
   return ds;

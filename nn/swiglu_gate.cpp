@@ -9,6 +9,7 @@
 #include "tensor/exercise.h"
 #include "tensor/fast_math.h"
 #include "tensor/parallel.h"
+#include "tensor/simd.h"
 
 namespace ropegrad::nn {
 
@@ -54,8 +55,10 @@ std::pair<Tensor, Tensor> silu_mul_grads_one_pass_typed(const Tensor& g_in, cons
       dbp[i] = gg * x * s;
     }
   };
-  if (n < 2 * kernels::kParallelGrain) body(0, n);
-  else parallel_for(0, n, kernels::kParallelGrain, body);
+  // Compiled for AVX2 too (tensor/simd.h: the same bits either way).
+  const auto part = [&](int64_t lo, int64_t hi) { simd::run_best([&] { body(lo, hi); }); };
+  if (n < 2 * kernels::kParallelGrain) part(0, n);
+  else parallel_for(0, n, kernels::kParallelGrain, part);
   return {da, db};
 }
 }  // namespace

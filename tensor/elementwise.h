@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "tensor/parallel.h"
+#include "tensor/simd.h"
 #include "tensor/strided_loop.h"
 #include "tensor/tensor.h"
 
@@ -37,8 +38,12 @@ void map_into_impl(const Tensor& out, F& f, const std::array<Tensor, sizeof...(I
                      const std::array<int64_t, N>& st) {
     Out* o = reinterpret_cast<Out*>(p[0]);
     const bool contiguous = ((st[I + 1] == sizes[I + 1]) && ...) && st[0] == sizes[0];
-    if (contiguous) {  // the common case: a flat loop the compiler vectorises
-      for (int64_t i = 0; i < n; ++i) o[i] = f(reinterpret_cast<const In*>(p[I + 1])[i]...);
+    // The flat loops below are vectorised, for AVX2 too where the CPU has it
+    // (simd::run_best, tensor/simd.h: same bits either way).
+    if (contiguous) {  // the common case
+      simd::run_best([&] {
+        for (int64_t i = 0; i < n; ++i) o[i] = f(reinterpret_cast<const In*>(p[I + 1])[i]...);
+      });
       return;
     }
     if constexpr (sizeof...(In) == 2) {
@@ -48,7 +53,9 @@ void map_into_impl(const Tensor& out, F& f, const std::array<Tensor, sizeof...(I
         using B = std::tuple_element_t<1, std::tuple<In...>>;
         const A* a = reinterpret_cast<const A*>(p[1]);
         const B b = *reinterpret_cast<const B*>(p[2]);
-        for (int64_t i = 0; i < n; ++i) o[i] = f(a[i], b);
+        simd::run_best([&] {
+          for (int64_t i = 0; i < n; ++i) o[i] = f(a[i], b);
+        });
         return;
       }
       if (st[0] == sizes[0] && st[1] == 0 && st[2] == sizes[2]) {
@@ -56,7 +63,9 @@ void map_into_impl(const Tensor& out, F& f, const std::array<Tensor, sizeof...(I
         using B = std::tuple_element_t<1, std::tuple<In...>>;
         const A a = *reinterpret_cast<const A*>(p[1]);
         const B* b = reinterpret_cast<const B*>(p[2]);
-        for (int64_t i = 0; i < n; ++i) o[i] = f(a, b[i]);
+        simd::run_best([&] {
+          for (int64_t i = 0; i < n; ++i) o[i] = f(a, b[i]);
+        });
         return;
       }
     }

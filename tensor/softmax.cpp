@@ -10,6 +10,7 @@
 #include "tensor/exercise.h"
 #include "tensor/fast_math.h"
 #include "tensor/kernels.h"
+#include "tensor/simd.h"
 
 namespace ropegrad::kernels {
 
@@ -38,7 +39,10 @@ Tensor along_rows(const std::vector<Tensor>& inputs, int64_t dim, RowFn row_fn) 
   T* o = out.data_ptr<T>();
   parallel_for(0, outer, std::max<int64_t>(1, kernels::kParallelGrain / std::max<int64_t>(n, 1)),
                [&](int64_t lo, int64_t hi) {
-                 for (int64_t r = lo; r < hi; ++r) row_fn(in_ptrs, r * n, o + r * n, n);
+                 // Compiled for AVX2 too (tensor/simd.h): the same bits, twice the width.
+                 simd::run_best([&] {
+                   for (int64_t r = lo; r < hi; ++r) row_fn(in_ptrs, r * n, o + r * n, n);
+                 });
                });
   return transpose(out, dim, -1);
 }

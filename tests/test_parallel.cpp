@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <bit>
+#include <cstdint>
 #include <cmath>
 #include <limits>
 #include <mutex>
@@ -14,8 +16,10 @@
 #include "autograd/ops.h"
 #include "nn/attention_scores.h"
 #include "nn/functional.h"
+#include "nn/transformer.h"
 #include "tensor/fast_math.h"
 #include "tensor/parallel.h"
+#include "tensor/simd.h"
 #include "tests/support/test_util.h"
 
 using namespace ropegrad;
@@ -111,6 +115,151 @@ TEST(ParallelFor, KernelsGiveTheSameBitsOnOneAndTwoThreads) {
   const std::vector<Tensor> two = run();
   for (size_t i = 0; i < one.size(); ++i) {
     EXPECT_EQ(one[i].to_vector<float>(), two[i].to_vector<float>()) << "result " << i;
+  }
+}
+
+// ---- the two compilations of the kernels (tensor/simd.h) -------------------------------------
+
+namespace {
+// Restores the kernel compilation a test chose.
+struct SimdLevel {
+  simd::Level saved = simd::level();
+  ~SimdLevel() { simd::set_level(saved); }
+};
+
+// Every result of `run` as raw bits, compared with memcmp-like equality.
+std::vector<std::vector<float>> as_floats(const std::vector<Tensor>& ts) {
+  std::vector<std::vector<float>> out;
+  for (const Tensor& t : ts) out.push_back(t.to_vector<float>());
+  return out;
+}
+
+void expect_same_bits(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b,
+                      const std::vector<std::string>& names) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(a[i].size(), b[i].size()) << names[i];
+    size_t differing = 0, first = a[i].size();
+    for (size_t j = 0; j < a[i].size(); ++j) {
+      if (std::bit_cast<uint32_t>(a[i][j]) != std::bit_cast<uint32_t>(b[i][j])) {
+        if (differing++ == 0) first = j;
+      }
+    }
+    EXPECT_EQ(differing, 0u) << names[i] << ": " << differing << " of " << a[i].size()
+                             << " values differ, the first at " << first << " (baseline "
+                             << (first < a[i].size() ? a[i][first] : 0.0f) << ", avx2 "
+                             << (first < a[i].size() ? b[i][first] : 0.0f) << ")";
+  }
+}
+}  // namespace
+
+TEST(Simd, ParseLevelAcceptsTheThreeValuesAndNamesABadOne) {
+  EXPECT_EQ(simd::parse_level(nullptr), simd::best_supported());
+  EXPECT_EQ(simd::parse_level(""), simd::best_supported());
+  EXPECT_EQ(simd::parse_level("auto"), simd::best_supported());
+  EXPECT_EQ(simd::parse_level("baseline"), simd::Level::Baseline);
+  if (simd::best_supported() == simd::Level::Avx2) {
+    EXPECT_EQ(simd::parse_level("avx2"), simd::Level::Avx2);
+  } else {
+    EXPECT_THAT([] { simd::parse_level("avx2"); },
+                ::testing::ThrowsMessage<Error>(::testing::HasSubstr("this CPU has no AVX2")));
+  }
+  EXPECT_THAT([] { simd::parse_level("avx512"); },
+              ::testing::ThrowsMessage<Error>(
+                  ::testing::AllOf(::testing::HasSubstr("ROPEGRAD_SIMD"), ::testing::HasSubstr("'avx512'"))));
+}
+
+TEST(Simd, SetLevelSwitchesTheKernelsAndRefusesAvx2WithoutTheCpu) {
+  SimdLevel keep;
+  simd::set_level(simd::Level::Baseline);
+  EXPECT_EQ(simd::level(), simd::Level::Baseline);
+  EXPECT_STREQ(simd::level_name(simd::level()), "baseline");
+  if (simd::best_supported() == simd::Level::Avx2) {
+    simd::set_level(simd::Level::Avx2);
+    EXPECT_EQ(simd::level(), simd::Level::Avx2);
+    EXPECT_STREQ(simd::level_name(simd::level()), "avx2");
+  } else {
+    EXPECT_THROW(simd::set_level(simd::Level::Avx2), Error);
+    EXPECT_EQ(simd::level(), simd::Level::Baseline);
+  }
+}
+
+// The AVX2 compilation must give the same bits as the baseline one: each
+// element goes through the same operations (no FMA, no reordered sum), only
+// the vector width differs. Every kernel run through simd::run_best, forward
+// and backward, and a whole training step of each attention variant.
+TEST(Simd, KernelsGiveTheSameBitsOnBothCompilations) {
+  if (simd::best_supported() != simd::Level::Avx2) {
+    // Only one compilation can run here; SetLevel... above checks the refusal.
+    EXPECT_THROW(simd::set_level(simd::Level::Avx2), Error);
+    return;
+  }
+  SimdLevel keep;
+  Generator gen(21);
+  const Tensor x = randn({64, 517}, DType::Float32, &gen) * 4.0;  // exp over a wide range, odd row length
+  const Tensor a = randn({3, 1000}, DType::Float32, &gen) * 6.0;
+  const Tensor b = randn({3, 1000}, DType::Float32, &gen);
+  const Tensor q = randn({2, 3, 40, 16}, DType::Float32, &gen);
+  const Tensor k = randn({2, 3, 40, 16}, DType::Float32, &gen);
+  const std::vector<std::string> names = {"exp(x) * x + 1", "x * 0.5 (scalar broadcast)", "softmax", "log_softmax",
+                                          "softmax backward", "log_softmax backward", "silu_mul",
+                                          "silu_mul one-pass grad a", "silu_mul one-pass grad b",
+                                          "causal attention probabilities", "attention probabilities backward"};
+  const auto kernels = [&] {
+    std::vector<Tensor> out = {exp(x) * x + 1.0, x * 0.5, softmax(x, -1), log_softmax(x, -1)};
+    const Tensor g = randn(x.shape(), DType::Float32, &gen);
+    out.push_back(kernels::softmax_backward(out[2], g, -1));
+    out.push_back(kernels::log_softmax_backward(out[3], g, -1));
+    out.push_back(nn::silu_mul(a, b));
+    const auto [da, db] = nn::silu_mul_grads_one_pass(b, a, b);
+    out.push_back(da);
+    out.push_back(db);
+    const Tensor qg = q.detach().requires_grad_(true);
+    const Tensor p = nn::dot_attention_probs(qg, k, 0.25, nn::ScoreMask{Tensor(), true, 0});
+    out.push_back(p.detach());
+    backward(sum(p * randn(p.shape(), DType::Float32, &gen)));
+    out.push_back(qg.grad());
+    return as_floats(out);
+  };
+  gen.manual_seed(5);
+  simd::set_level(simd::Level::Baseline);
+  const auto baseline = kernels();
+  gen.manual_seed(5);
+  simd::set_level(simd::Level::Avx2);
+  const auto avx2 = kernels();
+  expect_same_bits(baseline, avx2, names);
+
+  for (const auto kind : {nn::AttentionKind::Standard, nn::AttentionKind::W2, nn::AttentionKind::Triple}) {
+    nn::TransformerConfig c;
+    c.vocab_size = 50;
+    c.context_length = 32;
+    c.d_model = 32;
+    c.num_heads = 2;
+    c.num_layers = 2;
+    c.d_ff = 88;
+    c.attention = kind;
+    std::vector<std::string> step_names;
+    const auto step = [&] {
+      Generator init(3);
+      nn::TransformerLM lm(c, &init);
+      Generator data(4);
+      const Tensor ids = randint(0, c.vocab_size, {4, c.context_length}, &data);
+      const Tensor targets = randint(0, c.vocab_size, {4, c.context_length}, &data);
+      const Tensor loss = nn::cross_entropy(lm.forward(ids), targets);
+      backward(loss);
+      std::vector<Tensor> out = {loss.detach()};
+      step_names = {std::string(nn::attention_kind_name(kind)) + ": loss"};
+      for (const auto& [name, param] : lm.named_parameters()) {
+        out.push_back(param.grad());
+        step_names.push_back(std::string(nn::attention_kind_name(kind)) + ": gradient of " + name);
+      }
+      return as_floats(out);
+    };
+    simd::set_level(simd::Level::Baseline);
+    const auto base_step = step();
+    simd::set_level(simd::Level::Avx2);
+    const auto avx2_step = step();
+    expect_same_bits(base_step, avx2_step, step_names);
   }
 }
 

@@ -3,9 +3,11 @@
 #
 #   scripts/dev.sh main            build, then run the main job
 #   scripts/dev.sh test            build, then run the whole test suite
-#   scripts/dev.sh test-sanitize   the suite again, built with ASan + UBSan
-#   scripts/dev.sh test-clang      the suite again, built with clang (Debian 12: clang 14)
-#   scripts/dev.sh fuzz [SECONDS]  build the libFuzzer targets (fuzz/) and run each for SECONDS (30)
+#   scripts/dev.sh test-sanitize   the suite again, built with gcc under ASan + UBSan
+#   scripts/dev.sh test-clang      the suite again, built with clang (Debian 12: clang 14) under
+#                                  ASan + UBSan, instrumented for the fuzzers (what CI runs)
+#   scripts/dev.sh fuzz [SECONDS]  build the libFuzzer targets (fuzz/) in that same clang build
+#                                  and run each for SECONDS (30)
 #   scripts/dev.sh course ...      course mode: list | new DIR [--from ID] | check ID | status
 #   scripts/dev.sh text            a BPE tokenizer and a small LM on real English (Debian's fortunes)
 #   scripts/dev.sh docs            build the book as a static site (build-docs/site) and
@@ -66,6 +68,12 @@ build() {
   cmake --build "$dir" -j"$jobs" ${targets[@]+--target "${targets[@]}"}
 }
 
+# build_clang [--target T...]: the clang build shared by test-clang and fuzz.
+build_clang() {
+  build build-clang -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" -DCMAKE_CXX_COMPILER=clang++ \
+    -DROPEGRAD_FUZZ=ON -DROPEGRAD_BENCH=OFF "$@"
+}
+
 case "${1:-}" in
   main)
     ensure_packages
@@ -88,29 +96,31 @@ case "${1:-}" in
       ctest --test-dir build-sanitize --output-on-failure -j"$jobs"
     ;;
   test-clang)
-    # A second compiler keeps the code portable C++20 (and builds the fuzzers).
-    packages+=(clang)
+    # A second compiler keeps the code portable C++20. The build is the
+    # fuzzers' one (clang, ASan + UBSan, coverage instrumentation), so CI
+    # compiles the tree once for the clang suite, the sanitizers and `fuzz`.
+    packages+=(clang libclang-rt-14-dev)
     ensure_packages
-    build build-clang -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=clang++ -DROPEGRAD_BENCH=OFF
-    ctest --test-dir build-clang --output-on-failure -j"$jobs"
+    build_clang
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      ctest --test-dir build-clang --output-on-failure -j"$jobs"
     ;;
   fuzz)
     packages+=(clang libclang-rt-14-dev)
     ensure_packages
     seconds=${2:-30}
-    build build-fuzz -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" -DCMAKE_CXX_COMPILER=clang++ \
-      -DROPEGRAD_FUZZ=ON -DROPEGRAD_BENCH=OFF --target fuzz_npy fuzz_safetensors fuzz_checkpoint fuzz_config fuzz_tokenizer make_corpus
-    rm -rf build-fuzz/corpus && ./build-fuzz/fuzz/make_corpus build-fuzz/corpus
+    build_clang --target fuzz_npy fuzz_safetensors fuzz_checkpoint fuzz_config fuzz_tokenizer make_corpus
+    rm -rf build-clang/corpus && ./build-clang/fuzz/make_corpus build-clang/corpus
     status=0
     for reader in npy safetensors checkpoint config tokenizer; do
-      # Inputs found to add coverage are kept in build-fuzz/found/<reader> across runs.
-      mkdir -p "build-fuzz/found/$reader"
-      log=build-fuzz/fuzz_$reader.log
-      if ./build-fuzz/fuzz/fuzz_$reader -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-          "build-fuzz/found/$reader" "build-fuzz/corpus/$reader" >"$log" 2>&1; then
+      # Inputs found to add coverage are kept in build-clang/found/<reader> across runs.
+      mkdir -p "build-clang/found/$reader"
+      log=build-clang/fuzz_$reader.log
+      if ./build-clang/fuzz/fuzz_$reader -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+          "build-clang/found/$reader" "build-clang/corpus/$reader" >"$log" 2>&1; then
         echo "fuzz $reader: $(grep -m1 -o 'stat::number_of_executed_units: [0-9]*' "$log" | grep -o '[0-9]*$') executions, $(grep -o 'cov: [0-9]* ft: [0-9]*' "$log" | tail -1), no crash"
       else
-        echo "fuzz $reader: FAILED (build-fuzz/fuzz_$reader.log; the input is in crash-* / leak-* / oom-*):" >&2
+        echo "fuzz $reader: FAILED (build-clang/fuzz_$reader.log; the input is in crash-* / leak-* / oom-*):" >&2
         grep -E 'ERROR|SUMMARY|runtime error|Error' "$log" | head -5 >&2
         status=1
       fi

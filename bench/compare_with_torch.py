@@ -167,7 +167,8 @@ def bench_sgemm(a, when):
     common = ["sgemm", "--iters", "10" if a.quick else "30", "--warmup", "3"] + flags(SGEMM_SHAPE)
     two = run_json([a.bin] + common, {})
     one = run_json([a.bin] + common, RG_ONE)
-    return {"when": when, "2T": two["gflops_best"], "1T": one["gflops_best"], "threads": two["ropegrad_threads"]}
+    return {"when": when, "2T": two["gflops_best"], "1T": one["gflops_best"], "threads": two["ropegrad_threads"],
+            "simd": two.get("simd", "?")}
 
 
 def bench_train(a, key):
@@ -202,7 +203,8 @@ def train_tables(a, results, sg):
            "| when | ropegrad threads | GFLOP/s 2T | GFLOP/s 1T | 2T / 1T |", "|---|---|---|---|---|"]
     for s in sg:
         out.append(f"| {s['when']} | {s['threads']} | {s['2T']:.1f} | {s['1T']:.1f} | {s['2T'] / s['1T']:.2f}x |")
-    out += ["", f"Reference: {ref:.1f} GFLOP/s.", ""]
+    out += ["", f"Reference: {ref:.1f} GFLOP/s. ropegrad's elementwise and row kernels ran their "
+            f"{sg[0]['simd']} compilation (tensor/simd.h; ROPEGRAD_SIMD=baseline forces SSE2).", ""]
     out += ["## Issue 4: one training step (forward, cross_entropy, backward, AdamW)", "",
            "Median ms per step after warm-up. Time ratio = best PyTorch / ropegrad default (> 1: ropegrad "
            "faster). Memory = peak RSS growth (VmHWM after the steps minus VmRSS before the model is built; "

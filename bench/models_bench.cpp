@@ -53,6 +53,7 @@
 #include "nn/optim.h"
 #include "nn/rope.h"
 #include "nn/transformer.h"
+#include "tensor/simd.h"
 #include "nn/triple_attention.h"
 #include "nn/w2_attention.h"
 #include "tensor/parallel.h"
@@ -138,8 +139,9 @@ std::string set_attention(const Args& args) {
 
 std::string threads_json() {
   const char* blas = std::getenv("OPENBLAS_NUM_THREADS");
-  return fmt::format("\"ropegrad_threads\": {}, \"openblas_num_threads_env\": \"{}\"", rg::num_threads(),
-                     blas ? blas : "");
+  // "simd": which compilation of the kernels ran (tensor/simd.h; ROPEGRAD_SIMD).
+  return fmt::format("\"ropegrad_threads\": {}, \"openblas_num_threads_env\": \"{}\", \"simd\": \"{}\"",
+                     rg::num_threads(), blas ? blas : "", rg::simd::level_name(rg::simd::level()));
 }
 
 // ---- module mode --------------------------------------------------------------------------------

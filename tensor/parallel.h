@@ -1,8 +1,10 @@
-// A small thread pool for the non-BLAS work (elementwise maps, softmax rows,
-// norms). OpenBLAS threads its own GEMMs; everything else would otherwise run
-// on one core. We use plain std::threads rather than OpenMP on purpose: an
-// OpenMP pool that spins next to OpenBLAS's threads on a 2-core machine makes
-// both slower (the trap PyTorch falls into without OMP_WAIT_POLICY=PASSIVE).
+// One small thread pool for all the parallel work: elementwise maps, softmax
+// rows, norms, attention blocks and GEMMs (OpenBLAS runs single-threaded
+// inside it; tensor/matmul.cpp splits the products). We use plain
+// std::threads rather than OpenMP on purpose: two pools spinning next to each
+// other on a 2-core machine make both slower (the trap PyTorch falls into
+// without OMP_WAIT_POLICY=PASSIVE). Idle threads spin for at most 50 us
+// before they sleep (docs/03-matmul-and-blas.md, "Threads").
 //
 // Work is split into contiguous chunks, each computed exactly as a single
 // thread would: an elementwise or row kernel gives the same bits on any

@@ -45,6 +45,7 @@
 #include "tensor/elementwise.h"
 #include "tensor/fast_math.h"
 #include "tensor/parallel.h"
+#include "tensor/simd.h"
 
 namespace ropegrad::nn {
 
@@ -178,54 +179,57 @@ void tiled_forward(const Scores& scores, const Geometry& g, const T* v, const Ti
   const int64_t q_tiles = (g.nq + bq - 1) / bq;
   const T neg_inf = -std::numeric_limits<T>::infinity();
   parallel_for(0, g.blocks() * q_tiles, 1, [&](int64_t lo, int64_t hi) {
-    std::vector<T> s(bq * bk), row_max(bq), row_sum(bq), work(scores.work_size(bq, bk));
-    for (int64_t task = lo; task < hi; ++task) {
-      const int64_t block = task / q_tiles, bi = block / g.h, h = block % g.h;
-      const int64_t i0 = (task % q_tiles) * bq, ni = std::min(bq, g.nq - i0);
-      T* o = out + (block * g.nq + i0) * g.dv;  // the accumulator is the output itself
-      std::fill(o, o + ni * g.dv, T(0));
-      std::fill(row_max.begin(), row_max.end(), neg_inf);
-      std::fill(row_sum.begin(), row_sum.end(), T(0));
-      const T* vb = v + block * g.nk * g.dv;
-      const int64_t key_end = mask.key_end(i0, ni);
-      for (int64_t j0 = 0; j0 < key_end; j0 += bk) {
-        const int64_t nj = std::min(bk, key_end - j0);
-        scores.scores(block, i0, ni, j0, nj, s.data(), work.data());
+    // Compiled for AVX2 too (tensor/simd.h: the same bits either way).
+    simd::run_best([&] {
+      std::vector<T> s(bq * bk), row_max(bq), row_sum(bq), work(scores.work_size(bq, bk));
+      for (int64_t task = lo; task < hi; ++task) {
+        const int64_t block = task / q_tiles, bi = block / g.h, h = block % g.h;
+        const int64_t i0 = (task % q_tiles) * bq, ni = std::min(bq, g.nq - i0);
+        T* o = out + (block * g.nq + i0) * g.dv;  // the accumulator is the output itself
+        std::fill(o, o + ni * g.dv, T(0));
+        std::fill(row_max.begin(), row_max.end(), neg_inf);
+        std::fill(row_sum.begin(), row_sum.end(), T(0));
+        const T* vb = v + block * g.nk * g.dv;
+        const int64_t key_end = mask.key_end(i0, ni);
+        for (int64_t j0 = 0; j0 < key_end; j0 += bk) {
+          const int64_t nj = std::min(bk, key_end - j0);
+          scores.scores(block, i0, ni, j0, nj, s.data(), work.data());
+          for (int64_t r = 0; r < ni; ++r) {
+            T* sr = s.data() + r * nj;
+            const int64_t allowed = mask.apply(bi, h, i0 + r, j0, nj, sr);
+            const T tile_max = lane_max(sr, allowed);
+            const T m_new = std::max(row_max[r], tile_max);
+            if (m_new == neg_inf) {  // nothing allowed yet: this tile adds nothing
+              std::fill(sr, sr + nj, T(0));
+              continue;
+            }
+            const T alpha = exp_of(row_max[r] - m_new);  // 0 for the first allowed tile
+            for (int64_t c = 0; c < allowed; ++c) sr[c] = exp_of(sr[c] - m_new);
+            const T sum = lane_sum(sr, allowed);
+            std::fill(sr + allowed, sr + nj, T(0));
+            row_sum[r] = alpha * row_sum[r] + sum;
+            row_max[r] = m_new;
+            if (alpha != T(1)) {
+              T* orow = o + r * g.dv;
+              for (int64_t c = 0; c < g.dv; ++c) orow[c] *= alpha;
+            }
+          }
+          gemm<T>(false, false, ni, g.dv, nj, T(1), s.data(), nj, vb + j0 * g.dv, g.dv, T(1), o, g.dv);  // acc += P v_J
+        }
         for (int64_t r = 0; r < ni; ++r) {
-          T* sr = s.data() + r * nj;
-          const int64_t allowed = mask.apply(bi, h, i0 + r, j0, nj, sr);
-          const T tile_max = lane_max(sr, allowed);
-          const T m_new = std::max(row_max[r], tile_max);
-          if (m_new == neg_inf) {  // nothing allowed yet: this tile adds nothing
-            std::fill(sr, sr + nj, T(0));
-            continue;
-          }
-          const T alpha = exp_of(row_max[r] - m_new);  // 0 for the first allowed tile
-          for (int64_t c = 0; c < allowed; ++c) sr[c] = exp_of(sr[c] - m_new);
-          const T sum = lane_sum(sr, allowed);
-          std::fill(sr + allowed, sr + nj, T(0));
-          row_sum[r] = alpha * row_sum[r] + sum;
-          row_max[r] = m_new;
-          if (alpha != T(1)) {
-            T* orow = o + r * g.dv;
-            for (int64_t c = 0; c < g.dv; ++c) orow[c] *= alpha;
+          T* orow = o + r * g.dv;
+          T* l = lse + block * g.nq + i0 + r;
+          if (row_sum[r] > 0) {
+            const T inv = T(1) / row_sum[r];
+            for (int64_t c = 0; c < g.dv; ++c) orow[c] *= inv;
+            *l = row_max[r] + std::log(row_sum[r]);
+          } else {  // no allowed key: output 0 (acc is 0 already), L = -inf
+            std::fill(orow, orow + g.dv, T(0));
+            *l = neg_inf;
           }
         }
-        gemm<T>(false, false, ni, g.dv, nj, T(1), s.data(), nj, vb + j0 * g.dv, g.dv, T(1), o, g.dv);  // acc += P v_J
       }
-      for (int64_t r = 0; r < ni; ++r) {
-        T* orow = o + r * g.dv;
-        T* l = lse + block * g.nq + i0 + r;
-        if (row_sum[r] > 0) {
-          const T inv = T(1) / row_sum[r];
-          for (int64_t c = 0; c < g.dv; ++c) orow[c] *= inv;
-          *l = row_max[r] + std::log(row_sum[r]);
-        } else {  // no allowed key: output 0 (acc is 0 already), L = -inf
-          std::fill(orow, orow + g.dv, T(0));
-          *l = neg_inf;
-        }
-      }
-    }
+    });
   });
 }
 
@@ -235,49 +239,52 @@ void tiled_backward(const Scores& scores, const Geometry& g, const T* v, const T
   const int64_t bq = tiles.query, bk = tiles.key;
   const T neg_inf = -std::numeric_limits<T>::infinity();
   parallel_for(0, g.blocks(), 1, [&](int64_t lo, int64_t hi) {
-    std::vector<T> s(bq * bk), ds(bq * bk), dp(bq * bk), d_row(bq), work(scores.work_size(bq, bk));
-    for (int64_t block = lo; block < hi; ++block) {
-      const int64_t bi = block / g.h, h = block % g.h;
-      const T* vb = v + block * g.nk * g.dv;
-      T* dvb = dv + block * g.nk * g.dv;
-      for (int64_t i0 = 0; i0 < g.nq; i0 += bq) {
-        const int64_t ni = std::min(bq, g.nq - i0);
-        const T* o = out + (block * g.nq + i0) * g.dv;
-        const T* d_o = dout + (block * g.nq + i0) * g.dv;
-        const T* l = lse + block * g.nq + i0;
-        for (int64_t r = 0; r < ni; ++r) {  // D_i = dO_i . O_i
-          T dot = 0;
-          for (int64_t c = 0; c < g.dv; ++c) dot += d_o[r * g.dv + c] * o[r * g.dv + c];
-          d_row[r] = dot;
-        }
-        const int64_t key_end = mask.key_end(i0, ni);
-        for (int64_t j0 = 0; j0 < key_end; j0 += bk) {
-          const int64_t nj = std::min(bk, key_end - j0);
-          scores.scores(block, i0, ni, j0, nj, s.data(), work.data());
-          // P = exp(S + mask - L) into ds (0 where not allowed or the row has no key)
-          for (int64_t r = 0; r < ni; ++r) {
-            const T* sr = s.data() + r * nj;
-            T* pr = ds.data() + r * nj;
-            std::copy(sr, sr + nj, pr);
-            const int64_t allowed = mask.apply(bi, h, i0 + r, j0, nj, pr);
-            const int64_t visible = l[r] == neg_inf ? 0 : allowed;
-            for (int64_t c = 0; c < visible; ++c) pr[c] = exp_of(pr[c] - l[r]);
-            std::fill(pr + visible, pr + nj, T(0));
+    // Compiled for AVX2 too (tensor/simd.h: the same bits either way).
+    simd::run_best([&] {
+      std::vector<T> s(bq * bk), ds(bq * bk), dp(bq * bk), d_row(bq), work(scores.work_size(bq, bk));
+      for (int64_t block = lo; block < hi; ++block) {
+        const int64_t bi = block / g.h, h = block % g.h;
+        const T* vb = v + block * g.nk * g.dv;
+        T* dvb = dv + block * g.nk * g.dv;
+        for (int64_t i0 = 0; i0 < g.nq; i0 += bq) {
+          const int64_t ni = std::min(bq, g.nq - i0);
+          const T* o = out + (block * g.nq + i0) * g.dv;
+          const T* d_o = dout + (block * g.nq + i0) * g.dv;
+          const T* l = lse + block * g.nq + i0;
+          for (int64_t r = 0; r < ni; ++r) {  // D_i = dO_i . O_i
+            T dot = 0;
+            for (int64_t c = 0; c < g.dv; ++c) dot += d_o[r * g.dv + c] * o[r * g.dv + c];
+            d_row[r] = dot;
           }
-          // dv_J += P^T dO_I
-          gemm<T>(true, false, nj, g.dv, ni, T(1), ds.data(), nj, d_o, g.dv, T(1), dvb + j0 * g.dv, g.dv);
-          // dP = dO_I v_J^T, then dS = P * (dP - D), in P's buffer
-          gemm<T>(false, true, ni, nj, g.dv, T(1), d_o, g.dv, vb + j0 * g.dv, g.dv, T(0), dp.data(), nj);
-          for (int64_t r = 0; r < ni; ++r) {
-            T* dsr = ds.data() + r * nj;
-            const T* dpr = dp.data() + r * nj;
-            for (int64_t c = 0; c < nj; ++c) dsr[c] *= dpr[c] - d_row[r];
+          const int64_t key_end = mask.key_end(i0, ni);
+          for (int64_t j0 = 0; j0 < key_end; j0 += bk) {
+            const int64_t nj = std::min(bk, key_end - j0);
+            scores.scores(block, i0, ni, j0, nj, s.data(), work.data());
+            // P = exp(S + mask - L) into ds (0 where not allowed or the row has no key)
+            for (int64_t r = 0; r < ni; ++r) {
+              const T* sr = s.data() + r * nj;
+              T* pr = ds.data() + r * nj;
+              std::copy(sr, sr + nj, pr);
+              const int64_t allowed = mask.apply(bi, h, i0 + r, j0, nj, pr);
+              const int64_t visible = l[r] == neg_inf ? 0 : allowed;
+              for (int64_t c = 0; c < visible; ++c) pr[c] = exp_of(pr[c] - l[r]);
+              std::fill(pr + visible, pr + nj, T(0));
+            }
+            // dv_J += P^T dO_I
+            gemm<T>(true, false, nj, g.dv, ni, T(1), ds.data(), nj, d_o, g.dv, T(1), dvb + j0 * g.dv, g.dv);
+            // dP = dO_I v_J^T, then dS = P * (dP - D), in P's buffer
+            gemm<T>(false, true, ni, nj, g.dv, T(1), d_o, g.dv, vb + j0 * g.dv, g.dv, T(0), dp.data(), nj);
+            for (int64_t r = 0; r < ni; ++r) {
+              T* dsr = ds.data() + r * nj;
+              const T* dpr = dp.data() + r * nj;
+              for (int64_t c = 0; c < nj; ++c) dsr[c] *= dpr[c] - d_row[r];
+            }
+            scores.backward(block, i0, ni, j0, nj, s.data(), ds.data(), work.data());
           }
-          scores.backward(block, i0, ni, j0, nj, s.data(), ds.data(), work.data());
         }
+        scores.finish(block);
       }
-      scores.finish(block);
-    }
+    });
   });
 }
 

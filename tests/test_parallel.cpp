@@ -16,6 +16,7 @@
 #include "autograd/ops.h"
 #include "nn/attention_scores.h"
 #include "nn/functional.h"
+#include "nn/attention_tiled.h"
 #include "nn/transformer.h"
 #include "tensor/fast_math.h"
 #include "tensor/parallel.h"
@@ -229,7 +230,11 @@ TEST(Simd, KernelsGiveTheSameBitsOnBothCompilations) {
   const auto avx2 = kernels();
   expect_same_bits(baseline, avx2, names);
 
+  // Each variant on both attention paths: the (B, H, T, T) kernels and the tiled ones.
+  const nn::AttentionPath saved_path = nn::attention_path();
+  for (const auto path : {nn::AttentionPath::Materialized, nn::AttentionPath::Tiled})
   for (const auto kind : {nn::AttentionKind::Standard, nn::AttentionKind::W2, nn::AttentionKind::Triple}) {
+    nn::set_attention_path(path);
     nn::TransformerConfig c;
     c.vocab_size = 50;
     c.context_length = 32;
@@ -248,10 +253,12 @@ TEST(Simd, KernelsGiveTheSameBitsOnBothCompilations) {
       const Tensor loss = nn::cross_entropy(lm.forward(ids), targets);
       backward(loss);
       std::vector<Tensor> out = {loss.detach()};
-      step_names = {std::string(nn::attention_kind_name(kind)) + ": loss"};
+      const std::string label = std::string(nn::attention_kind_name(kind)) +
+                                (path == nn::AttentionPath::Tiled ? " (tiled)" : " (materialized)");
+      step_names = {label + ": loss"};
       for (const auto& [name, param] : lm.named_parameters()) {
         out.push_back(param.grad());
-        step_names.push_back(std::string(nn::attention_kind_name(kind)) + ": gradient of " + name);
+        step_names.push_back(label + ": gradient of " + name);
       }
       return as_floats(out);
     };
@@ -261,6 +268,7 @@ TEST(Simd, KernelsGiveTheSameBitsOnBothCompilations) {
     const auto avx2_step = step();
     expect_same_bits(base_step, avx2_step, step_names);
   }
+  nn::set_attention_path(saved_path);
 }
 
 // ---- fast_exp -------------------------------------------------------------------------------

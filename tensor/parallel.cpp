@@ -27,8 +27,11 @@ thread_local bool t_in_parallel = false;  // nested parallel_for runs inline
 // OpenBLAS runs single-threaded inside this pool.)
 constexpr int64_t kSpinMicroseconds = 50;
 
+// Spinning only pays while every thread has a core of its own: with more
+// threads than cores, a spinning thread takes the core a working one needs.
 template <typename Pred>
-bool spin_until(Pred pred) {
+bool spin_until(Pred pred, bool allowed) {
+  if (!allowed) return pred();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(kSpinMicroseconds);
   while (true) {
     for (int i = 0; i < 64; ++i) {
@@ -43,7 +46,9 @@ bool spin_until(Pred pred) {
 
 class Pool {
  public:
-  explicit Pool(int threads) : threads_(std::max(1, threads)) {
+  explicit Pool(int threads)
+      : threads_(std::max(1, threads)),
+        spin_(threads_ <= static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {
     for (int i = 1; i < threads_; ++i) workers_.emplace_back([this, i] { work(i); });
   }
   ~Pool() {
@@ -72,7 +77,7 @@ class Pool {
     if (someone_sleeps) wake_.notify_all();
     job(0);
     const auto all_done = [this] { return pending_.load() == 0; };
-    if (!spin_until(all_done)) {
+    if (!spin_until(all_done, spin_)) {
       std::unique_lock<std::mutex> wait_lock(mutex_);
       done_.wait(wait_lock, all_done);
     }
@@ -83,7 +88,7 @@ class Pool {
     uint64_t seen = 0;
     while (true) {
       const std::function<void(int)>* job;
-      spin_until([&] { return generation_.load() != seen; });
+      spin_until([&] { return generation_.load() != seen; }, spin_);
       {
         // The job's fields are read under the lock, consistent with the
         // generation; after a spin that saw it change, this never waits.
@@ -107,6 +112,7 @@ class Pool {
   }
 
   int threads_;
+  bool spin_;  // no more threads than cores (spin_until)
   std::vector<std::thread> workers_;
   std::mutex mutex_, run_mutex_;
   std::condition_variable wake_, done_;

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include <limits>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "autograd/ops.h"
@@ -98,6 +100,30 @@ TEST(ParallelFor, AnExceptionInAnyPartReachesTheCallerAndThePoolStaysUsable) {
     ++chunks;
   });
   EXPECT_EQ(chunks, 2);
+}
+
+// With more threads than cores the pool does not spin (tensor/parallel.cpp,
+// spin_until): its threads sleep between jobs. Many short jobs in a row must
+// still each run every part exactly once, and the caller must see each end.
+TEST(ParallelFor, MoreThreadsThanCoresSleepInsteadOfSpinningAndStillFinishEveryJob) {
+  ThreadCount keep;
+  const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) + 1;
+  for (const int n : {2, threads}) {  // the spinning pool (when the cores allow) and the sleeping one
+    set_num_threads(n);
+    ASSERT_EQ(num_threads(), n);
+    std::vector<int64_t> sums;
+    for (int job = 0; job < 300; ++job) {
+      std::atomic<int64_t> sum{0};
+      parallel_for(0, 64 * n, 1, [&](int64_t lo, int64_t hi) {
+        for (int64_t i = lo; i < hi; ++i) sum += i + job;
+      });
+      sums.push_back(sum.load());
+    }
+    for (int job = 0; job < 300; ++job) {
+      const int64_t count = 64 * n;
+      ASSERT_EQ(sums[job], count * (count - 1) / 2 + count * job) << n << " threads, job " << job;
+    }
+  }
 }
 
 TEST(ParallelFor, KernelsGiveTheSameBitsOnOneAndTwoThreads) {

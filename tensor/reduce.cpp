@@ -7,6 +7,7 @@
 #include "tensor/elementwise.h"
 #include "tensor/exercise.h"
 #include "tensor/kernels.h"
+#include "tensor/parallel.h"
 
 namespace ropegrad::kernels {
 
@@ -51,8 +52,7 @@ void accumulate(const Tensor& acc, const Tensor& t, Combine combine) {
   Shape in_strides = t.strides();
   for (auto& s : in_strides) s *= sizeof(In);
   const StridedLoop<2> loop = make_loop<2>(t.shape(), base, {acc_strides, in_strides});
-  run_loop(loop, [&](const std::array<std::byte*, 2>& p, int64_t n,
-                     const std::array<int64_t, 2>& st) {
+  const auto inner = [&](const std::array<std::byte*, 2>& p, int64_t n, const std::array<int64_t, 2>& st) {
     if (st[0] == 0) {  // reducing along the run: combine into one register
       Acc a = *reinterpret_cast<Acc*>(p[0]);
       if (st[1] == static_cast<int64_t>(sizeof(In))) {
@@ -70,6 +70,22 @@ void accumulate(const Tensor& acc, const Tensor& t, Combine combine) {
       Acc* a = reinterpret_cast<Acc*>(p[0] + i * st[0]);
       *a = combine(*a, static_cast<Acc>(*reinterpret_cast<const In*>(p[1] + i * st[1])));
     }
+  };
+  // When the outermost dim is not reduced (row sums of (B, H, T, T), say),
+  // its parts go to the thread pool: each accumulator element then receives
+  // all its terms inside one part, in the same order as on one thread, so
+  // the result has the same bits. A reduced outermost dim stays on one thread.
+  const int64_t total = t.numel();
+  if (loop.shape.empty() || loop.shape[0] < 2 || loop.byte_strides[0][0] == 0 || total < 2 * kParallelGrain) {
+    run_loop(loop, inner);
+    return;
+  }
+  const int64_t outer = loop.shape[0];
+  parallel_for(0, outer, std::max<int64_t>(1, kParallelGrain * outer / total), [&](int64_t lo, int64_t hi) {
+    StridedLoop<2> part = loop;
+    part.shape[0] = hi - lo;
+    for (size_t k = 0; k < 2; ++k) part.base[k] += lo * loop.byte_strides[k][0];
+    run_loop(part, inner);
   });
 }
 

@@ -21,6 +21,7 @@
 #include "nn/attention_tiled.h"
 #include "nn/transformer.h"
 #include "tensor/fast_math.h"
+#include "tensor/kernels.h"
 #include "tensor/parallel.h"
 #include "tensor/simd.h"
 #include "tests/support/test_util.h"
@@ -132,9 +133,13 @@ TEST(ParallelFor, KernelsGiveTheSameBitsOnOneAndTwoThreads) {
   const Tensor x = randn({300, 517}, DType::Float32, &gen);  // large enough to be split
   const Tensor q = randn({2, 4, 128, 16}, DType::Float32, &gen);
   const Tensor k = randn({2, 4, 128, 16}, DType::Float32, &gen);
+  const Tensor y = randn({8, 300, 64}, DType::Float32, &gen) * 100.0;  // sums whose order shows in the bits
   const auto run = [&] {
     return std::vector<Tensor>{exp(x) * x + 1.0, softmax(x, -1), log_softmax(x, 0), sigmoid(x),
-                               nn::dot_attention_probs(q, k, 0.25, nn::ScoreMask{Tensor(), true, 0})};
+                               nn::dot_attention_probs(q, k, 0.25, nn::ScoreMask{Tensor(), true, 0}),
+                               // reductions: split over the outermost kept dim, never over a summed one
+                               sum(x, {-1}), sum(x, {0}), sum(y, {1}), sum(y, {2}), sum(y, {0, 2}),
+                               kernels::reduce(kernels::Reduce::Max, y, {1}, false)};
   };
   set_num_threads(1);
   const std::vector<Tensor> one = run();

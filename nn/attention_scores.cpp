@@ -17,36 +17,6 @@
 
 namespace ropegrad::nn {
 
-// Row-wise dot products: (..., N, dh) x (..., N, dh) -> (..., N), a new
-// contiguous tensor. The same values as the simple form
-//   kernels::reduce(Sum, map_float(x, y, [](auto a, auto b) { return a * b; }), {-1}, false)
-// (each product rounded to the dtype, summed in double in order, rounded
-// back), but in one pass over the rows, split across the thread pool, with no
-// temporary: kernels::reduce runs on one thread. tests/test_w2.cpp checks the
-// two forms agree bit for bit.
-Tensor row_dots(const Tensor& x_in, const Tensor& y_in) {
-  RG_CHECK(x_in.shape() == y_in.shape() && x_in.dtype() == y_in.dtype() && x_in.dim() >= 1, "row_dots",
-           "operands must share a shape and dtype, got {} {} and {} {}", shape_str(x_in.shape()),
-           dtype_name(x_in.dtype()), shape_str(y_in.shape()), dtype_name(y_in.dtype()));
-  const Tensor x = kernels::contiguous(x_in), y = kernels::contiguous(y_in);
-  const int64_t d = x.size(-1), rows = d == 0 ? 0 : x.numel() / d;
-  Tensor out = Tensor::zeros_of(Shape(x.shape().begin(), x.shape().end() - 1), x.dtype());
-  dispatch_floating(x.dtype(), "row_dots", [&](auto tag) {
-    using T = decltype(tag);
-    const T* px = x.data_ptr<T>();
-    const T* py = y.data_ptr<T>();
-    T* po = out.data_ptr<T>();
-    parallel_for(0, rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(d, 1)), [&](int64_t lo, int64_t hi) {
-      for (int64_t r = lo; r < hi; ++r) {
-        double total = 0;
-        for (int64_t i = 0; i < d; ++i) total += static_cast<double>(static_cast<T>(px[r * d + i] * py[r * d + i]));
-        po[r] = static_cast<T>(total);
-      }
-    });
-  });
-  return out;
-}
-
 namespace {
 
 using kernels::map_float;
@@ -184,7 +154,9 @@ Tensor mask_grad(const Tensor& ds, const Shape& mask_shape, DType mask_dtype) {
 }
 
 // Squared norms of the rows: (B, H, N, dh) -> (B, H, N) as a contiguous tensor.
-Tensor row_norms(const Tensor& x) { return row_dots(x, x); }
+Tensor row_norms(const Tensor& x) {
+  return kernels::reduce(kernels::Reduce::Sum, map_float(x, [](auto v) { return v * v; }), {-1}, false);
+}
 
 }  // namespace
 
@@ -367,7 +339,7 @@ Tensor triple_attention_probs(const Tensor& q_in, const Tensor& k_in, const Tens
   const Tensor q = kernels::contiguous(q_in), k = kernels::contiguous(k_in), r = kernels::contiguous(r_in);
   const Tensor add = additive_mask(mask, g, q.dtype(), op);
   const Tensor qq = row_norms(q), rr = row_norms(r), kk = row_norms(k);
-  const Tensor rq = row_dots(r, q);
+  const Tensor rq = kernels::reduce(kernels::Reduce::Sum, map_float(r, q, [](auto x, auto y) { return x * y; }), {-1}, false);
   Tensor p = kernels::matmul(q, transposed(k));       // qk, becomes P in place
   const Tensor kr = kernels::matmul(r, transposed(k));  // (B, H, Nq, Nk), freed after the forward
   dispatch_floating(q.dtype(), op, [&](auto tag) {
@@ -409,7 +381,8 @@ Tensor triple_attention_probs(const Tensor& q_in, const Tensor& k_in, const Tens
           const Tensor kr = kernels::matmul(rv, transposed(kv));
           Tensor b_mat = Tensor::empty(a_mat.shape(), a_mat.dtype());
           const Tensor qq = row_norms(qv), rr = row_norms(rv), kk = row_norms(kv);
-          const Tensor rq = row_dots(rv, qv);
+          const Tensor rq =
+              kernels::reduce(kernels::Reduce::Sum, map_float(rv, qv, [](auto x, auto y) { return x * y; }), {-1}, false);
           Tensor dqq = Tensor::zeros_of(qq.shape(), qq.dtype()), drr = Tensor::zeros_of(qq.shape(), qq.dtype());
           Tensor drq = Tensor::zeros_of(qq.shape(), qq.dtype()), dkk = Tensor::zeros_of(kk.shape(), kk.dtype());
           // BEGIN EXERCISE ex16-triple-scores

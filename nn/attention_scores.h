@@ -38,9 +38,4 @@ Tensor w2_attention_probs(const Tensor& mu_q, const Tensor& mu_k, const Tensor& 
 Tensor triple_attention_probs(const Tensor& q, const Tensor& k, const Tensor& r, double scale,
                               const ScoreMask& mask = {});
 
-// Row-wise dot products, (..., N, d) x (..., N, d) -> (..., N): the squared
-// norms and q.r terms of the W2 and triple kernels, summed in double in order
-// (the same values as kernels::reduce of the products), rows across the pool.
-Tensor row_dots(const Tensor& x, const Tensor& y);
-
 }  // namespace ropegrad::nn

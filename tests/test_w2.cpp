@@ -33,7 +33,6 @@
 #include "nn/attention_scores.h"
 #include "nn/rope.h"
 #include "nn/w2_attention.h"
-#include "tensor/kernels.h"
 #include "tensor/random.h"
 #include "tensor/storage.h"
 #include "tests/support/test_util.h"
@@ -261,31 +260,6 @@ std::vector<double> expected_row(int m, const std::vector<double>& d_sigma) {
   std::vector<double> s;
   for (int n = 0; n < 3; ++n) s.push_back(-(kDistMu[m][n] + d_sigma[n]) / (kTau + kEps));
   return softmax_row(s);
-}
-
-// row_dots (the squared norms of W2 and the triple kernel's terms) is a fused,
-// parallel form of reduce(Sum, x * y, {-1}): it must give the same bits.
-TEST(RowDots, EqualsTheReduceOfTheProductsBitForBit) {
-  Generator gen(12);
-  for (const DType dtype : {DType::Float32, DType::Float64}) {
-    const Tensor x = randn({3, 5, 70, 33}, dtype, &gen) * 3.0;
-    const Tensor y = randn({3, 5, 70, 33}, dtype, &gen);
-    const Tensor yt = transpose(randn({3, 5, 33, 70}, dtype, &gen), -2, -1);  // a strided view
-    for (const Tensor& other : {x, y, yt}) {
-      const Tensor fused = row_dots(x, other);
-      const Tensor simple = kernels::reduce(kernels::Reduce::Sum, x * other, {-1}, false);
-      ASSERT_EQ(fused.shape(), (Shape{3, 5, 70}));
-      if (dtype == DType::Float32) {
-        EXPECT_EQ(fused.to_vector<float>(), simple.to_vector<float>()) << dtype_name(dtype);
-      } else {
-        EXPECT_EQ(fused.to_vector<double>(), simple.to_vector<double>()) << dtype_name(dtype);
-      }
-    }
-  }
-  const Tensor one = tensor({1, 2, 3, 4, 5, 6}, {2, 3}, DType::Float64);
-  EXPECT_EQ(row_dots(one, one).to_vector<double>(), (std::vector<double>{14, 77}));
-  EXPECT_THAT([&] { row_dots(one, tensor({1, 2, 3}, {1, 3}, DType::Float64)); },
-              ::testing::ThrowsMessage<Error>(::testing::AllOf(HasSubstr("row_dots"), HasSubstr("[2, 3]"), HasSubstr("[1, 3]"))));
 }
 
 TEST(W2Hand, EqualSigmasLeaveTheSoftmaxOfMeanDistances) {

@@ -44,6 +44,24 @@ inline void expect_f32_results(const ParityRun& run, const std::vector<Tensor>& 
 // leaf itself, or the module parameter it was loaded into), each requiring grad.
 using ForwardRun = std::function<std::pair<Tensor, std::vector<Tensor>>(const std::vector<Tensor>& leaves)>;
 
+// Loads leaves[first], leaves[first + 1], ... into m's parameters `params`
+// (state_dict names, in that order).
+inline void load_leaves(nn::Module& m, const std::vector<std::string>& params, const std::vector<Tensor>& leaves,
+                        size_t first) {
+  nn::StateDict weights;
+  for (size_t i = 0; i < params.size(); ++i) weights[params[i]] = leaves[first + i];
+  m.load_state_dict(weights);
+}
+
+// m's parameters named in `params`, in that order.
+inline std::vector<Tensor> parameters_named(const nn::Module& m, const std::vector<std::string>& params) {
+  std::vector<Tensor> out;
+  for (const std::string& want : params)
+    for (const auto& [name, p] : m.named_parameters())
+      if (name == want) out.push_back(p);
+  return out;
+}
+
 // The ParityRun of an attention layer: leaves are x, w, then the parameters
 // named in `params`; `call` says the masking. Returns "out" and the gradients
 // of sum(out * w) w.r.t. x and each named parameter ("grad_<name>").
@@ -51,9 +69,7 @@ inline ParityRun layer_parity_run(std::function<std::unique_ptr<nn::AttentionLay
                                   std::vector<std::string> params, nn::AttentionCall call) {
   return [make = std::move(make), params = std::move(params), call](const std::vector<Tensor>& ls) {
     std::unique_ptr<nn::AttentionLayer> m = make(ls[0].dtype());
-    nn::StateDict weights;
-    for (size_t i = 0; i < params.size(); ++i) weights[params[i]] = ls[2 + i];
-    m->load_state_dict(weights);
+    load_leaves(*m, params, ls, 2);
     Tensor x = ls[0];
     x.requires_grad_(true);
     const Tensor out = m->forward(x, call);
@@ -74,22 +90,19 @@ inline nn::AttentionCall parity_call(const std::string& mask, const std::functio
   return call;
 }
 
-// The ForwardRun of an attention layer with causal masking: leaves are x, then
-// the parameters named in `params` (state_dict names, in that order); `make`
-// builds the layer in a dtype.
-inline ForwardRun causal_layer_run(std::function<std::unique_ptr<nn::AttentionLayer>(DType)> make,
-                                   std::vector<std::string> params) {
+// The ForwardRun of a layer (anything with forward(x, call): an attention
+// layer, a transformer block) with causal masking: leaves are x, then the
+// parameters named in `params` (state_dict names, in that order); `make`
+// builds the layer in a dtype and returns an owning pointer.
+template <typename Make>
+ForwardRun causal_layer_run(Make make, std::vector<std::string> params) {
   return [make = std::move(make), params = std::move(params)](const std::vector<Tensor>& ls) {
-    std::unique_ptr<nn::AttentionLayer> m = make(ls[0].dtype());
-    nn::StateDict weights;
-    for (size_t i = 0; i < params.size(); ++i) weights[params[i]] = ls[1 + i];
-    m->load_state_dict(weights);
+    const auto m = make(ls[0].dtype());
+    load_leaves(*m, params, ls, 1);
     Tensor x = ls[0];
     x.requires_grad_(true);
     std::vector<Tensor> held = {x};
-    for (const std::string& want : params)
-      for (const auto& [name, p] : m->named_parameters())
-        if (name == want) held.push_back(p);
+    for (const Tensor& p : parameters_named(*m, params)) held.push_back(p);
     nn::AttentionCall call;
     call.causal = true;
     return std::make_pair(m->forward(x, call), held);

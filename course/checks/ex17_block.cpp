@@ -42,9 +42,7 @@ std::unique_ptr<nn::TransformerBlock> make_block(DType dtype, Generator* gen = n
 ParityRun block_run() {
   return [](const std::vector<Tensor>& ls) {
     const auto block = make_block(ls[0].dtype());
-    nn::StateDict w;
-    for (size_t i = 0; i < kWeights.size(); ++i) w[kWeights[i]] = ls[1 + i];
-    block->load_state_dict(w);
+    load_leaves(*block, kWeights, ls, 1);
     nn::AttentionCall call;
     call.causal = true;
     return NamedTensors{{"out", block->forward(ls[0], call)}};
@@ -67,21 +65,7 @@ TEST(ex17_block, output_matches_torch_float32_within_the_error_bound) {
   // (mean square, scaling), the q/k/v projections, RoPE, the scores, the
   // softmax (exp, sum), P V, the output projection, the residual, ln2 (2),
   // w1 and w3, SiLU times w3, w2, the residual: 16.
-  const ForwardRun run = [](const std::vector<Tensor>& ls) {
-    const auto block = make_block(ls[0].dtype());
-    nn::StateDict w;
-    for (size_t i = 0; i < kWeights.size(); ++i) w[kWeights[i]] = ls[1 + i];
-    block->load_state_dict(w);
-    Tensor x = ls[0];
-    x.requires_grad_(true);
-    std::vector<Tensor> held = {x};
-    for (const std::string& want : kWeights)
-      for (const auto& [name, p] : block->named_parameters())
-        if (name == want) held.push_back(p);
-    nn::AttentionCall call;
-    call.causal = true;
-    return std::make_pair(block->forward(x, call), held);
-  };
+  const ForwardRun run = causal_layer_run([](DType dt) { return make_block(dt); }, kWeights);
   expect_f32_forward(run, block_leaves(), fixture("block.out"), {32, 16}, "block/f32 out");
 }
 

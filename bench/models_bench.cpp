@@ -53,11 +53,11 @@
 #include "nn/optim.h"
 #include "nn/rope.h"
 #include "nn/transformer.h"
-#include "tensor/simd.h"
 #include "nn/triple_attention.h"
 #include "nn/w2_attention.h"
 #include "tensor/parallel.h"
 #include "tensor/random.h"
+#include "tensor/simd.h"
 #include "tensor/storage.h"
 
 namespace rg = ropegrad;

@@ -55,10 +55,10 @@ std::pair<Tensor, Tensor> silu_mul_grads_one_pass_typed(const Tensor& g_in, cons
       dbp[i] = gg * x * s;
     }
   };
-  // Compiled for AVX2 too (tensor/simd.h: the same bits either way).
-  const auto part = [&](int64_t lo, int64_t hi) { simd::run_best([&] { body(lo, hi); }); };
-  if (n < 2 * kernels::kParallelGrain) part(0, n);
-  else parallel_for(0, n, kernels::kParallelGrain, part);
+  // Compiled for AVX2 too (tensor/simd.h: the same bits either way); a
+  // small n runs inline in parallel_for.
+  parallel_for(0, n, kernels::kParallelGrain,
+               [&](int64_t lo, int64_t hi) { simd::run_best([&] { body(lo, hi); }); });
   return {da, db};
 }
 }  // namespace

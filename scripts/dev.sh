@@ -68,8 +68,11 @@ build() {
   cmake --build "$dir" -j"$jobs" ${targets[@]+--target "${targets[@]}"}
 }
 
-# build_clang [--target T...]: the clang build shared by test-clang and fuzz.
+# build_clang [--target T...]: the clang build shared by test-clang and fuzz
+# (clang, its sanitizer and libFuzzer runtimes installed first).
 build_clang() {
+  packages+=(clang libclang-rt-14-dev)
+  ensure_packages
   build build-clang -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" -DCMAKE_CXX_COMPILER=clang++ \
     -DROPEGRAD_FUZZ=ON -DROPEGRAD_BENCH=OFF "$@"
 }
@@ -99,15 +102,11 @@ case "${1:-}" in
     # A second compiler keeps the code portable C++20. The build is the
     # fuzzers' one (clang, ASan + UBSan, coverage instrumentation), so CI
     # compiles the tree once for the clang suite, the sanitizers and `fuzz`.
-    packages+=(clang libclang-rt-14-dev)
-    ensure_packages
     build_clang
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       ctest --test-dir build-clang --output-on-failure -j"$jobs"
     ;;
   fuzz)
-    packages+=(clang libclang-rt-14-dev)
-    ensure_packages
     seconds=${2:-30}
     build_clang --target fuzz_npy fuzz_safetensors fuzz_checkpoint fuzz_config fuzz_tokenizer make_corpus
     rm -rf build-clang/corpus && ./build-clang/fuzz/make_corpus build-clang/corpus

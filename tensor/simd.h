@@ -1,13 +1,14 @@
 // The elementwise and row kernels compiled twice: for AVX2 (8 floats per
 // vector instruction) and for baseline x86-64 (SSE2, 4 floats), the one to
 // run chosen once from the CPU. The build has no -march=native, so without
-// this every machine would run the SSE2 loops; with AVX2 the SwiGLU gate, the
-// attention softmax, RMSNorm and RoPE run 2-2.5x faster (docs/appendix-c-performance.md).
+// this every machine would run the SSE2 loops; with AVX2 the SwiGLU gate's
+// forward runs 2.5x faster (docs/appendix-c-performance.md has the profile).
 //
 // Neither path uses FMA, and both run the same scalar program on each element
 // (only the vector width differs; no reduction is reordered), so a kernel
-// gives the same bits on either path: tests/test_simd.cpp runs each one both
-// ways and compares. That keeps "same binary, same seeded numbers on every
+// gives the same bits on either path: Simd.KernelsGiveTheSameBitsOnBothCompilations
+// in tests/test_parallel.cpp runs the kernels and a training step both ways
+// and compares. That keeps "same binary, same seeded numbers on every
 // x86-64 machine" true.
 //
 //   simd::run_best([&] { for (...) out[i] = f(in[i]); });

@@ -159,7 +159,7 @@ struct SimdLevel {
   ~SimdLevel() { simd::set_level(saved); }
 };
 
-// Every result of `run` as raw bits, compared with memcmp-like equality.
+// The float32 values of each tensor, for expect_same_bits.
 std::vector<std::vector<float>> as_floats(const std::vector<Tensor>& ts) {
   std::vector<std::vector<float>> out;
   for (const Tensor& t : ts) out.push_back(t.to_vector<float>());
@@ -263,41 +263,42 @@ TEST(Simd, KernelsGiveTheSameBitsOnBothCompilations) {
 
   // Each variant on both attention paths: the (B, H, T, T) kernels and the tiled ones.
   const nn::AttentionPath saved_path = nn::attention_path();
-  for (const auto path : {nn::AttentionPath::Materialized, nn::AttentionPath::Tiled})
-  for (const auto kind : {nn::AttentionKind::Standard, nn::AttentionKind::W2, nn::AttentionKind::Triple}) {
-    nn::set_attention_path(path);
-    nn::TransformerConfig c;
-    c.vocab_size = 50;
-    c.context_length = 32;
-    c.d_model = 32;
-    c.num_heads = 2;
-    c.num_layers = 2;
-    c.d_ff = 88;
-    c.attention = kind;
-    std::vector<std::string> step_names;
-    const auto step = [&] {
-      Generator init(3);
-      nn::TransformerLM lm(c, &init);
-      Generator data(4);
-      const Tensor ids = randint(0, c.vocab_size, {4, c.context_length}, &data);
-      const Tensor targets = randint(0, c.vocab_size, {4, c.context_length}, &data);
-      const Tensor loss = nn::cross_entropy(lm.forward(ids), targets);
-      backward(loss);
-      std::vector<Tensor> out = {loss.detach()};
-      const std::string label = std::string(nn::attention_kind_name(kind)) +
-                                (path == nn::AttentionPath::Tiled ? " (tiled)" : " (materialized)");
-      step_names = {label + ": loss"};
-      for (const auto& [name, param] : lm.named_parameters()) {
-        out.push_back(param.grad());
-        step_names.push_back(label + ": gradient of " + name);
-      }
-      return as_floats(out);
-    };
-    simd::set_level(simd::Level::Baseline);
-    const auto base_step = step();
-    simd::set_level(simd::Level::Avx2);
-    const auto avx2_step = step();
-    expect_same_bits(base_step, avx2_step, step_names);
+  for (const auto path : {nn::AttentionPath::Materialized, nn::AttentionPath::Tiled}) {
+    for (const auto kind : {nn::AttentionKind::Standard, nn::AttentionKind::W2, nn::AttentionKind::Triple}) {
+      nn::set_attention_path(path);
+      nn::TransformerConfig c;
+      c.vocab_size = 50;
+      c.context_length = 32;
+      c.d_model = 32;
+      c.num_heads = 2;
+      c.num_layers = 2;
+      c.d_ff = 88;
+      c.attention = kind;
+      std::vector<std::string> step_names;
+      const auto step = [&] {
+        Generator init(3);
+        nn::TransformerLM lm(c, &init);
+        Generator data(4);
+        const Tensor ids = randint(0, c.vocab_size, {4, c.context_length}, &data);
+        const Tensor targets = randint(0, c.vocab_size, {4, c.context_length}, &data);
+        const Tensor loss = nn::cross_entropy(lm.forward(ids), targets);
+        backward(loss);
+        std::vector<Tensor> out = {loss.detach()};
+        const std::string label = std::string(nn::attention_kind_name(kind)) +
+                                  (path == nn::AttentionPath::Tiled ? " (tiled)" : " (materialized)");
+        step_names = {label + ": loss"};
+        for (const auto& [name, param] : lm.named_parameters()) {
+          out.push_back(param.grad());
+          step_names.push_back(label + ": gradient of " + name);
+        }
+        return as_floats(out);
+      };
+      simd::set_level(simd::Level::Baseline);
+      const auto base_step = step();
+      simd::set_level(simd::Level::Avx2);
+      const auto avx2_step = step();
+      expect_same_bits(base_step, avx2_step, step_names);
+    }
   }
   nn::set_attention_path(saved_path);
 }

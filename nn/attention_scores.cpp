@@ -396,31 +396,39 @@ Tensor triple_attention_probs(const Tensor& q_in, const Tensor& k_in, const Tens
             const T s = static_cast<T>(scale);
             // (b, h) blocks are independent (dkk sums over a block's rows only).
             parallel_for(0, g.b * g.h, 1, [&](int64_t lo, int64_t hi) {
-            for (int64_t block = lo; block < hi; ++block) {
-              const int64_t bi = block / g.h, h = block % g.h;
-              {
-                const int64_t kb = (bi * g.h + h) * g.nk;
-                for (int64_t i = 0; i < g.nq; ++i) {
-                  const int64_t qi = (bi * g.h + h) * g.nq + i;
-                  const T qqi = pqq[qi], rri = prr[qi], rqi = prq[qi];
-                  T sum_qq = 0, sum_rr = 0, sum_rq = 0;
-                  for (int64_t j = 0; j < g.nk; ++j) {
-                    const int64_t at = qi * g.nk + j;
-                    const T dg = -s * am[at];
-                    const T qkv = pqk[at], krv = pkr[at], kkj = pkk[kb + j];
-                    am[at] = dg * (2 * krv * rqi - 2 * rri * qkv);
-                    bm[at] = dg * (2 * qkv * rqi - 2 * qqi * krv);
-                    sum_qq += dg * (kkj * rri - krv * krv);
-                    sum_rr += dg * (qqi * kkj - qkv * qkv);
-                    sum_rq += dg * (2 * qkv * krv - 2 * kkj * rqi);
-                    gkk[kb + j] += dg * (qqi * rri - rqi * rqi);
+              simd::run_best([&] {
+                for (int64_t block = lo; block < hi; ++block) {
+                  const int64_t kb = block * g.nk;  // this block's keys
+                  for (int64_t i = 0; i < g.nq; ++i) {
+                    const int64_t qi = block * g.nq + i;
+                    const T qqi = pqq[qi], rri = prr[qi], rqi = prq[qi];
+                    T* am_row = am + qi * g.nk;  // dS on entry, A on exit
+                    T* bm_row = bm + qi * g.nk;
+                    const T *qk_row = pqk + qi * g.nk, *kr_row = pkr + qi * g.nk, *kk_row = pkk + kb;
+                    // Two passes over the row: the three row sums, in j order
+                    // (a chain of dependent adds), then the rest, where no j
+                    // depends on another, so the compiler vectorises it.
+                    T sum_qq = 0, sum_rr = 0, sum_rq = 0;
+                    for (int64_t j = 0; j < g.nk; ++j) {
+                      const T dg = -s * am_row[j];
+                      const T qkv = qk_row[j], krv = kr_row[j], kkj = kk_row[j];
+                      sum_qq += dg * (kkj * rri - krv * krv);
+                      sum_rr += dg * (qqi * kkj - qkv * qkv);
+                      sum_rq += dg * (2 * qkv * krv - 2 * kkj * rqi);
+                    }
+                    gqq[qi] = sum_qq;
+                    grr[qi] = sum_rr;
+                    grq[qi] = sum_rq;
+                    for (int64_t j = 0; j < g.nk; ++j) {
+                      const T dg = -s * am_row[j];
+                      const T qkv = qk_row[j], krv = kr_row[j];
+                      am_row[j] = dg * (2 * krv * rqi - 2 * rri * qkv);
+                      bm_row[j] = dg * (2 * qkv * rqi - 2 * qqi * krv);
+                      gkk[kb + j] += dg * (qqi * rri - rqi * rqi);
+                    }
                   }
-                  gqq[qi] = sum_qq;
-                  grr[qi] = sum_rr;
-                  grq[qi] = sum_rq;
                 }
-              }
-            }
+              });
             });
           });
           const Tensor dqq_c = kernels::unsqueeze(dqq, -1), drr_c = kernels::unsqueeze(drr, -1);

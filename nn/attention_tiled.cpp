@@ -26,7 +26,7 @@
 // task walks a head's query tiles in order — no atomics, no partial copies,
 // and the same bits on any number of threads.
 //
-// Crossover (kTiledAttentionMinKeys in the header): bench/attention_crossover.py
+// Crossover (kTiledAttentionMinKeys, kTripleTiledMinKeys in the header): bench/attention_crossover.py
 // times forward + backward of each attention module (D=128, H=4 so dh=32,
 // B=1, causal) single-threaded on both paths; docs/appendix-c-performance.md
 // has the table.
@@ -740,7 +740,8 @@ AttentionPath attention_path() {
 
 void set_attention_path(AttentionPath path) { g_forced_path.store(static_cast<int>(path)); }
 
-bool use_tiled_attention(const Tensor& q, const Tensor& k, const Tensor& v, const ScoreMask& mask, bool needs_probs) {
+bool use_tiled_attention(const Tensor& q, const Tensor& k, const Tensor& v, const ScoreMask& mask, bool needs_probs,
+                         int64_t min_keys) {
   if (needs_probs) return false;                                      // only P can be returned or dropped out
   if (mask.mask.defined() && mask.mask.requires_grad()) return false;  // its gradient is a full dS
   if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4) return false;
@@ -752,7 +753,7 @@ bool use_tiled_attention(const Tensor& q, const Tensor& k, const Tensor& v, cons
     case AttentionPath::Tiled: return true;
     case AttentionPath::Auto: break;
   }
-  return k.size(2) >= kTiledAttentionMinKeys;
+  return k.size(2) >= min_keys;
 }
 
 }  // namespace ropegrad::nn

@@ -44,9 +44,9 @@ Tensor triple_attention_tiled(const Tensor& q, const Tensor& k, const Tensor& r,
 
 // ---- choosing the path ------------------------------------------------------------------------
 
-// Auto: tiled from kTiledAttentionMinKeys keys on (where it is faster, see the
-// .cpp), materialised below. Materialized / Tiled force a path (tests,
-// benchmarks); Tiled still falls back where the tiled kernels do not apply.
+// Auto: tiled from a number of keys on (where it is faster, see below),
+// materialised below. Materialized / Tiled force a path (tests, benchmarks);
+// Tiled still falls back where the tiled kernels do not apply.
 enum class AttentionPath { Auto, Materialized, Tiled };
 
 // set_attention_path(), else the environment variable ROPEGRAD_ATTENTION
@@ -56,16 +56,22 @@ void set_attention_path(AttentionPath path);
 
 // Keys from which Auto takes the tiled path. Measured single-threaded on the
 // 2-core development machine (bench/attention_crossover.py: forward + backward
-// of each attention module, D=128, H=4, B=1, causal, minimum of 10-15 runs):
-// at 128 keys W2 was ~10 % slower tiled (standard and triple already ~10 %
-// faster); from 256 keys on all three were as fast or faster tiled (1.05-1.2x
-// at 256, 1.2-1.8x at 1024, 1.4-2.1x at 2048), and hold a fraction of the
+// of each attention module, D=128, H=4, B=1, causal, minimum of 10-15 runs;
+// then whole Base training steps, T=128, on both paths): standard attention
+// is ~10 % slower tiled at 128 keys, W2 ties, and from 256 keys on both are as
+// fast or faster tiled (1.05-1.2x at 512, 1.2-1.4x at 1024). The triple
+// variant is faster tiled already at 128 keys (1.1-1.15x; a Base step 108
+// instead of 120 ms on one thread), where its materialised backward streams
+// six (T, T) matrices. Either way the tiled path holds a fraction of the
 // memory. Table: docs/appendix-c-performance.md.
 inline constexpr int64_t kTiledAttentionMinKeys = 256;
+inline constexpr int64_t kTripleTiledMinKeys = 128;
 
 // Whether the attention of q (B, H, Nq, dh), keys k (B, H, Nk, .) and values v
 // should run tiled. needs_probs: the caller wants the weights (returned, or
-// dropout on them), which only the materialised kernels have.
-bool use_tiled_attention(const Tensor& q, const Tensor& k, const Tensor& v, const ScoreMask& mask, bool needs_probs);
+// dropout on them), which only the materialised kernels have. min_keys: the
+// variant's threshold above.
+bool use_tiled_attention(const Tensor& q, const Tensor& k, const Tensor& v, const ScoreMask& mask, bool needs_probs,
+                         int64_t min_keys = kTiledAttentionMinKeys);
 
 }  // namespace ropegrad::nn

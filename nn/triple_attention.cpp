@@ -31,7 +31,8 @@ Tensor TripleAttention::forward(const Tensor& x, const AttentionCall& call) {
   }
   const double scale = std::pow(static_cast<double>(head_dim), -1.5);
   const ScoreMask mask{call.mask, call.causal, 0};
-  if (use_tiled_attention(q, k, v, mask, call.weights != nullptr || (is_training() && dropout_p > 0))) {
+  if (use_tiled_attention(q, k, v, mask, call.weights != nullptr || (is_training() && dropout_p > 0),
+                          kTripleTiledMinKeys)) {
     // Long contexts: the output without the (B, H, T, T) weights (nn/attention_tiled.h).
     return output_proj->forward(merge_heads(triple_attention_tiled(q, k, r, v, scale, mask)));
   }

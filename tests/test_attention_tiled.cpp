@@ -362,6 +362,12 @@ TEST(TiledDispatch, AutoChoosesByTheNumberOfKeys) {
   ScoreMask with_grad;
   with_grad.mask = zeros({at, at}).requires_grad_();
   EXPECT_FALSE(use_tiled_attention(qkv(at), qkv(at), qkv(at), with_grad, false));
+  // The triple variant's own, lower threshold.
+  const int64_t triple_at = kTripleTiledMinKeys;
+  ASSERT_LT(triple_at, at);
+  EXPECT_FALSE(use_tiled_attention(qkv(triple_at - 1), qkv(triple_at - 1), qkv(triple_at - 1), {}, false, triple_at));
+  EXPECT_TRUE(use_tiled_attention(qkv(triple_at), qkv(triple_at), qkv(triple_at), {}, false, triple_at));
+  EXPECT_FALSE(use_tiled_attention(qkv(triple_at), qkv(triple_at), qkv(triple_at), {}, false));
   set_attention_path(AttentionPath::Tiled);
   EXPECT_TRUE(use_tiled_attention(qkv(3), qkv(3), qkv(3), {}, false));
   EXPECT_FALSE(use_tiled_attention(qkv(3), qkv(3), qkv(3), {}, true));
@@ -419,6 +425,30 @@ TEST(TiledDispatch, ModulesGiveTheSameOutputAndGradientsOnBothPaths) {
       expect_close(results[1][i].second, results[0][i].second, 1e-10, 1e-12, name + " " + results[0][i].first);
     }
   }
+}
+
+// At kTripleTiledMinKeys keys Auto runs the triple module tiled and standard
+// attention materialised: each output equals, bit for bit, the one of the path
+// forced by hand.
+TEST(TiledDispatch, AutoGivesEachVariantItsOwnThreshold) {
+  const int64_t d_model = 8, heads = 2, t = kTripleTiledMinKeys;
+  Generator gen(72);
+  const auto triple = std::make_shared<TripleAttention>(d_model, heads, make_rope(d_model / heads, kF64), &gen, kF64);
+  const auto mha = std::make_shared<MultiHeadAttention>(d_model, heads, make_rope(d_model / heads, kF64), &gen, kF64);
+  const Tensor x = randn({1, t, d_model}, kF64, &gen);
+  AttentionCall call;
+  call.causal = true;
+  const auto run = [&](AttentionLayer& layer, AttentionPath path) {
+    const ForcePath force(path);
+    return layer.forward(x, call);
+  };
+  const Tensor triple_auto = run(*triple, AttentionPath::Auto);
+  EXPECT_EQ(max_abs_diff(triple_auto, run(*triple, AttentionPath::Tiled)), 0.0);
+  // The two paths round differently, so the equality above names the path.
+  EXPECT_GT(max_abs_diff(triple_auto, run(*triple, AttentionPath::Materialized)), 0.0);
+  const Tensor mha_auto = run(*mha, AttentionPath::Auto);
+  EXPECT_EQ(max_abs_diff(mha_auto, run(*mha, AttentionPath::Materialized)), 0.0);
+  EXPECT_GT(max_abs_diff(mha_auto, run(*mha, AttentionPath::Tiled)), 0.0);
 }
 
 TEST(TiledErrors, MaskThatRequiresGradAndBadTiles) {

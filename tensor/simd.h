@@ -35,8 +35,10 @@ const char* level_name(Level level);
 Level parse_level(const char* value);
 
 #if defined(__x86_64__) || defined(__i386__)
+// flatten: f and everything it calls is inlined here, so compiled for AVX2
+// (without it GCC may leave a large lambda as a call to its baseline copy).
 template <typename F>
-[[gnu::target("avx2")]] void run_avx2(F& f) {
+[[gnu::target("avx2"), gnu::flatten]] void run_avx2(F& f) {
   f();
 }
 template <typename F>

@@ -57,13 +57,12 @@ void set_attention_path(AttentionPath path);
 // Keys from which Auto takes the tiled path. Measured single-threaded on the
 // 2-core development machine (bench/attention_crossover.py: forward + backward
 // of each attention module, D=128, H=4, B=1, causal, minimum of 10-15 runs;
-// then whole Base training steps, T=128, on both paths): standard attention
-// is ~10 % slower tiled at 128 keys, W2 ties, and from 256 keys on both are as
-// fast or faster tiled (1.05-1.2x at 512, 1.2-1.4x at 1024). The triple
-// variant is faster tiled already at 128 keys (1.1-1.15x; a Base step 108
-// instead of 120 ms on one thread), where its materialised backward streams
-// six (T, T) matrices. Either way the tiled path holds a fraction of the
-// memory. Table: docs/appendix-c-performance.md.
+// then whole Base training steps, T=128, on both paths): standard and W2
+// attention tie at 128 keys and are as fast or faster tiled from 256 keys on
+// (1.2-1.4x at 1024). The triple variant is faster tiled already at 128 keys
+// (1.1-1.2x; a Base step 102-105 instead of 114-116 ms on one thread), where
+// its materialised backward streams six (T, T) matrices. Either way the tiled
+// path holds a fraction of the memory. Table: docs/appendix-c-performance.md.
 inline constexpr int64_t kTiledAttentionMinKeys = 256;
 inline constexpr int64_t kTripleTiledMinKeys = 128;
 

@@ -397,20 +397,26 @@ Tensor triple_attention_probs(const Tensor& q_in, const Tensor& k_in, const Tens
             // (b, h) blocks are independent (dkk sums over a block's rows only).
             parallel_for(0, g.b * g.h, 1, [&](int64_t lo, int64_t hi) {
               simd::run_best([&] {
+                // Copies of what the closure holds: the stores below could
+                // alias the closure's memory, which keeps the compiler from
+                // vectorising loops that read through it.
+                const int64_t nq = g.nq, nk = g.nk;
+                const T sc = s;
                 for (int64_t block = lo; block < hi; ++block) {
-                  const int64_t kb = block * g.nk;  // this block's keys
-                  for (int64_t i = 0; i < g.nq; ++i) {
-                    const int64_t qi = block * g.nq + i;
+                  const int64_t kb = block * nk;  // this block's keys
+                  T* dkk_row = gkk + kb;
+                  for (int64_t i = 0; i < nq; ++i) {
+                    const int64_t qi = block * nq + i;
                     const T qqi = pqq[qi], rri = prr[qi], rqi = prq[qi];
-                    T* am_row = am + qi * g.nk;  // dS on entry, A on exit
-                    T* bm_row = bm + qi * g.nk;
-                    const T *qk_row = pqk + qi * g.nk, *kr_row = pkr + qi * g.nk, *kk_row = pkk + kb;
+                    T* am_row = am + qi * nk;  // dS on entry, A on exit
+                    T* bm_row = bm + qi * nk;
+                    const T *qk_row = pqk + qi * nk, *kr_row = pkr + qi * nk, *kk_row = pkk + kb;
                     // Two passes over the row: the three row sums, in j order
                     // (a chain of dependent adds), then the rest, where no j
                     // depends on another, so the compiler vectorises it.
                     T sum_qq = 0, sum_rr = 0, sum_rq = 0;
-                    for (int64_t j = 0; j < g.nk; ++j) {
-                      const T dg = -s * am_row[j];
+                    for (int64_t j = 0; j < nk; ++j) {
+                      const T dg = -sc * am_row[j];
                       const T qkv = qk_row[j], krv = kr_row[j], kkj = kk_row[j];
                       sum_qq += dg * (kkj * rri - krv * krv);
                       sum_rr += dg * (qqi * kkj - qkv * qkv);
@@ -419,12 +425,12 @@ Tensor triple_attention_probs(const Tensor& q_in, const Tensor& k_in, const Tens
                     gqq[qi] = sum_qq;
                     grr[qi] = sum_rr;
                     grq[qi] = sum_rq;
-                    for (int64_t j = 0; j < g.nk; ++j) {
-                      const T dg = -s * am_row[j];
+                    for (int64_t j = 0; j < nk; ++j) {
+                      const T dg = -sc * am_row[j];
                       const T qkv = qk_row[j], krv = kr_row[j];
                       am_row[j] = dg * (2 * krv * rqi - 2 * rri * qkv);
                       bm_row[j] = dg * (2 * qkv * rqi - 2 * qqi * krv);
-                      gkk[kb + j] += dg * (qqi * rri - rqi * rqi);
+                      dkk_row[j] += dg * (qqi * rri - rqi * rqi);
                     }
                   }
                 }

@@ -266,8 +266,9 @@ void tiled_backward(const Scores& scores, const Geometry& g, const T* v, const T
               T* pr = ds.data() + r * nj;
               std::copy(sr, sr + nj, pr);
               const int64_t allowed = mask.apply(bi, h, i0 + r, j0, nj, pr);
-              const int64_t visible = l[r] == neg_inf ? 0 : allowed;
-              for (int64_t c = 0; c < visible; ++c) pr[c] = exp_of(pr[c] - l[r]);
+              const T lse_r = l[r];  // a local: read through l, the compiler would reload it after each store
+              const int64_t visible = lse_r == neg_inf ? 0 : allowed;
+              for (int64_t c = 0; c < visible; ++c) pr[c] = exp_of(pr[c] - lse_r);
               std::fill(pr + visible, pr + nj, T(0));
             }
             // dv_J += P^T dO_I
@@ -277,7 +278,8 @@ void tiled_backward(const Scores& scores, const Geometry& g, const T* v, const T
             for (int64_t r = 0; r < ni; ++r) {
               T* dsr = ds.data() + r * nj;
               const T* dpr = dp.data() + r * nj;
-              for (int64_t c = 0; c < nj; ++c) dsr[c] *= dpr[c] - d_row[r];
+              const T d_r = d_row[r];
+              for (int64_t c = 0; c < nj; ++c) dsr[c] *= dpr[c] - d_r;
             }
             scores.backward(block, i0, ni, j0, nj, s.data(), ds.data(), work.data());
           }
@@ -425,17 +427,28 @@ struct TripleScores {
     for (int64_t m = 0; m < ni; ++m) {
       const int64_t qi = block * nq + i0 + m;
       const T qqi = qq[qi], rri = rr[qi], rqi = rq[qi];
+      // The row sums first, in n order (a chain of dependent adds), then the
+      // rest, where no n depends on another, so it vectorises.
       T sum_qq = 0, sum_rr = 0, sum_rq = 0;
       for (int64_t n = 0; n < nj; ++n) {
         const int64_t at = m * nj + n, kj = block * nk + j0 + n;
         const T dg = -scale * ds[at];
         const T qkv = qk[at], krv = kr[at], kkj = kk[kj];
-        ds[at] = dg * (2 * krv * rqi - 2 * rri * qkv);  // A
-        kr[at] = dg * (2 * qkv * rqi - 2 * qqi * krv);  // Bm
         sum_qq += dg * (kkj * rri - krv * krv);
         sum_rr += dg * (qqi * kkj - qkv * qkv);
         sum_rq += dg * (2 * qkv * krv - 2 * kkj * rqi);
-        dkk[kj] += dg * (qqi * rri - rqi * rqi);
+      }
+      T* a_row = ds + m * nj;  // dS on entry, A on exit
+      T* b_row = kr + m * nj;  // kr on entry, Bm on exit
+      const T* qk_row = qk + m * nj;
+      T* dkk_j = dkk + block * nk + j0;
+      const T s = scale;
+      for (int64_t n = 0; n < nj; ++n) {
+        const T dg = -s * a_row[n];
+        const T qkv = qk_row[n], krv = b_row[n];
+        a_row[n] = dg * (2 * krv * rqi - 2 * rri * qkv);
+        b_row[n] = dg * (2 * qkv * rqi - 2 * qqi * krv);
+        dkk_j[n] += dg * (qqi * rri - rqi * rqi);
       }
       dqq[qi] += sum_qq;
       drr[qi] += sum_rr;

@@ -92,8 +92,7 @@ void scores_to_probs(T* p, const Blocks& g, const Tensor& add_mask, const ScoreM
         }
         int64_t allowed = g.nk;
         if (m.causal) allowed = std::clamp<int64_t>(i + m.causal_offset + 1, 0, g.nk);
-        T max = neg_inf;
-        for (int64_t j = 0; j < allowed; ++j) max = std::max(max, row[j]);
+        const T max = max_of(row, allowed);
         if (max == neg_inf) {  // no allowed key: zeros, not NaN
           std::fill(row, row + g.nk, T(0));
           continue;

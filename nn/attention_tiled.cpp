@@ -76,25 +76,9 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, 
   }
 }
 
-// Our own pool runs the tiles; OpenBLAS must not start threads inside them.
-void use_single_threaded_blas() {
-  if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
-}
-
-// max and sum of x[0, n) with 8 independent lanes, a form the compiler turns
-// into SIMD code (a plain running max or sum is one long dependency chain).
-template <typename T>
-T lane_max(const T* x, int64_t n) {
-  constexpr int64_t kLanes = 8;
-  T lanes[kLanes];
-  std::fill(lanes, lanes + kLanes, -std::numeric_limits<T>::infinity());
-  int64_t c = 0;
-  for (; c + kLanes <= n; c += kLanes)
-    for (int64_t l = 0; l < kLanes; ++l) lanes[l] = lanes[l] > x[c + l] ? lanes[l] : x[c + l];
-  for (; c < n; ++c) lanes[0] = lanes[0] > x[c] ? lanes[0] : x[c];
-  return *std::max_element(lanes, lanes + kLanes);
-}
-
+// The sum of x[0, n) with 8 independent lanes, a form the compiler turns into
+// SIMD code (a plain running sum is one long dependency chain); the max is
+// max_of in tensor/fast_math.h.
 template <typename T>
 T lane_sum(const T* x, int64_t n) {
   constexpr int64_t kLanes = 8;
@@ -197,7 +181,7 @@ void tiled_forward(const Scores& scores, const Geometry& g, const T* v, const Ti
           for (int64_t r = 0; r < ni; ++r) {
             T* sr = s.data() + r * nj;
             const int64_t allowed = mask.apply(bi, h, i0 + r, j0, nj, sr);
-            const T tile_max = lane_max(sr, allowed);
+            const T tile_max = max_of(sr, allowed);
             const T m_new = std::max(row_max[r], tile_max);
             if (m_new == neg_inf) {  // nothing allowed yet: this tile adds nothing
               std::fill(sr, sr + nj, T(0));
@@ -359,15 +343,20 @@ struct DistanceScores {
     std::fill(col_sum, col_sum + nj, T(0));
     T tau_sum = 0;
     for (int64_t r = 0; r < ni; ++r) {
+      // The two running sums first, in c order (chains of dependent adds),
+      // then the rest, where no c depends on another, so it vectorises.
+      T* ds_r = ds + r * nj;
+      const T* s_r = s + r * nj;
       T rs = 0;
       for (int64_t c = 0; c < nj; ++c) {
-        const int64_t e = r * nj + c;
-        tau_sum += ds[e] * -s[e];
-        ds[e] *= -iv;  // now dD2
-        rs += ds[e];
-        col_sum[c] += ds[e];
+        tau_sum += ds_r[c] * -s_r[c];
+        rs += ds_r[c] * -iv;  // dD2, as stored below
       }
       row_sum[r] = rs;
+      for (int64_t c = 0; c < nj; ++c) {
+        ds_r[c] *= -iv;  // now dD2
+        col_sum[c] += ds_r[c];
+      }
     }
     dtau[block] += tau_sum * iv;
     T* da_i = da + (block * nq + i0) * d;
@@ -498,7 +487,7 @@ Tensor forward_output(const char* op, const Geometry& g, const Tensor& v, const 
                       TileSizes tiles, Tensor& lse, MakeScores make_scores) {
   Tensor out = Tensor::empty({g.b, g.h, g.nq, g.dv}, v.dtype());
   lse = Tensor::empty({g.b, g.h, g.nq}, v.dtype());
-  use_single_threaded_blas();
+  kernels::use_single_threaded_blas();  // our pool runs the tiles
   dispatch_floating(v.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     const auto scores = make_scores(tag);
@@ -515,7 +504,7 @@ Tensor backward_dv(const char* op, const Geometry& g, const Tensor& v, const Ten
                    const Tensor& dout, const Tensor& add, const ScoreMask& m, TileSizes tiles, MakeScores make_scores) {
   const Tensor d_o = kernels::contiguous(dout);
   Tensor dv = Tensor::zeros_of(v.shape(), v.dtype());
-  use_single_threaded_blas();
+  kernels::use_single_threaded_blas();  // our pool runs the tiles
   dispatch_floating(v.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     const auto scores = make_scores(tag);

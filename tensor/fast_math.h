@@ -45,4 +45,27 @@ T fast_exp(T x) {
   return static_cast<T>(std::exp(x));
 }
 
+// The largest of x[0], ..., x[n-1] (-inf for n = 0; NaN if any is NaN), in a
+// form the compiler can vectorise: eight running maxima, combined at the end.
+// A maximum is exact, so this is the value one running maximum would give;
+// but that loop, m = max(m, x[j]), is a chain the compiler may not split
+// (doing so would change which NaN wins), so it runs one compare per cycle
+// at best. Used for the row maxima of softmax and the attention kernels.
+template <typename T>
+[[gnu::always_inline]] inline T max_of(const T* x, int64_t n) {
+  // a, unless b is larger or a NaN: NaN sticks once it is in.
+  const auto keep = [](T a, T b) { return (a >= b || a != a) ? a : b; };
+  constexpr int64_t kLanes = 8;
+  T lanes[kLanes];
+  for (int64_t l = 0; l < kLanes; ++l) lanes[l] = -INFINITY;
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    for (int64_t l = 0; l < kLanes; ++l) lanes[l] = keep(lanes[l], x[j + l]);
+  }
+  for (; j < n; ++j) lanes[0] = keep(lanes[0], x[j]);
+  T m = lanes[0];
+  for (int64_t l = 1; l < kLanes; ++l) m = keep(m, lanes[l]);
+  return m;
+}
+
 }  // namespace ropegrad

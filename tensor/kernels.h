@@ -103,4 +103,12 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim);
 // torch.matmul semantics through cblas_sgemm / cblas_dgemm.
 Tensor matmul(const Tensor& a, const Tensor& b);
 
+// ropegrad splits GEMMs over its own thread pool (tensor/parallel.h), so each
+// BLAS call runs on one thread. This sets OpenBLAS to one thread and stops
+// its idle worker threads, if that has not been done (or was undone, as the
+// benchmarks' raw sgemm reference does); cheap otherwise. Call it on the
+// calling thread before a parallel region whose parts call BLAS: matmul and
+// the tiled attention kernels do.
+void use_single_threaded_blas();
+
 }  // namespace ropegrad::kernels

@@ -6,6 +6,9 @@
 // transposed view costs nothing: we pass the flag instead of copying.
 #include <cblas.h>
 
+#include <dlfcn.h>
+
+#include <mutex>
 #include <optional>
 
 #include "tensor/kernels.h"
@@ -41,20 +44,9 @@ Tensor blas_ready(const Tensor& t) {
   return contiguous(t);
 }
 
-// ropegrad runs BLAS single-threaded and splits GEMMs over its own pool
-// (tensor/parallel.h): one set of threads for all the work, none spinning
-// while another waits.
-// (Checked on every call, so a program that raised OpenBLAS's thread count
-// for its own BLAS calls — the benchmarks' raw reference — does not end up
-// with threads inside threads.)
-void use_single_threaded_blas() {
-  if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
-}
-
 template <typename T>
 void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, const T* a,
           int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc) {
-  use_single_threaded_blas();
   if constexpr (std::is_same_v<T, float>) {
     cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
   } else {
@@ -124,6 +116,24 @@ void batched_gemm(const Tensor& a, const Tensor& b, const Tensor& out) {
 
 }  // namespace
 
+// OpenBLAS's pthreads build starts a worker thread per extra core when it
+// loads, and on the Debian build measured here (0.3.21) an idle worker keeps
+// polling with sched_yield even after openblas_set_num_threads(1): about 5 %
+// of a core in a profile of a training step, taken from the cores our own
+// pool runs on. blas_thread_shutdown_ stops and joins them (OpenBLAS starts
+// them again by itself if the count is raised later). It is not in cblas.h
+// and not in every build (the OpenMP one has no such pool), so it is looked
+// up at run time and skipped where it is missing.
+void use_single_threaded_blas() {
+  if (openblas_get_num_threads() == 1) return;  // the common case
+  static std::mutex mutex;
+  const std::lock_guard lock(mutex);
+  if (openblas_get_num_threads() == 1) return;
+  openblas_set_num_threads(1);
+  using StopWorkers = int (*)();
+  if (const auto stop = reinterpret_cast<StopWorkers>(dlsym(RTLD_DEFAULT, "blas_thread_shutdown_"))) stop();
+}
+
 Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
   RG_CHECK(a_in.dim() >= 1 && b_in.dim() >= 1, "matmul",
            "both arguments need at least 1 dimension, got shapes {} and {}",
@@ -147,6 +157,7 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
   out_shape.push_back(m);
   out_shape.push_back(n);
 
+  use_single_threaded_blas();
   Tensor out;
   if (k == 0) {
     out = Tensor::zeros_of(out_shape, a.dtype());  // empty sum

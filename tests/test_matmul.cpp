@@ -1,8 +1,11 @@
 // Step "matmul": torch.matmul semantics (1-D, 2-D, batched, broadcast batch dims)
 // checked against a naive triple loop in double, views handed to BLAS without
-// copies, zero-size dims, and bad input.
+// copies, zero-size dims, bad input, and OpenBLAS kept to one thread.
+#include <cblas.h>
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
@@ -315,4 +318,34 @@ TEST(MatmulBadInput, Int64Operands) {
 TEST(MatmulBadInput, UnbroadcastableBatchDims) {
   EXPECT_RG_ERROR(matmul(ones({2, 3, 4}), ones({3, 4, 5})), "matmul", "[2]", "[3]");
   EXPECT_RG_ERROR(matmul(ones({2, 2, 3, 4}), ones({3, 1, 4, 5})), "matmul", "[2, 2]", "[3, 1]");
+}
+
+// ---- OpenBLAS's own threads ------------------------------------------------------------
+
+int threads_in_this_process() {
+  int n = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+  return n;
+}
+
+// A program that raised OpenBLAS's thread count (the benchmarks' raw sgemm
+// reference does) gets one BLAS thread back at its next matmul, and
+// OpenBLAS's idle workers, which would poll on the cores ropegrad's pool runs
+// on, are stopped (kernels::use_single_threaded_blas).
+TEST(MatmulBlasThreads, OneBlasThreadAndNoIdleWorkersAfterAMatmul) {
+  if (dlsym(RTLD_DEFAULT, "blas_thread_shutdown_") == nullptr) {
+    GTEST_SKIP() << "this OpenBLAS build has no worker pool to stop (not the pthreads build)";
+  }
+  const Tensor a = randn({64, 64}), b = randn({64, 64});
+  const Tensor warm = matmul(a, b);  // ropegrad's own pool, if any, is up from here on
+  openblas_set_num_threads(2);
+  const int n = 512;
+  std::vector<float> x(n * n, 1.0f), y(n * n, 1.0f), z(n * n);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, x.data(), n, y.data(), n, 0.0f, z.data(), n);
+  EXPECT_EQ(z[0], static_cast<float>(n));
+  const int with_workers = threads_in_this_process();
+  const Tensor c = matmul(a, b);
+  EXPECT_EQ(openblas_get_num_threads(), 1);
+  EXPECT_LT(threads_in_this_process(), with_workers) << "OpenBLAS's worker threads are still there";
+  EXPECT_EQ(max_abs_diff(c, warm), 0.0);  // and the product is the same
 }

@@ -1,4 +1,4 @@
-// The thread pool (tensor/parallel.h), the float32 fast_exp
+// The thread pool (tensor/parallel.h), the float32 fast_exp and max_of
 // (tensor/fast_math.h) and the large-block cache (tensor/storage.cpp): the
 // machinery under the kernels, checked directly.
 #include <gmock/gmock.h>
@@ -324,6 +324,42 @@ TEST(FastExp, EdgesMatchStdExp) {
   EXPECT_EQ(fast_exp(2.5), std::exp(2.5));  // double keeps std::exp exactly
 }
 
+// ---- max_of -------------------------------------------------------------------------------
+
+// Eight running maxima give the value of one running maximum, for every
+// length (a tail of 0-7 after the full groups) and wherever the maximum sits.
+TEST(MaxOf, EqualsTheRunningMaximumForEveryLengthAndPosition) {
+  Generator gen(5);
+  const std::vector<float> values = randn({40}, DType::Float32, &gen).to_vector<float>();
+  for (int64_t n = 1; n <= 40; ++n) {
+    float running = -std::numeric_limits<float>::infinity();
+    for (int64_t j = 0; j < n; ++j) running = std::max(running, values[j]);
+    EXPECT_EQ(max_of(values.data(), n), running) << "n = " << n;
+    for (int64_t at = 0; at < n; ++at) {  // a new maximum at each position
+      std::vector<float> x(values.begin(), values.begin() + n);
+      x[at] = 100.0f + static_cast<float>(at);
+      EXPECT_EQ(max_of(x.data(), n), x[at]) << "n = " << n << ", max at " << at;
+    }
+  }
+  const std::vector<double> wide = {-3.0, -1.0, -2.0};  // double, as the float64 kernels use it
+  EXPECT_EQ(max_of(wide.data(), 3), -1.0);
+}
+
+TEST(MaxOf, EmptyIsMinusInfinityAndNanSticks) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(max_of(static_cast<const float*>(nullptr), 0), -inf);
+  const std::vector<float> masked(11, -inf);
+  EXPECT_EQ(max_of(masked.data(), 11), -inf);  // a fully masked row
+  for (int64_t at = 0; at < 11; ++at) {  // NaN first, last, in the groups of eight and in the tail
+    std::vector<float> x(11, 1.0f);
+    x[at] = nan;
+    EXPECT_TRUE(std::isnan(max_of(x.data(), 11))) << "NaN at " << at;
+    std::vector<float> all_masked(11, -inf);
+    all_masked[at] = nan;
+    EXPECT_TRUE(std::isnan(max_of(all_masked.data(), 11))) << "NaN among -inf at " << at;
+  }
+}
+
 // NaN in gives NaN out, without converting NaN to an integer on the way
 // (undefined behaviour that -fsanitize=float-cast-overflow reports); a NaN
 // weight reaches the attention softmax and the SwiGLU gate this way.
@@ -333,6 +369,10 @@ TEST(FastExp, NanInNanOutAlsoThroughSoftmaxAndTheGate) {
   EXPECT_TRUE(std::isnan(fast_exp(-nan)));
   const Tensor row = tensor({1.0, nan, 2.0}, {1, 3}, DType::Float32);
   for (double v : softmax(row, -1).to_vector<double>()) EXPECT_TRUE(std::isnan(v));
+  // A NaN among masked (-inf) scores is NaN too, not the zeros of a fully masked row.
+  const float inf = std::numeric_limits<float>::infinity();
+  const Tensor masked_row = tensor({-inf, nan, -inf}, {1, 3}, DType::Float32);
+  for (double v : softmax(masked_row, -1).to_vector<double>()) EXPECT_TRUE(std::isnan(v));
   const std::vector<double> gate = nn::silu_mul(row, ones({1, 3})).to_vector<double>();
   EXPECT_TRUE(std::isnan(gate[1]));
   EXPECT_FLOAT_EQ(static_cast<float>(gate[0]), 1.0f / (1.0f + std::exp(-1.0f)));

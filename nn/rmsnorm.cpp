@@ -7,7 +7,9 @@
 
 #include "tensor/elementwise.h"
 #include "tensor/exercise.h"
+#include "tensor/fast_math.h"
 #include "tensor/parallel.h"
+#include "tensor/simd.h"
 
 namespace ropegrad::nn {
 
@@ -27,15 +29,16 @@ template <typename T>
 void rms_norm_forward(const T* x, const T* g, T* y, T* inv_rms, int64_t rows, int64_t d, double eps) {
   // BEGIN EXERCISE ex07-rmsnorm
   parallel_for(0, rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(d, 1)), [&](int64_t lo, int64_t hi) {
-  for (int64_t r = lo; r < hi; ++r) {
-    const T* xr = x + r * d;
-    double ss = 0;
-    for (int64_t i = 0; i < d; ++i) ss += static_cast<double>(xr[i]) * xr[i];
-    const T inv = static_cast<T>(1.0 / std::sqrt(ss / static_cast<double>(d) + eps));
-    inv_rms[r] = inv;
-    T* yr = y + r * d;
-    for (int64_t i = 0; i < d; ++i) yr[i] = xr[i] * inv * g[i];
-  }
+    simd::run_best([&] {  // compiled for AVX2 too (tensor/simd.h)
+      for (int64_t r = lo; r < hi; ++r) {
+        const T* xr = x + r * d;
+        const double ss = dot_in_double(xr, xr, d);  // sum of squares (tensor/fast_math.h)
+        const T inv = static_cast<T>(1.0 / std::sqrt(ss / static_cast<double>(d) + eps));
+        inv_rms[r] = inv;
+        T* yr = y + r * d;
+        for (int64_t i = 0; i < d; ++i) yr[i] = xr[i] * inv * g[i];
+      }
+    });
   });
   // END EXERCISE ex07-rmsnorm
 }
@@ -46,25 +49,30 @@ void rms_norm_backward(const T* x, const T* g, const T* inv_rms, const T* dy, T*
   // BEGIN EXERCISE ex07-rmsnorm
   if (dx != nullptr) {  // rows are independent: across the thread pool
     parallel_for(0, rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(d, 1)), [&](int64_t lo, int64_t hi) {
-      for (int64_t r = lo; r < hi; ++r) {
-        const T* xr = x + r * d;
-        const T* dyr = dy + r * d;
-        const T inv = inv_rms[r];
-        double dot = 0;  // sum_j dy_j g_j x_j
-        for (int64_t i = 0; i < d; ++i) dot += static_cast<double>(dyr[i]) * g[i] * xr[i];
-        const T coef = static_cast<T>(dot * inv * inv * inv / static_cast<double>(d));
-        T* dxr = dx + r * d;
-        for (int64_t i = 0; i < d; ++i) dxr[i] = inv * g[i] * dyr[i] - xr[i] * coef;
-      }
+      simd::run_best([&] {
+        for (int64_t r = lo; r < hi; ++r) {
+          const T* xr = x + r * d;
+          const T* dyr = dy + r * d;
+          const T inv = inv_rms[r];
+          const double dot = dot_in_double(dyr, g, xr, d);  // sum_j dy_j g_j x_j
+          const T coef = static_cast<T>(dot * inv * inv * inv / static_cast<double>(d));
+          T* dxr = dx + r * d;
+          for (int64_t i = 0; i < d; ++i) dxr[i] = inv * g[i] * dyr[i] - xr[i] * coef;
+        }
+      });
     });
   }
-  if (dg != nullptr) {  // sums over rows: one thread, a fixed order
-    for (int64_t r = 0; r < rows; ++r) {
-      const T* xr = x + r * d;
-      const T* dyr = dy + r * d;
-      const T inv = inv_rms[r];
-      for (int64_t i = 0; i < d; ++i) dg[i] += static_cast<double>(dyr[i]) * xr[i] * inv;
-    }
+  if (dg != nullptr) {  // sums over rows: columns across the pool, each summed over the rows in order
+    parallel_for(0, d, std::max<int64_t>(8, 65536 / std::max<int64_t>(rows, 1)), [&](int64_t lo, int64_t hi) {
+      simd::run_best([&] {
+        for (int64_t r = 0; r < rows; ++r) {
+          const T* xr = x + r * d;
+          const T* dyr = dy + r * d;
+          const T inv = inv_rms[r];
+          for (int64_t i = lo; i < hi; ++i) dg[i] += static_cast<double>(dyr[i]) * xr[i] * inv;
+        }
+      });
+    });
   }
   // END EXERCISE ex07-rmsnorm
 }

@@ -68,4 +68,32 @@ template <typename T>
   return m;
 }
 
+// sum_i x[i] y[i] (and sum_i x[i] y[i] z[i]) accumulated in double, from
+// four running sums combined at the end: the compiler keeps the four in one
+// AVX2 vector of doubles, where a single running sum would be a chain of
+// dependent adds, one every four cycles. The four are a fixed part of the
+// program, so the result does not depend on the machine or the vector width.
+// For float inputs each product x[i] y[i] is exact in double. Used by
+// RMSNorm's sum of squares and its backward's dot product.
+template <typename T>
+[[gnu::always_inline]] inline double dot_in_double(const T* x, const T* y, int64_t n) {
+  double lanes[4] = {0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    for (int64_t l = 0; l < 4; ++l) lanes[l] += static_cast<double>(x[i + l]) * y[i + l];
+  }
+  for (; i < n; ++i) lanes[0] += static_cast<double>(x[i]) * y[i];
+  return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+}
+template <typename T>
+[[gnu::always_inline]] inline double dot_in_double(const T* x, const T* y, const T* z, int64_t n) {
+  double lanes[4] = {0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    for (int64_t l = 0; l < 4; ++l) lanes[l] += static_cast<double>(x[i + l]) * y[i + l] * z[i + l];
+  }
+  for (; i < n; ++i) lanes[0] += static_cast<double>(x[i]) * y[i] * z[i];
+  return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+}
+
 }  // namespace ropegrad

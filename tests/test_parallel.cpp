@@ -1,5 +1,5 @@
-// The thread pool (tensor/parallel.h), the float32 fast_exp and max_of
-// (tensor/fast_math.h) and the large-block cache (tensor/storage.cpp): the
+// The thread pool (tensor/parallel.h), the float32 fast_exp, max_of and
+// dot_in_double (tensor/fast_math.h) and the large-block cache (tensor/storage.cpp): the
 // machinery under the kernels, checked directly.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -140,6 +140,29 @@ TEST(ParallelFor, KernelsGiveTheSameBitsOnOneAndTwoThreads) {
                                // reductions: split over the outermost kept dim, never over a summed one
                                sum(x, {-1}), sum(x, {0}), sum(y, {1}), sum(y, {2}), sum(y, {0, 2}),
                                kernels::reduce(kernels::Reduce::Max, y, {1}, false)};
+  };
+  set_num_threads(1);
+  const std::vector<Tensor> one = run();
+  set_num_threads(2);
+  const std::vector<Tensor> two = run();
+  for (size_t i = 0; i < one.size(); ++i) {
+    EXPECT_EQ(one[i].to_vector<float>(), two[i].to_vector<float>()) << "result " << i;
+  }
+}
+
+// RMSNorm splits its rows, and its gain's gradient by columns, over the pool:
+// each column of dg is still summed over the rows in order.
+TEST(ParallelFor, RmsNormAndItsGradientsGiveTheSameBitsOnOneAndTwoThreads) {
+  ThreadCount keep;
+  Generator gen(10);
+  const Tensor x = randn({600, 128}, DType::Float32, &gen) * 3.0;
+  const Tensor gain = randn({128}, DType::Float32, &gen);
+  const Tensor weights = randn({600, 128}, DType::Float32, &gen);
+  const auto run = [&] {
+    const Tensor xl = x.detach().requires_grad_(true), gl = gain.detach().requires_grad_(true);
+    const Tensor y = nn::rms_norm(xl, gl, 1e-5);
+    backward(sum(y * weights));
+    return std::vector<Tensor>{y, xl.grad(), gl.grad()};
   };
   set_num_threads(1);
   const std::vector<Tensor> one = run();
@@ -358,6 +381,43 @@ TEST(MaxOf, EmptyIsMinusInfinityAndNanSticks) {
     all_masked[at] = nan;
     EXPECT_TRUE(std::isnan(max_of(all_masked.data(), 11))) << "NaN among -inf at " << at;
   }
+}
+
+// ---- dot_in_double --------------------------------------------------------------------------
+
+// Small integers: every product and partial sum is exact, so any term lost or
+// counted twice (the tail after the groups of four) shows as a wrong integer.
+TEST(DotInDouble, ExactOnIntegersForEveryLength) {
+  std::vector<float> x, y, z;
+  for (int i = 0; i < 23; ++i) {
+    x.push_back(static_cast<float>(i % 7 - 3));
+    y.push_back(static_cast<float>(2 * i - 5));
+    z.push_back(static_cast<float>(i % 3 + 1));
+  }
+  for (int64_t n = 0; n <= 23; ++n) {
+    double xy = 0, xyz = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      xy += static_cast<double>(x[i]) * y[i];
+      xyz += static_cast<double>(x[i]) * y[i] * z[i];
+    }
+    EXPECT_EQ(dot_in_double(x.data(), y.data(), n), xy) << "n = " << n;
+    EXPECT_EQ(dot_in_double(x.data(), y.data(), z.data(), n), xyz) << "n = " << n;
+  }
+}
+
+// On float32 data the four sums in double are far more accurate than float32
+// itself: within n double ulps of the magnitude of the terms.
+TEST(DotInDouble, WithinDoubleRoundingOfTheExactSum) {
+  Generator gen(6);
+  const std::vector<float> x = (randn({4099}, DType::Float32, &gen) * 1e3).to_vector<float>();
+  const std::vector<float> y = randn({4099}, DType::Float32, &gen).to_vector<float>();
+  long double exact = 0, magnitude = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    exact += static_cast<long double>(x[i]) * y[i];
+    magnitude += std::abs(static_cast<long double>(x[i]) * y[i]);
+  }
+  const double bound = static_cast<double>(x.size()) * std::numeric_limits<double>::epsilon() * static_cast<double>(magnitude);
+  EXPECT_NEAR(dot_in_double(x.data(), y.data(), static_cast<int64_t>(x.size())), static_cast<double>(exact), bound);
 }
 
 // NaN in gives NaN out, without converting NaN to an integer on the way

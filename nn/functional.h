@@ -38,6 +38,12 @@ enum class RopePairing {
 // given for each position and pair: cos, sin broadcastable to (..., T, dh/2).
 // The backward rotates the gradient back (by -angle).
 Tensor rope_rotate(const Tensor& x, const Tensor& cos, const Tensor& sin, RopePairing pairing);
+// Whether rope_rotate (forward and backward) takes its one-pass performance
+// form (nn/rope_rotate.cpp), which gives exactly the values of the two maps
+// of the simple form: x float32 and contiguous, cos and sin contiguous
+// (T, dh/2) tables, the case of every training step. Float64 keeps the
+// simple form, which gradchecks and the course's checks use.
+bool rope_rotate_is_one_pass(const Tensor& x, const Tensor& cos, const Tensor& sin);
 
 // ---- complex numbers as (re, im) pairs --------------------------------------------------------
 // ropegrad has no complex dtype: a complex tensor of shape S is a real tensor

@@ -9,6 +9,7 @@
 #include "tensor/exercise.h"
 #include "tensor/fast_math.h"
 #include "tensor/parallel.h"
+#include "tensor/simd.h"
 
 namespace ropegrad::nn {
 
@@ -68,15 +69,17 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore
                     const T* lp = lp_t.data_ptr<T>();
                     T* d = dz.data_ptr<T>();
                     parallel_for(0, n, std::max<int64_t>(1, 8192 / std::max<int64_t>(v, 1)), [&](int64_t lo, int64_t hi) {
-                      for (int64_t r = lo; r < hi; ++r) {
-                        T* row = d + r * v;
-                        if (tgt[r] == ignore_index) {
-                          std::fill(row, row + v, T(0));
-                          continue;
+                      simd::run_best([&] {  // compiled for AVX2 too (tensor/simd.h)
+                        for (int64_t r = lo; r < hi; ++r) {
+                          T* row = d + r * v;
+                          if (tgt[r] == ignore_index) {
+                            std::fill(row, row + v, T(0));
+                            continue;
+                          }
+                          for (int64_t j = 0; j < v; ++j) row[j] = fast_exp(lp[r * v + j]) * scale;
+                          row[tgt[r]] -= scale;
                         }
-                        for (int64_t j = 0; j < v; ++j) row[j] = fast_exp(lp[r * v + j]) * scale;
-                        row[tgt[r]] -= scale;
-                      }
+                      });
                     });
                   });
                   return {kernels::view(dz, shape)};

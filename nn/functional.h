@@ -41,8 +41,9 @@ Tensor rope_rotate(const Tensor& x, const Tensor& cos, const Tensor& sin, RopePa
 // Whether rope_rotate (forward and backward) takes its one-pass performance
 // form (nn/rope_rotate.cpp), which gives exactly the values of the two maps
 // of the simple form: x float32 and contiguous, cos and sin contiguous
-// (T, dh/2) tables, the case of every training step. Float64 keeps the
-// simple form, which gradchecks and the course's checks use.
+// (T, dh/2) tables, the case of every training step, and not in the
+// course's checks (reference_forms_only, tensor/exercise.h). Float64 keeps
+// the simple form, which gradchecks use.
 bool rope_rotate_is_one_pass(const Tensor& x, const Tensor& cos, const Tensor& sin);
 
 // ---- complex numbers as (re, im) pairs --------------------------------------------------------

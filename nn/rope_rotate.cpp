@@ -110,6 +110,7 @@ Tensor rotate(const Tensor& x, const Tensor& cos, const Tensor& sin, RopePairing
 }  // namespace
 
 bool rope_rotate_is_one_pass(const Tensor& x, const Tensor& cos, const Tensor& sin) {
+  if (reference_forms_only()) return false;  // the course's checks run the maps a learner writes
   if (x.dtype() != DType::Float32 || cos.dtype() != DType::Float32 || sin.dtype() != DType::Float32) return false;
   if (x.dim() < 2 || x.size(-1) % 2 != 0 || !x.is_contiguous() || !cos.is_contiguous() || !sin.is_contiguous()) {
     return false;

@@ -64,7 +64,7 @@ std::pair<Tensor, Tensor> silu_mul_grads_one_pass_typed(const Tensor& g_in, cons
 }  // namespace
 
 bool silu_mul_backward_is_one_pass(const Tensor& g, const Tensor& a, const Tensor& b) {
-  return a.shape() == b.shape() && g.shape() == a.shape() && a.dtype() == DType::Float32 &&
+  return !reference_forms_only() && a.shape() == b.shape() && g.shape() == a.shape() && a.dtype() == DType::Float32 &&
          b.dtype() == DType::Float32 && g.dtype() == DType::Float32;
 }
 

@@ -27,6 +27,7 @@
 #include "autograd/ops.h"
 #include "nn/functional.h"
 #include "nn/rope.h"
+#include "tensor/exercise.h"
 #include "tensor/random.h"
 #include "tests/support/test_util.h"
 
@@ -228,6 +229,19 @@ TEST(RopeForms, OnePassEqualsTheTwoMaps) {
           << (i == 0 ? "forward" : "backward") << ", pairing " << static_cast<int>(pairing);
     }
   }
+}
+
+// The course's checks switch the performance forms off (tensor/exercise.h),
+// so a float32 check runs the maps a learner writes, not the one-pass form.
+TEST(RopeForms, OnePassStepsAsideForTheCourseChecks) {
+  const Tensor x = zeros({2, 5, 8}), table = zeros({5, 4});
+  ASSERT_TRUE(rope_rotate_is_one_pass(x, table, table));
+  ASSERT_TRUE(silu_mul_backward_is_one_pass(x, x, x));
+  set_reference_forms_only(true);
+  EXPECT_FALSE(rope_rotate_is_one_pass(x, table, table));
+  EXPECT_FALSE(silu_mul_backward_is_one_pass(x, x, x));
+  set_reference_forms_only(false);
+  EXPECT_TRUE(rope_rotate_is_one_pass(x, table, table));
 }
 
 TEST(RopeForms, ComplexFormEqualsRealInterleavedForm) {

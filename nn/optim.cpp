@@ -1,5 +1,8 @@
 #include "nn/optim.h"
+#include "tensor/elementwise.h"
 #include "tensor/exercise.h"
+#include "tensor/parallel.h"
+#include "tensor/simd.h"
 
 #include <cmath>
 
@@ -313,8 +316,17 @@ void AdamW::step() {
     Tensor block = writable_block(param);
     dispatch_floating(param.dtype(), "AdamW.step", [&](auto tag) {
       using T = decltype(tag);
-      adamw_update<T>(block.data_ptr<T>(), g.data_ptr<T>(), s.exp_avg.data_ptr<T>(),
-                      s.exp_avg_sq.data_ptr<T>(), param.numel(), c);
+      T* p = block.data_ptr<T>();
+      const T* gp = g.data_ptr<T>();
+      T* m = s.exp_avg.data_ptr<T>();
+      T* v = s.exp_avg_sq.data_ptr<T>();
+      // Elementwise, so split across the pool (the same bits on any number of
+      // threads) and compiled for AVX2 too (tensor/simd.h): on the 14M
+      // parameters of the Wide benchmark model, 0.66 -> 0.39 % of a one-thread
+      // step, and no longer a serial part of a two-thread one.
+      parallel_for(0, param.numel(), kernels::kParallelGrain, [&](int64_t lo, int64_t hi) {
+        simd::run_best([&] { adamw_update<T>(p + lo, gp + lo, m + lo, v + lo, hi - lo, c); });
+      });
     });
     s.exp_avg.bump_version();
     s.exp_avg_sq.bump_version();

@@ -18,6 +18,7 @@
 #include "autograd/ops.h"
 #include "nn/attention_scores.h"
 #include "nn/functional.h"
+#include "nn/optim.h"
 #include "nn/attention_tiled.h"
 #include "nn/transformer.h"
 #include "tensor/fast_math.h"
@@ -148,6 +149,29 @@ TEST(ParallelFor, KernelsGiveTheSameBitsOnOneAndTwoThreads) {
   for (size_t i = 0; i < one.size(); ++i) {
     EXPECT_EQ(one[i].to_vector<float>(), two[i].to_vector<float>()) << "result " << i;
   }
+}
+
+// AdamW splits a large parameter's update over the pool: three steps give the
+// same parameters and moments on one and two threads.
+TEST(ParallelFor, AdamWGivesTheSameBitsOnOneAndTwoThreads) {
+  ThreadCount keep;
+  Generator gen(11);
+  const Tensor start = randn({300, 517}, DType::Float32, &gen);  // 155k values: several parts
+  const Tensor grad = randn({300, 517}, DType::Float32, &gen);
+  const auto run = [&] {
+    Tensor p = clone(start).requires_grad_(true);
+    nn::AdamW opt({p}, 1e-2);
+    for (int step = 0; step < 3; ++step) {
+      p.set_grad(grad * static_cast<double>(step + 1));
+      opt.step();
+    }
+    return p.detach().to_vector<float>();
+  };
+  set_num_threads(1);
+  const std::vector<float> one = run();
+  set_num_threads(2);
+  EXPECT_EQ(one, run());
+  EXPECT_NE(one, start.to_vector<float>());  // the steps moved it
 }
 
 // RMSNorm splits its rows, and its gain's gradient by columns, over the pool:

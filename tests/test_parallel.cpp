@@ -9,6 +9,7 @@
 #include <bit>
 #include <cstdint>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <string>
@@ -128,8 +129,23 @@ TEST(ParallelFor, MoreThreadsThanCoresSleepInsteadOfSpinningAndStillFinishEveryJ
   }
 }
 
-TEST(ParallelFor, KernelsGiveTheSameBitsOnOneAndTwoThreads) {
+namespace {
+// Runs `run` (returning float32 tensors) on one thread and on two, and expects
+// every value of every result to be the same float.
+void expect_same_bits_on_one_and_two_threads(const std::function<std::vector<Tensor>()>& run) {
   ThreadCount keep;
+  set_num_threads(1);
+  const std::vector<Tensor> one = run();
+  set_num_threads(2);
+  const std::vector<Tensor> two = run();
+  ASSERT_EQ(one.size(), two.size());
+  for (size_t i = 0; i < one.size(); ++i) {
+    EXPECT_EQ(one[i].to_vector<float>(), two[i].to_vector<float>()) << "result " << i;
+  }
+}
+}  // namespace
+
+TEST(ParallelFor, KernelsGiveTheSameBitsOnOneAndTwoThreads) {
   Generator gen(9);
   const Tensor x = randn({300, 517}, DType::Float32, &gen);  // large enough to be split
   const Tensor q = randn({2, 4, 128, 16}, DType::Float32, &gen);
@@ -142,19 +158,12 @@ TEST(ParallelFor, KernelsGiveTheSameBitsOnOneAndTwoThreads) {
                                sum(x, {-1}), sum(x, {0}), sum(y, {1}), sum(y, {2}), sum(y, {0, 2}),
                                kernels::reduce(kernels::Reduce::Max, y, {1}, false)};
   };
-  set_num_threads(1);
-  const std::vector<Tensor> one = run();
-  set_num_threads(2);
-  const std::vector<Tensor> two = run();
-  for (size_t i = 0; i < one.size(); ++i) {
-    EXPECT_EQ(one[i].to_vector<float>(), two[i].to_vector<float>()) << "result " << i;
-  }
+  expect_same_bits_on_one_and_two_threads(run);
 }
 
 // AdamW splits a large parameter's update over the pool: three steps give the
 // same parameters and moments on one and two threads.
 TEST(ParallelFor, AdamWGivesTheSameBitsOnOneAndTwoThreads) {
-  ThreadCount keep;
   Generator gen(11);
   const Tensor start = randn({300, 517}, DType::Float32, &gen);  // 155k values: several parts
   const Tensor grad = randn({300, 517}, DType::Float32, &gen);
@@ -165,19 +174,15 @@ TEST(ParallelFor, AdamWGivesTheSameBitsOnOneAndTwoThreads) {
       p.set_grad(grad * static_cast<double>(step + 1));
       opt.step();
     }
-    return p.detach().to_vector<float>();
+    return std::vector<Tensor>{p.detach()};
   };
-  set_num_threads(1);
-  const std::vector<float> one = run();
-  set_num_threads(2);
-  EXPECT_EQ(one, run());
-  EXPECT_NE(one, start.to_vector<float>());  // the steps moved it
+  expect_same_bits_on_one_and_two_threads(run);
+  EXPECT_NE(run()[0].to_vector<float>(), start.to_vector<float>());  // the steps moved it
 }
 
 // RMSNorm splits its rows, and its gain's gradient by columns, over the pool:
 // each column of dg is still summed over the rows in order.
 TEST(ParallelFor, RmsNormAndItsGradientsGiveTheSameBitsOnOneAndTwoThreads) {
-  ThreadCount keep;
   Generator gen(10);
   const Tensor x = randn({600, 128}, DType::Float32, &gen) * 3.0;
   const Tensor gain = randn({128}, DType::Float32, &gen);
@@ -188,13 +193,7 @@ TEST(ParallelFor, RmsNormAndItsGradientsGiveTheSameBitsOnOneAndTwoThreads) {
     backward(sum(y * weights));
     return std::vector<Tensor>{y, xl.grad(), gl.grad()};
   };
-  set_num_threads(1);
-  const std::vector<Tensor> one = run();
-  set_num_threads(2);
-  const std::vector<Tensor> two = run();
-  for (size_t i = 0; i < one.size(); ++i) {
-    EXPECT_EQ(one[i].to_vector<float>(), two[i].to_vector<float>()) << "result " << i;
-  }
+  expect_same_bits_on_one_and_two_threads(run);
 }
 
 // ---- the two compilations of the kernels (tensor/simd.h) -------------------------------------

@@ -98,6 +98,16 @@ def mib(b):
     return f"{b / 2**20:.1f}"
 
 
+def run_settings(a, common):
+    """One benchmark command (the arguments `common`, shared by both programs) in every setting: ropegrad at
+    its defaults, ropegrad on one thread, and PyTorch at each of --torch-threads. Returns (rg, rg1, {n: torch})."""
+    rg = run_json([a.bin] + common, {})
+    rg1 = run_json([a.bin] + common, RG_ONE)
+    th = {n: run_json([a.python, a.torch_script] + common + ["--threads", str(n)], torch_env(n))
+          for n in a.torch_threads}
+    return rg, rg1, th
+
+
 def verdict(ok):
     return "met" if ok else "**MISS**"
 
@@ -110,11 +120,7 @@ def bench_modules(a):
     rows = []
     for m in MODULES:
         common = ["module", "--module", m, "--iters", str(iters), "--warmup", str(warmup)] + flags(shape)
-        rg = run_json([a.bin] + common, {})
-        rg1 = run_json([a.bin] + common, RG_ONE)
-        th = {n: run_json([a.python, a.torch_script] + common + ["--threads", str(n)], torch_env(n))
-              for n in a.torch_threads}
-        rows.append((m, rg, rg1, th))
+        rows.append((m, *run_settings(a, common)))
 
     out = ["## Issue 3: modules, forward + backward (D=512, H=8, T=256, B=8)", "",
            "Median ms per forward+backward (a random output gradient); ratio = best PyTorch / ropegrad "
@@ -187,11 +193,7 @@ def bench_train(a, key):
     for _ in range(a.rounds):  # interleaved: each round runs every variant and setting once
         for v in VARIANTS:
             common = ["train", "--variant", v, "--iters", str(iters), "--warmup", str(warmup)] + flags(cfg)
-            rg = run_json([a.bin] + common, {})
-            rg1 = run_json([a.bin] + common, RG_ONE)
-            th = {n: run_json([a.python, a.torch_script] + common + ["--threads", str(n)], torch_env(n))
-                  for n in a.torch_threads}
-            rounds[v].append((rg, rg1, th))
+            rounds[v].append(run_settings(a, common))
     res = {}
     for v, runs in rounds.items():
         res[v] = (fastest([r[0] for r in runs]), fastest([r[1] for r in runs]),

@@ -182,7 +182,8 @@ void tiled_forward(const Scores& scores, const Geometry& g, const T* v, const Ti
             T* sr = s.data() + r * nj;
             const int64_t allowed = mask.apply(bi, h, i0 + r, j0, nj, sr);
             const T tile_max = max_of(sr, allowed);
-            const T m_new = std::max(row_max[r], tile_max);
+            // NaN sticks (std::max would drop it for the row's earlier max): a NaN score gives NaN out.
+            const T m_new = tile_max != tile_max ? tile_max : std::max(row_max[r], tile_max);
             if (m_new == neg_inf) {  // nothing allowed yet: this tile adds nothing
               std::fill(sr, sr + nj, T(0));
               continue;
@@ -203,7 +204,7 @@ void tiled_forward(const Scores& scores, const Geometry& g, const T* v, const Ti
         for (int64_t r = 0; r < ni; ++r) {
           T* orow = o + r * g.dv;
           T* l = lse + block * g.nq + i0 + r;
-          if (row_sum[r] > 0) {
+          if (row_sum[r] > 0 || row_sum[r] != row_sum[r]) {  // a NaN sum (a NaN score) gives NaN, not zeros
             const T inv = T(1) / row_sum[r];
             for (int64_t c = 0; c < g.dv; ++c) orow[c] *= inv;
             *l = row_max[r] + std::log(row_sum[r]);

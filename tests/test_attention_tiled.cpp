@@ -250,6 +250,25 @@ TEST(TiledMasks, FullyMaskedRowGivesZerosNotNaN) {
   }
 }
 
+// A NaN in a query gives NaN in that query's output on both paths, not a
+// silently finite row (the tiled forward merges tile maxima: NaN must stick).
+TEST(TiledMasks, NanInAQueryGivesNanInItsRowOnBothPaths) {
+  Dims d;
+  d.nq = 5, d.nk = 7;
+  for (Variant v : kVariants) {
+    std::vector<Tensor> in = make_leaves(v, d, 66);
+    std::vector<double> q = in[0].to_vector<double>();
+    q[1 * d.dh] = std::numeric_limits<double>::quiet_NaN();  // batch 0, head 0, query 1
+    in[0] = tensor(q, in[0].shape(), DType::Float64);
+    for (bool tiled : {false, true}) {
+      const Tensor out = attend(v, tiled, in, ScoreMask{}, TileSizes{2, 3});
+      const std::vector<double> row = narrow(narrow(narrow(out, 0, 0, 1), 1, 0, 1), 2, 1, 1).to_vector<double>();
+      for (double x : row) EXPECT_TRUE(std::isnan(x)) << variant_name(v) << (tiled ? " tiled" : " materialised");
+      EXPECT_TRUE(all_finite(narrow(out, 0, 1, 1))) << variant_name(v) << ": the other batch is untouched";
+    }
+  }
+}
+
 // ---- 3. tiled == materialised, float32 ------------------------------------------------------------
 
 class TiledParity32 : public ::testing::TestWithParam<VariantMask> {};

@@ -198,7 +198,13 @@ def bench_train(a, key):
     for v, runs in rounds.items():
         res[v] = (fastest([r[0] for r in runs]), fastest([r[1] for r in runs]),
                   {n: fastest([r[2][n] for r in runs]) for n in a.torch_threads})
-    return title, cfg, target, res, key
+    # The GEMM floor: the step's products alone, replayed on raw sgemm (ropegrad-models-bench gemm-floor).
+    floor_rounds = "1" if a.quick else ("2" if key == "wide" else "5")
+    floors = {}
+    for v in VARIANTS:
+        common = ["gemm-floor", "--variant", v, "--rounds", floor_rounds] + flags(cfg)
+        floors[v] = (run_json([a.bin] + common, {}), run_json([a.bin] + common, RG_ONE))
+    return title, cfg, target, res, key, floors
 
 
 def sgemm_ref(sg):
@@ -228,7 +234,7 @@ def train_tables(a, results, sg):
                "time ratio | target | ropegrad RSS MiB | PyTorch RSS MiB | mem ratio (<= 0.6) | "
                "ropegrad tensor peak MiB |")
     out.append("|" + "---|" * (11 + len(a.torch_threads)))
-    for title, cfg, target, res, _ in results:
+    for title, cfg, target, res, _, _ in results:
         for v in VARIANTS:
             rg, rg1, th = res[v]
             best_n = min(th, key=lambda n: th[n]["step_ms"])
@@ -243,7 +249,7 @@ def train_tables(a, results, sg):
                        f"{mem:.2f} {verdict(mem <= MEMORY_TARGET)} | {mib(rg['tensor_peak_bytes'])} |")
     out += ["", f"### Variant cost in ropegrad (step time / standard's, target <= {VARIANT_TARGET}x)", "",
             "| config | w2 / standard | triple / standard | same ratios in PyTorch (best) |", "|---|---|---|---|"]
-    for title, cfg, target, res, _ in results:
+    for title, cfg, target, res, _, _ in results:
         std = res["standard"][0]["step_ms"]
         tbest = {v: min(r["step_ms"] for r in res[v][2].values()) for v in VARIANTS}
         cells = []
@@ -260,7 +266,7 @@ def train_tables(a, results, sg):
             f"({ref:.1f} GFLOP/s; target >= 60 % on Base, Long, Deep, >= 85 % on Wide).", "",
             "| config | variant | GFLOP/step | ropegrad 1T ms | PyTorch 1T ms | 1T ratio | 2T/1T | step GFLOP/s | "
             "% sgemm | target |", "|---|---|---|---|---|---|---|---|---|---|"]
-    for title, cfg, target, res, key in results:
+    for title, cfg, target, res, key, _ in results:
         flops = train_flops(cfg)
         for v in VARIANTS:
             rg, rg1, th = res[v]
@@ -274,6 +280,32 @@ def train_tables(a, results, sg):
                        f"{(f'{r1:.2f}x ' + verdict(r1 >= ONE_THREAD_TARGET)) if t1 else '-'} | "
                        f"{sp:.2f}x {verdict(sp >= SPEEDUP_TARGET)} | {gf:.1f} | {pct:.0f} % | "
                        f">= {SGEMM_TARGET[key]} % {verdict(pct >= SGEMM_TARGET[key])} |")
+    out += ["", "### The GEMM floor: what the products alone cost", "",
+            "`ropegrad-models-bench gemm-floor` runs one step of the same model under a GEMM trace "
+            "(GemmTrace, tensor/kernels.h), which lists every product the step hands to BLAS (shapes, transposes, "
+            "batch counts; the W2 and triple products included), and replays the list on raw cblas_sgemm with "
+            "nothing else; on 2 threads the list is cut into two runs of equal FLOPs replayed at once. Fastest "
+            "replay. PyTorch calls the same BLAS for the same products, so the floor is under both frameworks' "
+            "steps, and a ratio can be at most PyTorch's time / the floor (\"ceiling\": ropegrad with every "
+            "non-GEMM part taking no time). \"Rest\" = ropegrad's step - the floor: the non-GEMM work, and the "
+            "products running slower inside a step than on the replay's warm buffers. \"Needs rest <=\" = the "
+            "rest the target allows (PyTorch's time / target - the floor).", "",
+            "| config | variant | GEMM GFLOP as run | floor 1T ms | ropegrad 1T ms | rest 1T ms | PyTorch 1T ms | "
+            f"1T ceiling | 1T target {ONE_THREAD_TARGET}x needs rest <= | floor 2T ms | ropegrad ms | rest ms | "
+            "PyTorch best ms | time ceiling | time target needs rest <= |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for title, cfg, target, res, key, floors in results:
+        for v in VARIANTS:
+            rg, rg1, th = res[v]
+            f2, f1 = floors[v]
+            best = min(r["step_ms"] for r in th.values())
+            t1 = th.get(1)
+            one = (f"{fmt_ms(t1['step_ms'])} | {t1['step_ms'] / f1['floor_ms']:.2f}x | "
+                   f"{t1['step_ms'] / ONE_THREAD_TARGET - f1['floor_ms']:.1f}") if t1 else "- | - | -"
+            out.append(f"| {title} | {v} | {f1['gemm_gflop']:.2f} | {fmt_ms(f1['floor_ms'])} | "
+                       f"{fmt_ms(rg1['step_ms'])} | {rg1['step_ms'] - f1['floor_ms']:.1f} | {one} | "
+                       f"{fmt_ms(f2['floor_ms'])} | {fmt_ms(rg['step_ms'])} | {rg['step_ms'] - f2['floor_ms']:.1f} | "
+                       f"{fmt_ms(best)} | {best / f2['floor_ms']:.2f}x | {best / target - f2['floor_ms']:.1f} |")
     return out
 
 

@@ -6,6 +6,7 @@
 //   ropegrad-models-bench module --module attention [--D 512 --H 8 --T 256 --B 8 --iters 10 --warmup 2]
 //   ropegrad-models-bench train  --variant w2 [--D 128 --H 4 --L 2 --T 128 --B 16 --V 256 --d_ff 344 ...]
 //   ropegrad-models-bench sgemm  [--M 2048 --N 512 --K 512 --iters 20 --warmup 3]
+//   ropegrad-models-bench gemm-floor --variant w2 [the train flags; --rounds 5]
 //
 // Both modes take --attention auto|materialized|tiled (default auto): the
 // attention kernels' path (nn/attention_tiled.h), reported as "attention".
@@ -42,6 +43,7 @@
 #include <string>
 #include <vector>
 
+#include <cblas.h>
 #include <fmt/format.h>
 
 #include "autograd/engine.h"
@@ -55,6 +57,7 @@
 #include "nn/transformer.h"
 #include "nn/triple_attention.h"
 #include "nn/w2_attention.h"
+#include "tensor/kernels.h"
 #include "tensor/parallel.h"
 #include "tensor/random.h"
 #include "tensor/simd.h"
@@ -84,7 +87,7 @@ struct Args {
 
 Args parse_args(int argc, char** argv) {
   Args args;
-  if (argc < 2) throw std::runtime_error("usage: ropegrad-models-bench module|train [--key value ...]");
+  if (argc < 2) throw std::runtime_error("usage: ropegrad-models-bench module|train|sgemm|gemm-floor [--key value ...]");
   args.mode = argv[1];
   for (int i = 2; i < argc; ++i) {
     std::string key = argv[i];
@@ -270,16 +273,22 @@ int run_module(const Args& args) {
   return l;
 }
 
-int run_train(const Args& args) {
+// The model of train and gemm-floor: --D --H --L --T --V --d_ff --variant.
+nn::TransformerConfig train_config(const Args& args) {
   nn::TransformerConfig cfg;
   cfg.d_model = args.num("D", 128);
   cfg.num_heads = args.num("H", 4);
   cfg.num_layers = args.num("L", 2);
-  const int64_t T = args.num("T", 128), B = args.num("B", 16);
-  cfg.context_length = T;
+  cfg.context_length = args.num("T", 128);
   cfg.vocab_size = args.num("V", 256);
   cfg.d_ff = args.num("d_ff", 344);
   cfg.attention = nn::parse_attention_kind(args.str("variant", "standard"));
+  return cfg;
+}
+
+int run_train(const Args& args) {
+  const nn::TransformerConfig cfg = train_config(args);
+  const int64_t T = cfg.context_length, B = args.num("B", 16);
   const int64_t iters = args.num("iters", 5), warmup = args.num("warmup", 2);
   rg::Generator gen(static_cast<uint64_t>(args.num("seed", 0)));
   const std::string attention = set_attention(args);
@@ -323,6 +332,111 @@ int run_train(const Args& args) {
   return 0;
 }
 
+// ---- gemm-floor mode -----------------------------------------------------------------------------
+
+// What a training step's matrix products alone cost: one step of the train
+// model runs under a GemmTrace (tensor/kernels.h), which lists every product
+// it handed to BLAS; the list is then replayed on raw cblas_sgemm, with the
+// same shapes, transposes and batch counts, on buffers of random numbers, and
+// nothing else. No step of this model, in this framework or any other calling
+// the same BLAS for the same products, can take less time than that: the
+// floor under a step's time, and the time left above it is everything else.
+// With P threads (ropegrad's pool) the list is cut into P runs of about
+// equal FLOPs, replayed at once, each on one thread: the best a P-core step
+// could do with perfect parallelism. Reports the fastest of --rounds replays.
+struct ReplayBuffers {
+  std::vector<float> a, b, c;
+};
+
+void replay(const std::vector<rg::kernels::GemmCall>& calls, size_t lo, size_t hi, ReplayBuffers& buf) {
+  for (size_t i = lo; i < hi; ++i) {
+    const rg::kernels::GemmCall& g = calls[i];
+    const int64_t lda = g.trans_a ? g.m : g.k, ldb = g.trans_b ? g.k : g.n;
+    for (int64_t j = 0; j < g.count; ++j) {  // each batch on its own operands, as in the step
+      cblas_sgemm(CblasRowMajor, g.trans_a ? CblasTrans : CblasNoTrans, g.trans_b ? CblasTrans : CblasNoTrans,
+                  g.m, g.n, g.k, 1.0f, buf.a.data() + j * g.m * g.k, lda, buf.b.data() + j * g.k * g.n, ldb,
+                  g.accumulate ? 1.0f : 0.0f, buf.c.data() + j * g.m * g.n, g.n);
+    }
+  }
+}
+
+double gemm_flops(const rg::kernels::GemmCall& g) {
+  return 2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k) *
+         static_cast<double>(g.count);
+}
+
+int run_gemm_floor(const Args& args) {
+  const nn::TransformerConfig cfg = train_config(args);
+  const int64_t T = cfg.context_length, B = args.num("B", 16);
+  const int64_t rounds = args.num("rounds", 5), warmup = args.num("warmup", 1);
+  rg::Generator gen(static_cast<uint64_t>(args.num("seed", 0)));
+  const std::string attention = set_attention(args);
+  nn::TransformerLM model(cfg, &gen);
+  model.train();
+  nn::AdamW opt(model.parameters(), 1e-3);
+  const rg::Tensor ids = rg::randint(0, cfg.vocab_size, {B, T}, &gen);
+  const rg::Tensor targets = rg::randint(0, cfg.vocab_size, {B, T}, &gen);
+  for (int64_t it = 0; it < warmup; ++it) train_step(model, opt, ids, targets);
+  std::vector<rg::kernels::GemmCall> calls;
+  {
+    const rg::kernels::GemmTrace trace;
+    train_step(model, opt, ids, targets);
+    calls = trace.calls();
+  }
+  double flops = 0;
+  int64_t products = 0, accumulating = 0;
+  for (const auto& g : calls) {
+    if (g.dtype != rg::DType::Float32) throw std::runtime_error("gemm-floor replays float32 products only");
+    flops += gemm_flops(g);
+    products += g.count;
+    accumulating += g.accumulate ? g.count : 0;
+  }
+  // Cut the list into one run per thread, of about equal FLOPs.
+  const int parts = std::max(1, rg::num_threads());
+  std::vector<size_t> cut{0};
+  double done = 0;
+  for (size_t i = 0; i < calls.size() && static_cast<int>(cut.size()) < parts; ++i) {
+    done += gemm_flops(calls[i]);
+    if (done >= flops * static_cast<double>(cut.size()) / parts) cut.push_back(i + 1);
+  }
+  while (static_cast<int>(cut.size()) <= parts) cut.push_back(calls.size());
+  // Buffers big enough for the largest batch of operands; small random values
+  // (no denormals, no overflow when a product accumulates).
+  size_t max_a = 1, max_b = 1, max_c = 1;
+  for (const auto& g : calls) {
+    max_a = std::max<size_t>(max_a, g.count * g.m * g.k);
+    max_b = std::max<size_t>(max_b, g.count * g.k * g.n);
+    max_c = std::max<size_t>(max_c, g.count * g.m * g.n);
+  }
+  std::vector<ReplayBuffers> buffers(parts);
+  for (auto& buf : buffers) {
+    const rg::Tensor noise = rg::rand({static_cast<int64_t>(std::max({max_a, max_b, max_c}))}, rg::DType::Float32, &gen);
+    const float* r = noise.data_ptr<float>();
+    buf.a.assign(r, r + max_a);
+    buf.b.assign(r, r + max_b);
+    buf.c.assign(r, r + max_c);
+  }
+  rg::kernels::use_single_threaded_blas();
+  std::vector<double> ms;
+  for (int64_t round = 0; round < rounds + 1; ++round) {  // the first round warms the buffers up
+    const auto t0 = Clock::now();
+    rg::parallel_for(0, parts, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t p = lo; p < hi; ++p) replay(calls, cut[p], cut[p + 1], buffers[p]);
+    });
+    if (round > 0) ms.push_back(ms_since(t0));
+  }
+  const double best = *std::min_element(ms.begin(), ms.end());
+  fmt::print(
+      "{{\"impl\": \"ropegrad\", \"mode\": \"gemm-floor\", \"variant\": \"{}\", \"D\": {}, \"H\": {}, "
+      "\"L\": {}, \"T\": {}, \"B\": {}, \"V\": {}, \"d_ff\": {}, {}, \"attention\": \"{}\", "
+      "\"gemm_calls\": {}, \"gemm_products\": {}, \"accumulating_products\": {}, \"gemm_gflop\": {:.4f}, "
+      "\"rounds\": {}, \"floor_ms\": {:.3f}, \"floor_ms_median\": {:.3f}, \"gflops\": {:.2f}}}\n",
+      nn::attention_kind_name(cfg.attention), cfg.d_model, cfg.num_heads, cfg.num_layers, T, B, cfg.vocab_size,
+      cfg.d_ff, threads_json(), attention, calls.size(), products, accumulating, flops / 1e9, rounds, best,
+      median(ms), flops / best / 1e6);
+  return 0;
+}
+
 // ---- sgemm mode ---------------------------------------------------------------------------------
 
 // The GEMM speed a training step is set against: rg::matmul of (M, K) by
@@ -358,7 +472,8 @@ int main(int argc, char** argv) {
     if (args.mode == "module") return run_module(args);
     if (args.mode == "train") return run_train(args);
     if (args.mode == "sgemm") return run_sgemm(args);
-    throw std::runtime_error("unknown mode " + args.mode + " (module, train, sgemm)");
+    if (args.mode == "gemm-floor") return run_gemm_floor(args);
+    throw std::runtime_error("unknown mode " + args.mode + " (module, train, sgemm, gemm-floor)");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ropegrad-models-bench: %s\n", e.what());
     return 1;

@@ -111,4 +111,30 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 // the tiled attention kernels do.
 void use_single_threaded_blas();
 
+// ---- GEMM trace: the products a program asked BLAS for --------------------
+// One BLAS product: op(A) (m, k) times op(B) (k, n), `count` times (the
+// batches of a batched matmul), written over C (beta = 0) or added to it
+// (`accumulate`, beta = 1: the tiled attention kernels' running sums).
+struct GemmCall {
+  bool trans_a = false, trans_b = false;
+  int64_t m = 0, n = 0, k = 0, count = 1;
+  bool accumulate = false;
+  DType dtype = DType::Float32;
+};
+
+// While a GemmTrace is alive, matmul and the tiled attention kernels record
+// every product they hand to BLAS, from any thread, in the order they start.
+// The benchmarks replay the list on raw BLAS to measure what a training step's
+// products alone cost (bench/models_bench.cpp, gemm-floor). One trace at a
+// time; recording costs one atomic load per product when none is alive.
+class GemmTrace {
+ public:
+  GemmTrace();
+  ~GemmTrace();
+  GemmTrace(const GemmTrace&) = delete;
+  GemmTrace& operator=(const GemmTrace&) = delete;
+  std::vector<GemmCall> calls() const;
+};
+void record_gemm(const GemmCall& call);
+
 }  // namespace ropegrad::kernels

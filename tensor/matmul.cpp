@@ -8,6 +8,7 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <mutex>
 #include <optional>
 
@@ -80,6 +81,11 @@ void parallel_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
                });
 }
 
+// The GEMM trace (GemmTrace in tensor/kernels.h).
+std::atomic<bool> g_tracing{false};
+std::mutex g_trace_mutex;
+std::vector<GemmCall> g_trace;
+
 // out[batch] = a[batch] @ b[batch] for every batch index; a and b are
 // already broadcast (stride 0 on broadcast batch dims) to out's batch shape.
 template <typename T>
@@ -90,6 +96,7 @@ void batched_gemm(const Tensor& a, const Tensor& b, const Tensor& out) {
   const auto lb = *blas_layout(k, n, b.strides()[nd - 2], b.strides()[nd - 1]);
   const Shape batch(out.shape().begin(), out.shape().end() - 2);
   const int64_t batches = numel_of(batch);
+  record_gemm({la.trans == CblasTrans, lb.trans == CblasTrans, m, n, k, batches, false, out.dtype()});
   const T* pa = a.data_ptr<T>();
   const T* pb = b.data_ptr<T>();
   T* pc = out.data_ptr<T>();
@@ -132,6 +139,29 @@ void use_single_threaded_blas() {
   openblas_set_num_threads(1);
   using StopWorkers = int (*)();
   if (const auto stop = reinterpret_cast<StopWorkers>(dlsym(RTLD_DEFAULT, "blas_thread_shutdown_"))) stop();
+}
+
+GemmTrace::GemmTrace() {
+  const std::lock_guard lock(g_trace_mutex);
+  RG_CHECK(!g_tracing.load(), "GemmTrace", "a trace is already recording; one at a time");
+  g_trace.clear();
+  g_tracing.store(true);
+}
+
+GemmTrace::~GemmTrace() {
+  const std::lock_guard lock(g_trace_mutex);
+  g_tracing.store(false);
+}
+
+std::vector<GemmCall> GemmTrace::calls() const {
+  const std::lock_guard lock(g_trace_mutex);
+  return g_trace;
+}
+
+void record_gemm(const GemmCall& call) {
+  if (!g_tracing.load(std::memory_order_relaxed)) return;
+  const std::lock_guard lock(g_trace_mutex);
+  if (g_tracing.load()) g_trace.push_back(call);
 }
 
 Tensor matmul(const Tensor& a_in, const Tensor& b_in) {

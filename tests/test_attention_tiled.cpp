@@ -481,3 +481,35 @@ TEST(TiledErrors, MaskThatRequiresGradAndBadTiles) {
 }
 
 }  // namespace
+
+// The GEMM trace (tensor/kernels.h) sees the tiled kernels' own BLAS calls: a
+// score product per pair of tiles, written over its buffer, and P v added to
+// the output's running sum.
+TEST(TiledGemmTrace, RecordsEveryTileProduct) {
+  Generator gen(7);
+  const Tensor q = randn({1, 2, 6, 4}, DType::Float32, &gen), k = randn({1, 2, 6, 4}, DType::Float32, &gen);
+  const Tensor v = randn({1, 2, 6, 3}, DType::Float32, &gen);
+  std::vector<kernels::GemmCall> calls;
+  {
+    const kernels::GemmTrace trace;
+    (void)dot_attention_tiled(q, k, v, 0.5, {}, TileSizes{4, 4});
+    calls = trace.calls();
+  }
+  // 2 heads x 2 query tiles x 2 key tiles = 8 pairs of tiles.
+  int64_t scores = 0, sums = 0;
+  double score_flops = 0, sum_flops = 0;
+  for (const auto& c : calls) {
+    const double flops = 2.0 * c.m * c.n * c.k * c.count;
+    if (c.accumulate) {
+      ++sums, sum_flops += flops;
+      EXPECT_FALSE(c.trans_a || c.trans_b);
+    } else {
+      ++scores, score_flops += flops;
+      EXPECT_TRUE(c.trans_b);  // q k^T, k read transposed
+    }
+  }
+  EXPECT_EQ(scores, 8);
+  EXPECT_EQ(sums, 8);
+  EXPECT_EQ(score_flops, 2.0 * 2 * 6 * 6 * 4);  // every (query, key) pair once, dh = 4
+  EXPECT_EQ(sum_flops, 2.0 * 2 * 6 * 6 * 3);    // dv = 3
+}

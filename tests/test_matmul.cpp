@@ -349,3 +349,42 @@ TEST(MatmulBlasThreads, OneBlasThreadAndNoIdleWorkersAfterAMatmul) {
   EXPECT_LT(threads_in_this_process(), with_workers) << "OpenBLAS's worker threads are still there";
   EXPECT_EQ(max_abs_diff(c, warm), 0.0);  // and the product is the same
 }
+
+// ---- the GEMM trace (GemmTrace, tensor/kernels.h; the benchmarks' GEMM floor) ----
+
+TEST(GemmTrace, RecordsEachProductAsHandedToBlas) {
+  const Tensor x = randn({2, 3, 4, 5}), w = randn({6, 5}), a = randn({3, 4, 5}), b = randn({3, 5, 2});
+  std::vector<kernels::GemmCall> calls;
+  {
+    const kernels::GemmTrace trace;
+    (void)matmul(x, transpose(w, 0, 1));  // (..., 5) @ (5, 6): the batch folds into 24 rows; w read transposed
+    (void)matmul(a, b);                   // three independent (4, 5) @ (5, 2) products
+    (void)matmul(transpose(b, 1, 2), transpose(a, 1, 2));  // both read transposed: (2, 5) @ (5, 4), three times
+    calls = trace.calls();
+  }
+  ASSERT_EQ(calls.size(), 3u);
+  const auto expect = [](const kernels::GemmCall& c, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                         int64_t count) {
+    EXPECT_EQ(c.trans_a, ta);
+    EXPECT_EQ(c.trans_b, tb);
+    EXPECT_EQ(c.m, m);
+    EXPECT_EQ(c.n, n);
+    EXPECT_EQ(c.k, k);
+    EXPECT_EQ(c.count, count);
+    EXPECT_FALSE(c.accumulate);
+    EXPECT_EQ(c.dtype, DType::Float32);
+  };
+  expect(calls[0], false, true, 24, 6, 5, 1);
+  expect(calls[1], false, false, 4, 2, 5, 3);
+  expect(calls[2], true, true, 2, 4, 5, 3);
+}
+
+TEST(GemmTrace, RecordsNothingOutsideATraceAndOneTraceAtATime) {
+  const Tensor a = randn({4, 4});
+  (void)matmul(a, a);  // before any trace
+  const kernels::GemmTrace trace;
+  EXPECT_TRUE(trace.calls().empty());
+  (void)matmul(a, matmul(a, a));
+  EXPECT_EQ(trace.calls().size(), 2u);
+  expect_error_with([] { const kernels::GemmTrace second; }, {"GemmTrace", "one at a time"});
+}

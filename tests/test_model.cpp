@@ -209,6 +209,33 @@ TEST(TransformerStructure, TiedEmbeddingsDropTheHeadAndUseETransposed) {
   EXPECT_GT(max_abs_diff(untied.lm_head->weight.grad(), zeros({kV, kD}, F64)), 1e-3);  // the head part is real
 }
 
+// The GEMM trace (tensor/kernels.h), under the benchmarks' GEMM floor, sees
+// every product of a training step once: per layer q, k, v, o (D x D each),
+// the SwiGLU's three (D x d_ff), q k^T and P v over every (query, key) pair
+// (the materialised kernels compute the masked half too), the LM head
+// (D x V); the backward forms two products per forward one.
+TEST(TransformerGemmTrace, AStepsProductsAreThreeTimesTheForwardCountedByHand) {
+  Generator gen(3);
+  const TransformerConfig c = small_config(AttentionKind::Standard);
+  TransformerLM model(c, &gen, F64);
+  const int64_t b = 3, t = kCtx, dh = kD / kH;
+  const Tensor ids = randint(0, kV, {b, t}, &gen), targets = randint(0, kV, {b, t}, &gen);
+  std::vector<kernels::GemmCall> calls;
+  {
+    const kernels::GemmTrace trace;
+    backward(cross_entropy(model.forward(ids), targets));
+    calls = trace.calls();
+  }
+  double flops = 0;
+  for (const auto& call : calls) {
+    EXPECT_EQ(call.dtype, F64);
+    flops += 2.0 * call.m * call.n * call.k * call.count;
+  }
+  const double weights = kL * (4 * kD * kD + 3 * kD * kFF) + kD * kV;
+  const double forward = 2.0 * b * t * weights + kL * 2 * 2.0 * b * kH * t * t * dh;
+  EXPECT_EQ(flops, 3 * forward);
+}
+
 // ---- 2. forward ------------------------------------------------------------------------------
 
 TEST(TransformerForward, ShapesAndDtypes) {

@@ -233,7 +233,7 @@ def train_tables(a, results, sg):
     out.append(f"| config | variant | params | ropegrad ms | ropegrad 1T ms | {tcols} | ropegrad tok/s | "
                "time ratio | target | ropegrad RSS MiB | PyTorch RSS MiB | mem ratio (<= 0.6) | "
                "ropegrad tensor peak MiB |")
-    out.append("|" + "---|" * (11 + len(a.torch_threads)))
+    out.append("|" + "---|" * (12 + len(a.torch_threads)))
     for title, cfg, target, res, _, _ in results:
         for v in VARIANTS:
             rg, rg1, th = res[v]

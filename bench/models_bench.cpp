@@ -369,6 +369,10 @@ int run_gemm_floor(const Args& args) {
   const nn::TransformerConfig cfg = train_config(args);
   const int64_t T = cfg.context_length, B = args.num("B", 16);
   const int64_t rounds = args.num("rounds", 5), warmup = args.num("warmup", 1);
+  if (rounds < 1 || warmup < 0) {
+    throw std::runtime_error(fmt::format("gemm-floor: --rounds must be >= 1 and --warmup >= 0, got {} and {}",
+                                         rounds, warmup));
+  }
   rg::Generator gen(static_cast<uint64_t>(args.num("seed", 0)));
   const std::string attention = set_attention(args);
   nn::TransformerLM model(cfg, &gen);
@@ -391,6 +395,7 @@ int run_gemm_floor(const Args& args) {
     products += g.count;
     accumulating += g.accumulate ? g.count : 0;
   }
+  if (flops <= 0) throw std::runtime_error("gemm-floor: the step made no matrix product to replay");
   // Cut the list into one run per thread, of about equal FLOPs.
   const int parts = std::max(1, rg::num_threads());
   std::vector<size_t> cut{0};

@@ -77,22 +77,6 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, 
   }
 }
 
-// The sum of x[0, n) with 8 independent lanes, a form the compiler turns into
-// SIMD code (a plain running sum is one long dependency chain); the max is
-// max_of in tensor/fast_math.h.
-template <typename T>
-T lane_sum(const T* x, int64_t n) {
-  constexpr int64_t kLanes = 8;
-  T lanes[kLanes] = {};
-  int64_t c = 0;
-  for (; c + kLanes <= n; c += kLanes)
-    for (int64_t l = 0; l < kLanes; ++l) lanes[l] += x[c + l];
-  for (; c < n; ++c) lanes[0] += x[c];
-  T sum = 0;
-  for (int64_t l = 0; l < kLanes; ++l) sum += lanes[l];
-  return sum;
-}
-
 struct Geometry {
   int64_t b, h, nq, nk, dv;
   int64_t blocks() const { return b * h; }
@@ -191,7 +175,7 @@ void tiled_forward(const Scores& scores, const Geometry& g, const T* v, const Ti
             }
             const T alpha = exp_of(row_max[r] - m_new);  // 0 for the first allowed tile
             for (int64_t c = 0; c < allowed; ++c) sr[c] = exp_of(sr[c] - m_new);
-            const T sum = lane_sum(sr, allowed);
+            const T sum = sum_of(sr, allowed);  // tensor/fast_math.h
             std::fill(sr + allowed, sr + nj, T(0));
             row_sum[r] = alpha * row_sum[r] + sum;
             row_max[r] = m_new;

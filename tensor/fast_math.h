@@ -68,6 +68,25 @@ template <typename T>
   return m;
 }
 
+// The sum of x[0], ..., x[n-1] (0 for n = 0) from eight running sums,
+// combined in lane order at the end: the compiler turns it into SIMD code,
+// where one running sum is a chain of dependent adds. Not the in-order sum's
+// bits, but the same on every machine (the eight are part of the program).
+// Used for the row sums of the tiled attention kernels' online softmax.
+template <typename T>
+[[gnu::always_inline]] inline T sum_of(const T* x, int64_t n) {
+  constexpr int64_t kLanes = 8;
+  T lanes[kLanes] = {};
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    for (int64_t l = 0; l < kLanes; ++l) lanes[l] += x[j + l];
+  }
+  for (; j < n; ++j) lanes[0] += x[j];
+  T sum = 0;
+  for (int64_t l = 0; l < kLanes; ++l) sum += lanes[l];
+  return sum;
+}
+
 // sum_i x[i] y[i] (and sum_i x[i] y[i] z[i]) accumulated in double, from
 // four running sums combined at the end: the compiler keeps the four in one
 // AVX2 vector of doubles, where a single running sum would be a chain of

@@ -1,5 +1,5 @@
-// The thread pool (tensor/parallel.h), the float32 fast_exp, max_of and
-// dot_in_double (tensor/fast_math.h) and the large-block cache (tensor/storage.cpp): the
+// The thread pool (tensor/parallel.h), the float32 fast_exp, max_of, sum_of
+// and dot_in_double (tensor/fast_math.h) and the large-block cache (tensor/storage.cpp): the
 // machinery under the kernels, checked directly.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -404,6 +404,32 @@ TEST(MaxOf, EmptyIsMinusInfinityAndNanSticks) {
     all_masked[at] = nan;
     EXPECT_TRUE(std::isnan(max_of(all_masked.data(), 11))) << "NaN among -inf at " << at;
   }
+}
+
+// ---- sum_of -----------------------------------------------------------------------------------
+
+// Small integers: every partial sum is exact, so any term lost or counted
+// twice (the tail of 0-7 after the groups of eight) shows as a wrong integer.
+TEST(SumOf, ExactOnIntegersForEveryLength) {
+  std::vector<float> x;
+  for (int i = 0; i < 29; ++i) x.push_back(static_cast<float>(3 * i - 40));
+  for (int64_t n = 0; n <= 29; ++n) {
+    double in_order = 0;
+    for (int64_t i = 0; i < n; ++i) in_order += x[i];
+    EXPECT_EQ(sum_of(x.data(), n), static_cast<float>(in_order)) << "n = " << n;
+  }
+  const std::vector<double> wide = {0.5, 0.25, 0.125};
+  EXPECT_EQ(sum_of(wide.data(), 3), 0.875);
+}
+
+// The eight lanes add in a fixed order: lane l holds x[l], x[l + 8], ...; the
+// lanes are then added 0 to 7. 1e8 + 1 is 1e8 in float32, so the order shows.
+TEST(SumOf, AddsLaneByLaneThenTheLanesInOrder) {
+  std::vector<float> x(16, 1.0f);
+  x[0] = 1e8f;   // lane 0: 1e8 + 1 (x[8]) = 1e8
+  x[9] = -1e8f;  // lane 1: 1 - 1e8 = -1e8
+  // lanes: 1e8, -1e8, 2, 2, 2, 2, 2, 2 -> (1e8 - 1e8) + 12 = 12
+  EXPECT_EQ(sum_of(x.data(), 16), 12.0f);
 }
 
 // ---- dot_in_double --------------------------------------------------------------------------

@@ -7,7 +7,7 @@ range of T, once with --attention materialized and once with --attention
 tiled, single-threaded (ROPEGRAD_NUM_THREADS=1, OPENBLAS_NUM_THREADS=1), and
 prints a Markdown table of the fastest of --iters runs (the minimum is the
 least noisy statistic on a shared machine) and the ratio. The crossover it
-shows is what nn/attention_tiled.h's kTiledAttentionMinKeys and
+shows is what nn/attention_path.h's kTiledAttentionMinKeys and
 kTripleTiledMinKeys are set from.
 
   python3 bench/attention_crossover.py [--bin build/bench/ropegrad-models-bench] [--T 64,128,256,512,1024]

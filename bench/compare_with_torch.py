@@ -17,7 +17,7 @@ Cases (--cases, comma-separated; default all):
            LM for each attention variant (issue 4)
   tiled    long contexts: one training step at T = 1024, 2048, 4096 (D=128,
            H=4, L=2, B=1) for each variant, ropegrad's tiled attention
-           (nn/attention_tiled.h) and its materialised kernels next to PyTorch
+           (nn/fast/attention_tiled.h) and its materialised kernels next to PyTorch
            (not in the default list: it takes minutes; --cases tiled)
 
 Threads: PyTorch runs at 1 and 2 threads, with OMP_NUM_THREADS,
@@ -319,7 +319,7 @@ def bench_tiled(a):
     iters, warmup = (1, 1) if a.quick else (2, 1)
     out = ["## Long contexts: one training step with tiled attention (D=128, H=4, L=2, B=1)", "",
            "Median ms per step (forward, cross_entropy, backward, AdamW) after warm-up. ropegrad runs with its "
-           "defaults, once with `--attention tiled` (online softmax, nn/attention_tiled.h) and once with "
+           "defaults, once with `--attention tiled` (online softmax, nn/fast/attention_tiled.h) and once with "
            "`--attention materialized` (the (B, H, T, T) kernels of nn/attention_scores.h). Time ratio = best "
            "PyTorch / ropegrad tiled (> 1: ropegrad faster). Memory = peak RSS growth (as in the training "
            "table); tensor peak = ropegrad's allocator statistics (memory_stats).", ""]

@@ -9,7 +9,7 @@
 //   ropegrad-models-bench gemm-floor --variant w2 [the train flags; --rounds 5]
 //
 // Both modes take --attention auto|materialized|tiled (default auto): the
-// attention kernels' path (nn/attention_tiled.h), reported as "attention".
+// attention kernels' path (nn/attention_path.h), reported as "attention".
 //
 // module: forward + backward (with a fixed random output gradient) of one of
 //   linear     Linear(D, D) on x (B, T, D)
@@ -49,7 +49,7 @@
 #include "autograd/engine.h"
 #include "autograd/ops.h"
 #include "nn/attention.h"
-#include "nn/attention_tiled.h"
+#include "nn/attention_path.h"
 #include "nn/functional.h"
 #include "nn/layers.h"
 #include "nn/optim.h"
@@ -130,7 +130,7 @@ bool reset_peak_rss() {
 
 int64_t tensor_bytes(const rg::Tensor& t) { return t.numel() * static_cast<int64_t>(rg::element_size(t.dtype())); }
 
-// --attention: which attention kernels run (nn/attention_tiled.h).
+// --attention: which attention kernels run (nn/attention_path.h).
 std::string set_attention(const Args& args) {
   const std::string path = args.str("attention", "auto");
   if (path == "auto") nn::set_attention_path(nn::AttentionPath::Auto);

@@ -28,6 +28,7 @@
 
 #include "course/exercises.h"
 #include "tensor/exercise.h"
+#include "tensor/fast_forms.h"
 
 namespace fs = std::filesystem;
 using ropegrad::course::Exercise;
@@ -220,6 +221,16 @@ int status() {
     fmt::print("  {:<28} {:<14} {}\n", e.id, state, e.title);
   }
   fmt::print("{} of {} exercises done\n", done, all.size());
+  // A workspace (scripts/dev.sh course new) lists the exercises it stubbed;
+  // their fast forms were removed with them (tensor/fast_forms.h).
+  std::ifstream stubbed(fs::path(ROPEGRAD_SOURCE_DIR) / ".course" / "stubbed");
+  if (stubbed) {
+    int n = 0;
+    for (std::string line; std::getline(stubbed, line);) n += !line.empty();
+    fmt::print("This workspace has no fast form of the {} exercises it stubbed: ropegrad train, the examples and these\n"
+               "checks run your code for them. When all pass: scripts/dev.sh course final\n",
+               n);
+  }
   return 0;
 }
 
@@ -234,7 +245,7 @@ int list() {
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
-  ropegrad::set_reference_forms_only(true);  // every check runs the code the learner wrote (tensor/exercise.h)
+  ropegrad::set_fast_forms(false);  // every check runs the plain form, the code the learner wrote (tensor/fast_forms.h)
   std::vector<std::string> args(argv + 1, argv + argc);
   try {
     if (args.empty()) return RUN_ALL_TESTS();  // plain GoogleTest (CTest)

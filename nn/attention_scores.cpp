@@ -4,27 +4,30 @@
 //   forward:  P = softmax_n(S_mn + mask_mn), rows with no allowed key -> 0
 //   backward: dS = P * (dP - sum_n dP P)      (the softmax rule, row by row)
 // then each variant turns dS into gradients of its inputs with GEMMs.
+// The fast forms of the shared rows and of the triple backward's per-score
+// part are nn/fast/attention_scores_fast.h and nn/fast/triple_scores_fast.h.
 #include "nn/attention_scores.h"
 
 #include <cmath>
 #include <limits>
 
+#include "nn/attention_rows.h"
 #include "tensor/elementwise.h"
 #include "tensor/exercise.h"
-#include "tensor/fast_math.h"
-#include "tensor/parallel.h"
-#include "tensor/simd.h"
+#include "tensor/fast_forms.h"
+#include "tensor/kernels.h"
+#if __has_include("nn/fast/attention_scores_fast.h")
+#include "nn/fast/attention_scores_fast.h"
+#endif
+#if __has_include("nn/fast/triple_scores_fast.h")
+#include "nn/fast/triple_scores_fast.h"
+#endif
 
 namespace ropegrad::nn {
 
 namespace {
 
 using kernels::map_float;
-
-// Geometry shared by the loops: B*H blocks of Nq rows of Nk scores.
-struct Blocks {
-  int64_t b, h, nq, nk;
-};
 
 Blocks check_qk(const Tensor& q, const Tensor& k, const char* op) {
   RG_CHECK(q.dim() == 4 && k.dim() == 4, op, "expected (B, H, N, dh) inputs, got q {} and k {}", shape_str(q.shape()),
@@ -57,84 +60,56 @@ Tensor additive_mask(const ScoreMask& m, const Blocks& g, DType dtype, const cha
   return kernels::expand(add, scores);
 }
 
-// Mask element [b, h, m, n] of an expanded 4-D view.
-struct MaskView {
-  const std::byte* base = nullptr;
-  int64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;  // element strides
-  explicit MaskView(const Tensor& t) {
-    if (!t.defined()) return;
-    base = t.raw_data();
-    s0 = t.stride(0), s1 = t.stride(1), s2 = t.stride(2), s3 = t.stride(3);
-  }
-  template <typename T>
-  const T* row(int64_t b, int64_t h, int64_t m) const {
-    return reinterpret_cast<const T*>(base) + b * s0 + h * s1 + m * s2;
-  }
-};
-
-// Turns every row of `p` (which holds raw scores, already written by
-// score_row) into probabilities: adds the mask, applies causality, softmax.
+// Turns every row of `p` into probabilities: score_row(b, h, i, row) writes
+// the raw scores of query i (row holds what the caller left there, e.g. q.k),
+// the mask is added and the keys a causal query may not see become -inf;
+// then the softmax of each row (the library's, ex12-softmax), which gives a
+// row with no allowed key zeros. Returns P, (B, H, Nq, Nk).
 template <typename T, typename ScoreRow>
-void scores_to_probs(T* p, const Blocks& g, const Tensor& add_mask, const ScoreMask& m, ScoreRow score_row) {
+Tensor scores_to_probs_plain(const Tensor& p, const Blocks& g, const Tensor& add_mask, const ScoreMask& m,
+                             ScoreRow score_row) {
   const MaskView mask(add_mask);
-  const T neg_inf = -std::numeric_limits<T>::infinity();
-  // Rows are independent: split them across the thread pool.
-  const int64_t rows = g.b * g.h * g.nq;
-  const auto rows_to_probs = [&](int64_t lo, int64_t hi) {
-    for (int64_t row_index = lo; row_index < hi; ++row_index) {
-      const int64_t i = row_index % g.nq, h = (row_index / g.nq) % g.h, b = row_index / (g.nq * g.h);
-      {
-        T* row = p + row_index * g.nk;
-        score_row(b, h, i, row);
-        if (mask.base != nullptr) {
-          const T* mr = mask.row<T>(b, h, i);
-          for (int64_t j = 0; j < g.nk; ++j) row[j] += mr[j * mask.s3];
-        }
-        int64_t allowed = g.nk;
-        if (m.causal) allowed = std::clamp<int64_t>(i + m.causal_offset + 1, 0, g.nk);
-        const T max = max_of(row, allowed);
-        if (max == neg_inf) {  // no allowed key: zeros, not NaN
-          std::fill(row, row + g.nk, T(0));
-          continue;
-        }
-        T total = 0;
-        for (int64_t j = 0; j < allowed; ++j) total += (row[j] = fast_exp(row[j] - max));
-        const T inv = T(1) / total;
-        for (int64_t j = 0; j < allowed; ++j) row[j] *= inv;
-        std::fill(row + allowed, row + g.nk, T(0));
-      }
+  T* scores = p.data_ptr<T>();
+  for (int64_t row_index = 0; row_index < g.b * g.h * g.nq; ++row_index) {
+    const int64_t i = row_index % g.nq, h = (row_index / g.nq) % g.h, b = row_index / (g.nq * g.h);
+    T* row = scores + row_index * g.nk;
+    score_row(b, h, i, row);
+    if (mask.base != nullptr) {
+      const T* mr = mask.row<T>(b, h, i);
+      for (int64_t j = 0; j < g.nk; ++j) row[j] += mr[j * mask.s3];
     }
-  };
-  // Each part compiled for AVX2 too (tensor/simd.h: the same bits either way).
-  parallel_for(0, rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(g.nk, 1)), [&](int64_t lo, int64_t hi) {
-    simd::run_best([&] { rows_to_probs(lo, hi); });
-  });
+    if (m.causal) {
+      const int64_t allowed = std::clamp<int64_t>(i + m.causal_offset + 1, 0, g.nk);
+      std::fill(row + allowed, row + g.nk, -std::numeric_limits<T>::infinity());
+    }
+  }
+  return kernels::softmax(p, -1);
 }
 
-// dS = P * (dP - rowsum(dP * P)), a new (B, H, Nq, Nk) tensor.
-Tensor softmax_grad(const Tensor& p, const Tensor& dp_in) {
-  const Tensor dp = kernels::contiguous(dp_in);
-  Tensor ds = Tensor::empty(p.shape(), p.dtype());
-  const int64_t nk = p.size(-1), rows = nk == 0 ? 0 : p.numel() / nk;
-  dispatch_floating(p.dtype(), "attention", [&](auto tag) {
-    using T = decltype(tag);
-    const T* pp = p.data_ptr<T>();
-    const T* g = dp.data_ptr<T>();
-    T* d = ds.data_ptr<T>();
-    parallel_for(0, rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(nk, 1)), [&](int64_t lo, int64_t hi) {
-      simd::run_best([&] {
-        for (int64_t r = lo; r < hi; ++r) {
-          const T* pr = pp + r * nk;
-          const T* gr = g + r * nk;
-          T dot = 0;
-          for (int64_t j = 0; j < nk; ++j) dot += pr[j] * gr[j];
-          T* dr = d + r * nk;
-          for (int64_t j = 0; j < nk; ++j) dr[j] = pr[j] * (gr[j] - dot);
-        }
-      });
-    });
-  });
-  return ds;
+// The one dispatch point of the fused rows' fast form (tensor/fast_forms.h).
+template <typename T, typename ScoreRow>
+Tensor scores_to_probs(const Tensor& p, const Blocks& g, const Tensor& add_mask, const ScoreMask& m,
+                       ScoreRow score_row) {
+#if __has_include("nn/fast/attention_scores_fast.h")
+  if (fast_forms_enabled()) {
+    note_fast_form(FastForm::AttentionScores);
+    fast::scores_to_probs<T>(p.data_ptr<T>(), g, add_mask, m, score_row);
+    return p;
+  }
+#endif
+  return scores_to_probs_plain<T>(p, g, add_mask, m, score_row);
+}
+
+// dS = P * (dP - rowsum(dP * P)): the softmax's backward (the library's,
+// ex12-softmax), or its fast form.
+Tensor softmax_grad(const Tensor& p, const Tensor& dp) {
+#if __has_include("nn/fast/attention_scores_fast.h")
+  if (fast_forms_enabled()) {
+    note_fast_form(FastForm::AttentionScores);
+    return fast::softmax_grad(p, dp);
+  }
+#endif
+  return kernels::contiguous(kernels::softmax_backward(p, dp, -1));
 }
 
 Tensor transposed(const Tensor& t) { return kernels::transpose(t, -2, -1); }
@@ -171,7 +146,7 @@ Tensor dot_attention_probs(const Tensor& q_in, const Tensor& k_in, double scale,
   dispatch_floating(q.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     const T s = static_cast<T>(scale);
-    scores_to_probs<T>(p.data_ptr<T>(), g, add, mask, [&](int64_t, int64_t, int64_t, T* row) {
+    p = scores_to_probs<T>(p, g, add, mask, [&](int64_t, int64_t, int64_t, T* row) {
       for (int64_t j = 0; j < g.nk; ++j) row[j] *= s;
     });
   });
@@ -230,7 +205,7 @@ Tensor distance_attention_probs(const Tensor& a_in, const Tensor& b_in, const Te
       RG_CHECK(t[h] > 0 && std::isfinite(t[h]), op, "temperature tau[{}] = {} must be positive and finite", h, t[h]);
     }
     // row holds a_i.b_j for every key j on entry, the score S_ij on exit.
-    scores_to_probs<T>(p.data_ptr<T>(), g, add, mask, [&](int64_t bi, int64_t h, int64_t i, T* row) {
+    p = scores_to_probs<T>(p, g, add, mask, [&](int64_t bi, int64_t h, int64_t i, T* row) {
       // BEGIN EXERCISE ex15-w2-scores
       const T inv = T(1) / (t[h] + static_cast<T>(eps));
       const T ai = pa[(bi * g.h + h) * g.nq + i];  // |a_i|^2
@@ -329,6 +304,49 @@ Tensor w2_attention_probs(const Tensor& mu_q, const Tensor& mu_k, const Tensor& 
 //   dq = A k + 2 dqq q + drq r,   dr = Bm k + 2 drr r + drq q,   dk = A^T q + Bm^T r + 2 dkk k.
 // qk and kr are recomputed in the backward (two GEMMs) rather than kept.
 
+namespace {
+// The per-score part of the backward, for each (b, h) block, query i and key j:
+// with dG = -scale dS, A and Bm in place of dS and the four row and column
+// sums dqq, drr, drq (per query) and dkk (per key), zeros on entry.
+template <typename T>
+void triple_score_grads_plain(T* am, T* bm, const T* pqk, const T* pkr, const T* pqq, const T* prr, const T* prq,
+                              const T* pkk, T* gqq, T* grr, T* grq, T* gkk, int64_t blocks, int64_t nq, int64_t nk,
+                              T scale) {
+  // BEGIN EXERCISE ex16-triple-scores
+  for (int64_t block = 0; block < blocks; ++block) {
+    for (int64_t i = 0; i < nq; ++i) {
+      const int64_t qi = block * nq + i;  // this query's row
+      const T qq = pqq[qi], rr = prr[qi], rq = prq[qi];
+      for (int64_t j = 0; j < nk; ++j) {
+        const int64_t e = qi * nk + j, kj = block * nk + j;
+        const T dg = -scale * am[e];
+        const T qk = pqk[e], kr = pkr[e], kk = pkk[kj];
+        gqq[qi] += dg * (kk * rr - kr * kr);
+        grr[qi] += dg * (qq * kk - qk * qk);
+        grq[qi] += dg * (2 * qk * kr - 2 * kk * rq);
+        gkk[kj] += dg * (qq * rr - rq * rq);
+        am[e] = dg * (2 * kr * rq - 2 * rr * qk);
+        bm[e] = dg * (2 * qk * rq - 2 * qq * kr);
+      }
+    }
+  }
+  // END EXERCISE ex16-triple-scores
+}
+
+// The one dispatch point of its fast form (tensor/fast_forms.h).
+template <typename T>
+void triple_score_grads(T* am, T* bm, const T* qk, const T* kr, const T* qq, const T* rr, const T* rq, const T* kk,
+                        T* dqq, T* drr, T* drq, T* dkk, int64_t blocks, int64_t nq, int64_t nk, T scale) {
+#if __has_include("nn/fast/triple_scores_fast.h")
+  if (fast_forms_enabled()) {
+    note_fast_form(FastForm::TripleBackward);
+    return fast::triple_score_grads<T>(am, bm, qk, kr, qq, rr, rq, kk, dqq, drr, drq, dkk, blocks, nq, nk, scale);
+  }
+#endif
+  triple_score_grads_plain<T>(am, bm, qk, kr, qq, rr, rq, kk, dqq, drr, drq, dkk, blocks, nq, nk, scale);
+}
+}  // namespace
+
 Tensor triple_attention_probs(const Tensor& q_in, const Tensor& k_in, const Tensor& r_in, double scale,
                               const ScoreMask& mask) {
   const char* op = "triple_attention";
@@ -350,7 +368,7 @@ Tensor triple_attention_probs(const Tensor& q_in, const Tensor& k_in, const Tens
     const T* pkr = kr.data_ptr<T>();
     const T s = static_cast<T>(scale);
     // row holds q_i.k_j for every key j on entry, the score S_ij on exit.
-    scores_to_probs<T>(p.data_ptr<T>(), g, add, mask, [&](int64_t bi, int64_t h, int64_t i, T* row) {
+    p = scores_to_probs<T>(p, g, add, mask, [&](int64_t bi, int64_t h, int64_t i, T* row) {
       // BEGIN EXERCISE ex16-triple-scores
       const int64_t qi = (bi * g.h + h) * g.nq + i;
       const T a = pqq[qi], c = prr[qi], e = prq[qi];
@@ -384,58 +402,14 @@ Tensor triple_attention_probs(const Tensor& q_in, const Tensor& k_in, const Tens
               kernels::reduce(kernels::Reduce::Sum, map_float(rv, qv, [](auto x, auto y) { return x * y; }), {-1}, false);
           Tensor dqq = Tensor::zeros_of(qq.shape(), qq.dtype()), drr = Tensor::zeros_of(qq.shape(), qq.dtype());
           Tensor drq = Tensor::zeros_of(qq.shape(), qq.dtype()), dkk = Tensor::zeros_of(kk.shape(), kk.dtype());
-          // BEGIN EXERCISE ex16-triple-scores
           dispatch_floating(qv.dtype(), "triple_attention", [&](auto tag) {
             using T = decltype(tag);
-            T* am = a_mat.data_ptr<T>();
-            T* bm = b_mat.data_ptr<T>();
-            const T *pqk = qk.data_ptr<T>(), *pkr = kr.data_ptr<T>();
-            const T *pqq = qq.data_ptr<T>(), *prr = rr.data_ptr<T>(), *prq = rq.data_ptr<T>(), *pkk = kk.data_ptr<T>();
-            T *gqq = dqq.data_ptr<T>(), *grr = drr.data_ptr<T>(), *grq = drq.data_ptr<T>(), *gkk = dkk.data_ptr<T>();
-            const T s = static_cast<T>(scale);
-            // (b, h) blocks are independent (dkk sums over a block's rows only).
-            parallel_for(0, g.b * g.h, 1, [&](int64_t lo, int64_t hi) {
-              simd::run_best([&] {
-                // Copies of what the closure holds: the stores below could
-                // alias the closure's memory, which keeps the compiler from
-                // vectorising loops that read through it.
-                const int64_t nq = g.nq, nk = g.nk;
-                const T sc = s;
-                for (int64_t block = lo; block < hi; ++block) {
-                  const int64_t kb = block * nk;  // this block's keys
-                  T* dkk_row = gkk + kb;
-                  for (int64_t i = 0; i < nq; ++i) {
-                    const int64_t qi = block * nq + i;
-                    const T qqi = pqq[qi], rri = prr[qi], rqi = prq[qi];
-                    T* am_row = am + qi * nk;  // dS on entry, A on exit
-                    T* bm_row = bm + qi * nk;
-                    const T *qk_row = pqk + qi * nk, *kr_row = pkr + qi * nk, *kk_row = pkk + kb;
-                    // Two passes over the row: the three row sums, in j order
-                    // (a chain of dependent adds), then the rest, where no j
-                    // depends on another, so the compiler vectorises it.
-                    T sum_qq = 0, sum_rr = 0, sum_rq = 0;
-                    for (int64_t j = 0; j < nk; ++j) {
-                      const T dg = -sc * am_row[j];
-                      const T qkv = qk_row[j], krv = kr_row[j], kkj = kk_row[j];
-                      sum_qq += dg * (kkj * rri - krv * krv);
-                      sum_rr += dg * (qqi * kkj - qkv * qkv);
-                      sum_rq += dg * (2 * qkv * krv - 2 * kkj * rqi);
-                    }
-                    gqq[qi] = sum_qq;
-                    grr[qi] = sum_rr;
-                    grq[qi] = sum_rq;
-                    for (int64_t j = 0; j < nk; ++j) {
-                      const T dg = -sc * am_row[j];
-                      const T qkv = qk_row[j], krv = kr_row[j];
-                      am_row[j] = dg * (2 * krv * rqi - 2 * rri * qkv);
-                      bm_row[j] = dg * (2 * qkv * rqi - 2 * qqi * krv);
-                      dkk_row[j] += dg * (qqi * rri - rqi * rqi);
-                    }
-                  }
-                }
-              });
-            });
+            triple_score_grads<T>(a_mat.data_ptr<T>(), b_mat.data_ptr<T>(), qk.data_ptr<T>(), kr.data_ptr<T>(),
+                                  qq.data_ptr<T>(), rr.data_ptr<T>(), rq.data_ptr<T>(), kk.data_ptr<T>(),
+                                  dqq.data_ptr<T>(), drr.data_ptr<T>(), drq.data_ptr<T>(), dkk.data_ptr<T>(), g.b * g.h,
+                                  g.nq, g.nk, static_cast<T>(scale));
           });
+          // BEGIN EXERCISE ex16-triple-scores
           const Tensor dqq_c = kernels::unsqueeze(dqq, -1), drr_c = kernels::unsqueeze(drr, -1);
           const Tensor drq_c = kernels::unsqueeze(drq, -1), dkk_c = kernels::unsqueeze(dkk, -1);
           // dq = A k + 2 dqq q + drq r

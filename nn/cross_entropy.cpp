@@ -1,5 +1,5 @@
 // Cross-entropy with ignore_index (chapter 13; exercise ex13-cross-entropy).
-// Declared in nn/functional.h.
+// Declared in nn/functional.h; the fast form of its backward is nn/fast/cross_entropy_fast.h.
 #include "nn/functional.h"
 
 #include <algorithm>
@@ -7,18 +7,48 @@
 
 #include "tensor/elementwise.h"
 #include "tensor/exercise.h"
-#include "tensor/fast_math.h"
-#include "tensor/parallel.h"
-#include "tensor/simd.h"
+#include "tensor/fast_forms.h"
+#if __has_include("nn/fast/cross_entropy_fast.h")
+#include "nn/fast/cross_entropy_fast.h"
+#endif
 
 namespace ropegrad::nn {
-
-using kernels::map_into;
 
 // ---- cross-entropy ---------------------------------------------------------------------------------
 //
 // loss = -1/N sum_n log softmax(z_n)[t_n] over the N rows whose target is not ignored.
 // d loss / d z_n = (softmax(z_n) - onehot(t_n)) / N, zero for ignored rows.
+
+namespace {
+// The backward's rows: dz (n, v) from logp (n, v), the targets and scale = g / N.
+template <typename T>
+void cross_entropy_grad_plain(const T* lp, const int64_t* tgt, T* d, int64_t n, int64_t v, T scale,
+                              int64_t ignore_index) {
+  // BEGIN EXERCISE ex13-cross-entropy
+  for (int64_t r = 0; r < n; ++r) {
+    T* row = d + r * v;
+    if (tgt[r] == ignore_index) {
+      std::fill(row, row + v, T(0));
+      continue;
+    }
+    for (int64_t j = 0; j < v; ++j) row[j] = std::exp(lp[r * v + j]) * scale;
+    row[tgt[r]] -= scale;
+  }
+  // END EXERCISE ex13-cross-entropy
+}
+
+// The one dispatch point of the fast form (tensor/fast_forms.h).
+template <typename T>
+void cross_entropy_grad(const T* lp, const int64_t* tgt, T* d, int64_t n, int64_t v, T scale, int64_t ignore_index) {
+#if __has_include("nn/fast/cross_entropy_fast.h")
+  if (fast_forms_enabled()) {
+    note_fast_form(FastForm::CrossEntropy);
+    return fast::cross_entropy_grad<T>(lp, tgt, d, n, v, scale, ignore_index);
+  }
+#endif
+  cross_entropy_grad_plain<T>(lp, tgt, d, n, v, scale, ignore_index);
+}
+}  // namespace
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index) {
   RG_CHECK(logits.dim() >= 1 && logits.is_floating_point(), "cross_entropy",
@@ -68,19 +98,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore
                     const T scale = static_cast<T>(g.item<double>() / static_cast<double>(counted));
                     const T* lp = lp_t.data_ptr<T>();
                     T* d = dz.data_ptr<T>();
-                    parallel_for(0, n, std::max<int64_t>(1, 8192 / std::max<int64_t>(v, 1)), [&](int64_t lo, int64_t hi) {
-                      simd::run_best([&] {  // compiled for AVX2 too (tensor/simd.h)
-                        for (int64_t r = lo; r < hi; ++r) {
-                          T* row = d + r * v;
-                          if (tgt[r] == ignore_index) {
-                            std::fill(row, row + v, T(0));
-                            continue;
-                          }
-                          for (int64_t j = 0; j < v; ++j) row[j] = fast_exp(lp[r * v + j]) * scale;
-                          row[tgt[r]] -= scale;
-                        }
-                      });
-                    });
+                    cross_entropy_grad<T>(lp, tgt, d, n, v, scale, ignore_index);
                   });
                   return {kernels::view(dz, shape)};
                 });

@@ -21,13 +21,6 @@ Tensor rms_norm(const Tensor& x, const Tensor& gain, double eps = 1e-5);
 // silu(a) * b in one pass (the product inside SwiGLU), a and b broadcasting.
 // With s = sigmoid(a): d/da = b s (1 + a (1 - s)),  d/db = a s.
 Tensor silu_mul(const Tensor& a, const Tensor& b);
-// silu_mul's backward in one pass (a performance form, nn/swiglu_gate.cpp):
-// (da, db) for output gradient g, exactly what the two maps of the simple
-// backward give; used when both gradients are wanted and
-// silu_mul_backward_is_one_pass(g, a, b) (g, a, b float32, of one shape;
-// float64 keeps the simple form, which gradchecks and the course's checks use).
-bool silu_mul_backward_is_one_pass(const Tensor& g, const Tensor& a, const Tensor& b);
-std::pair<Tensor, Tensor> silu_mul_grads_one_pass(const Tensor& g, const Tensor& a, const Tensor& b);
 
 // ---- RoPE rotations (docs/appendix-a-formulas.md, RoPE) ----------------------------------------------------------
 enum class RopePairing {
@@ -38,13 +31,6 @@ enum class RopePairing {
 // given for each position and pair: cos, sin broadcastable to (..., T, dh/2).
 // The backward rotates the gradient back (by -angle).
 Tensor rope_rotate(const Tensor& x, const Tensor& cos, const Tensor& sin, RopePairing pairing);
-// Whether rope_rotate (forward and backward) takes its one-pass performance
-// form (nn/rope_rotate.cpp), which gives exactly the values of the two maps
-// of the simple form: x float32 and contiguous, cos and sin contiguous
-// (T, dh/2) tables, the case of every training step, and not in the
-// course's checks (reference_forms_only, tensor/exercise.h). Float64 keeps
-// the simple form, which gradchecks use.
-bool rope_rotate_is_one_pass(const Tensor& x, const Tensor& cos, const Tensor& sin);
 
 // ---- complex numbers as (re, im) pairs --------------------------------------------------------
 // ropegrad has no complex dtype: a complex tensor of shape S is a real tensor

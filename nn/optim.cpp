@@ -1,8 +1,10 @@
 #include "nn/optim.h"
 #include "tensor/elementwise.h"
 #include "tensor/exercise.h"
-#include "tensor/parallel.h"
-#include "tensor/simd.h"
+#include "tensor/fast_forms.h"
+#if __has_include("nn/fast/adamw_fast.h")
+#include "nn/fast/adamw_fast.h"
+#endif
 
 #include <cmath>
 
@@ -267,33 +269,45 @@ AdamCoefficients adam_coefficients(double lr, double beta1, double beta2, double
   // END EXERCISE ex13-adamw
 }
 
-// One parameter's AdamW update: torch's sequence of in-place ops fused into
-// one pass, each op in T arithmetic with its scalar cast to T, as torch does:
+// The coefficients in the parameter's dtype: torch casts each scalar of its
+// in-place ops to the tensor's dtype.
+template <typename T>
+AdamStepScalars<T> in_dtype(const AdamCoefficients& c) {
+  return {static_cast<T>(c.decay),          static_cast<T>(c.beta1),
+          static_cast<T>(c.one_minus_beta1), static_cast<T>(c.beta2),
+          static_cast<T>(c.one_minus_beta2), static_cast<T>(c.bias_correction2_sqrt),
+          static_cast<T>(c.neg_step_size),   static_cast<T>(c.eps)};
+}
+
+// One parameter's AdamW update, torch's sequence of in-place ops in one pass,
+// each op in T arithmetic:
 //   p.mul_(decay); m.mul_(b1).add_(g, alpha=1-b1); v.mul_(b2).addcmul_(g, g, value=1-b2)
 //   denom = (v.sqrt() / bc2_sqrt).add_(eps); p.addcdiv_(m, denom, value=-step_size)
 template <typename T>
-void adamw_update(T* __restrict p, const T* __restrict g, T* __restrict m, T* __restrict v,
-                  int64_t n, const AdamCoefficients& c) {
-  const T decay = static_cast<T>(c.decay);
-  const T b1 = static_cast<T>(c.beta1), omb1 = static_cast<T>(c.one_minus_beta1);
-  const T b2 = static_cast<T>(c.beta2), omb2 = static_cast<T>(c.one_minus_beta2);
-  const T bc2_sqrt = static_cast<T>(c.bias_correction2_sqrt);
-  const T neg_step = static_cast<T>(c.neg_step_size), eps = static_cast<T>(c.eps);
+void adamw_update(T* p, const T* g, T* m, T* v, int64_t n, const AdamStepScalars<T>& c) {
   // BEGIN EXERCISE ex13-adamw
   for (int64_t i = 0; i < n; ++i) {
-    const T gi = g[i];
-    const T pi = p[i] * decay;
-    const T mi = m[i] * b1 + omb1 * gi;
-    const T vi = v[i] * b2 + omb2 * gi * gi;
-    // vi >= 0 or NaN (passed through): the guard lets the compiler drop sqrt's
-    // errno branch and libm fallback (~30% faster on 10M floats).
-    const T root = vi >= 0 ? std::sqrt(vi) : vi;
-    const T denom = root / bc2_sqrt + eps;
+    const T pi = p[i] * c.decay;
+    const T mi = m[i] * c.beta1 + c.one_minus_beta1 * g[i];
+    const T vi = v[i] * c.beta2 + c.one_minus_beta2 * g[i] * g[i];
+    const T denom = std::sqrt(vi) / c.bias_correction2_sqrt + c.eps;
     m[i] = mi;
     v[i] = vi;
-    p[i] = pi + neg_step * mi / denom;
+    p[i] = pi + c.neg_step_size * mi / denom;
   }
   // END EXERCISE ex13-adamw
+}
+
+// The one dispatch point of the update's fast form (tensor/fast_forms.h).
+template <typename T>
+void adamw_update_any(T* p, const T* g, T* m, T* v, int64_t n, const AdamStepScalars<T>& c) {
+#if __has_include("nn/fast/adamw_fast.h")
+  if (fast_forms_enabled()) {
+    note_fast_form(FastForm::AdamW);
+    return fast::adamw_update<T>(p, g, m, v, n, c);
+  }
+#endif
+  adamw_update<T>(p, g, m, v, n, c);
 }
 
 }  // namespace
@@ -320,13 +334,7 @@ void AdamW::step() {
       const T* gp = g.data_ptr<T>();
       T* m = s.exp_avg.data_ptr<T>();
       T* v = s.exp_avg_sq.data_ptr<T>();
-      // Elementwise, so split across the pool (the same bits on any number of
-      // threads) and compiled for AVX2 too (tensor/simd.h): on the 14M
-      // parameters of the Wide benchmark model, 0.66 -> 0.39 % of a one-thread
-      // step, and no longer a serial part of a two-thread one.
-      parallel_for(0, param.numel(), kernels::kParallelGrain, [&](int64_t lo, int64_t hi) {
-        simd::run_best([&] { adamw_update<T>(p + lo, gp + lo, m + lo, v + lo, hi - lo, c); });
-      });
+      adamw_update_any<T>(p, gp, m, v, param.numel(), in_dtype<T>(c));
     });
     s.exp_avg.bump_version();
     s.exp_avg_sq.bump_version();

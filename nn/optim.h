@@ -120,6 +120,17 @@ class SGD : public Optimizer {
 //   p *= 1 - lr * weight_decay
 //   m = beta1 * m + (1 - beta1) * g;  v = beta2 * v + (1 - beta2) * g * g
 //   p -= lr / (1 - beta1^step) * m / (sqrt(v) / sqrt(1 - beta2^step) + eps)
+// The scalars of one AdamW update of one parameter, in its dtype (the plain
+// update in nn/optim.cpp and its fast form, nn/fast/adamw_fast.h, share them).
+template <typename T>
+struct AdamStepScalars {
+  T decay;                         // 1 - lr * weight_decay
+  T beta1, one_minus_beta1, beta2, one_minus_beta2;
+  T bias_correction2_sqrt;         // sqrt(1 - beta2^step)
+  T neg_step_size;                 // -lr / (1 - beta1^step)
+  T eps;
+};
+
 class AdamW : public Optimizer {
  public:
   AdamW(std::vector<Tensor> params, double lr = 1e-3,

@@ -1,4 +1,5 @@
 // RMSNorm: the fused forward and its hand-derived backward (chapter 7; exercise ex07-rmsnorm).
+// Its fast form is nn/fast/rmsnorm_fast.h.
 // Declared in nn/functional.h.
 #include "nn/functional.h"
 
@@ -7,9 +8,10 @@
 
 #include "tensor/elementwise.h"
 #include "tensor/exercise.h"
-#include "tensor/fast_math.h"
-#include "tensor/parallel.h"
-#include "tensor/simd.h"
+#include "tensor/fast_forms.h"
+#if __has_include("nn/fast/rmsnorm_fast.h")
+#include "nn/fast/rmsnorm_fast.h"
+#endif
 
 namespace ropegrad::nn {
 
@@ -25,56 +27,68 @@ using kernels::map_into;
 // since d r / d x_i = -1/2 (ms + eps)^(-3/2) * 2 x_i / D = -r^3 x_i / D.
 
 namespace {
+// The plain form: one row after another, the sums in double (why: the
+// chapter's section "Why accumulate in double").
 template <typename T>
 void rms_norm_forward(const T* x, const T* g, T* y, T* inv_rms, int64_t rows, int64_t d, double eps) {
   // BEGIN EXERCISE ex07-rmsnorm
-  parallel_for(0, rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(d, 1)), [&](int64_t lo, int64_t hi) {
-    simd::run_best([&] {  // compiled for AVX2 too (tensor/simd.h)
-      for (int64_t r = lo; r < hi; ++r) {
-        const T* xr = x + r * d;
-        const double ss = dot_in_double(xr, xr, d);  // sum of squares (tensor/fast_math.h)
-        const T inv = static_cast<T>(1.0 / std::sqrt(ss / static_cast<double>(d) + eps));
-        inv_rms[r] = inv;
-        T* yr = y + r * d;
-        for (int64_t i = 0; i < d; ++i) yr[i] = xr[i] * inv * g[i];
-      }
-    });
-  });
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* xr = x + r * d;
+    double sum_sq = 0;
+    for (int64_t i = 0; i < d; ++i) sum_sq += static_cast<double>(xr[i]) * xr[i];
+    const T inv = static_cast<T>(1.0 / std::sqrt(sum_sq / static_cast<double>(d) + eps));
+    inv_rms[r] = inv;
+    T* yr = y + r * d;
+    for (int64_t i = 0; i < d; ++i) yr[i] = xr[i] * inv * g[i];
+  }
   // END EXERCISE ex07-rmsnorm
 }
 
+// dx (rows, d) when not null; dg (d), accumulated in double, when not null.
 template <typename T>
 void rms_norm_backward(const T* x, const T* g, const T* inv_rms, const T* dy, T* dx, double* dg, int64_t rows,
                        int64_t d) {
   // BEGIN EXERCISE ex07-rmsnorm
-  if (dx != nullptr) {  // rows are independent: across the thread pool
-    parallel_for(0, rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(d, 1)), [&](int64_t lo, int64_t hi) {
-      simd::run_best([&] {
-        for (int64_t r = lo; r < hi; ++r) {
-          const T* xr = x + r * d;
-          const T* dyr = dy + r * d;
-          const T inv = inv_rms[r];
-          const double dot = dot_in_double(dyr, g, xr, d);  // sum_j dy_j g_j x_j
-          const T coef = static_cast<T>(dot * inv * inv * inv / static_cast<double>(d));
-          T* dxr = dx + r * d;
-          for (int64_t i = 0; i < d; ++i) dxr[i] = inv * g[i] * dyr[i] - xr[i] * coef;
-        }
-      });
-    });
-  }
-  if (dg != nullptr) {  // sums over rows: columns across the pool, each summed over the rows in order
-    parallel_for(0, d, std::max<int64_t>(8, 65536 / std::max<int64_t>(rows, 1)), [&](int64_t lo, int64_t hi) {
-      simd::run_best([&] {
-        for (int64_t r = 0; r < rows; ++r) {
-          const T* xr = x + r * d;
-          const T* dyr = dy + r * d;
-          const T inv = inv_rms[r];
-          for (int64_t i = lo; i < hi; ++i) dg[i] += static_cast<double>(dyr[i]) * xr[i] * inv;
-        }
-      });
-    });
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* xr = x + r * d;
+    const T* dyr = dy + r * d;
+    const T inv = inv_rms[r];
+    if (dx != nullptr) {
+      double dot = 0;  // sum_j dy_j g_j x_j
+      for (int64_t j = 0; j < d; ++j) dot += static_cast<double>(dyr[j]) * g[j] * xr[j];
+      const T coef = static_cast<T>(dot * inv * inv * inv / static_cast<double>(d));
+      T* dxr = dx + r * d;
+      for (int64_t i = 0; i < d; ++i) dxr[i] = inv * g[i] * dyr[i] - xr[i] * coef;
+    }
+    if (dg != nullptr) {
+      for (int64_t i = 0; i < d; ++i) dg[i] += static_cast<double>(dyr[i]) * xr[i] * inv;
+    }
   }
   // END EXERCISE ex07-rmsnorm
+}
+
+// The one dispatch point of RMSNorm's fast form (tensor/fast_forms.h).
+template <typename T>
+void forward_kernel(const T* x, const T* g, T* y, T* inv_rms, int64_t rows, int64_t d, double eps) {
+#if __has_include("nn/fast/rmsnorm_fast.h")
+  if (fast_forms_enabled()) {
+    note_fast_form(FastForm::RmsNorm);
+    return fast::rms_norm_forward<T>(x, g, y, inv_rms, rows, d, eps);
+  }
+#endif
+  rms_norm_forward<T>(x, g, y, inv_rms, rows, d, eps);
+}
+
+template <typename T>
+void backward_kernel(const T* x, const T* g, const T* inv_rms, const T* dy, T* dx, double* dg, int64_t rows,
+                     int64_t d) {
+#if __has_include("nn/fast/rmsnorm_fast.h")
+  if (fast_forms_enabled()) {
+    note_fast_form(FastForm::RmsNorm);
+    return fast::rms_norm_backward<T>(x, g, inv_rms, dy, dx, dg, rows, d);
+  }
+#endif
+  rms_norm_backward<T>(x, g, inv_rms, dy, dx, dg, rows, d);
 }
 }  // namespace
 
@@ -95,7 +109,7 @@ Tensor rms_norm(const Tensor& x_in, const Tensor& gain, double eps) {
   Tensor inv_rms = Tensor::empty(row_shape, x.dtype());  // (..., 1): all backward needs besides x, g
   dispatch_floating(x.dtype(), "rms_norm", [&](auto tag) {
     using T = decltype(tag);
-    rms_norm_forward<T>(x.data_ptr<T>(), g.data_ptr<T>(), y.data_ptr<T>(), inv_rms.data_ptr<T>(), rows, d, eps);
+    forward_kernel<T>(x.data_ptr<T>(), g.data_ptr<T>(), y.data_ptr<T>(), inv_rms.data_ptr<T>(), rows, d, eps);
   });
   if (needs_grad({&x_in, &gain})) {
     attach_node(y, "rms_norm", {x_in, gain},
@@ -107,7 +121,7 @@ Tensor rms_norm(const Tensor& x_in, const Tensor& gain, double eps) {
                   Tensor dg = needs[1] ? Tensor::zeros_of({d}, DType::Float64) : Tensor();
                   dispatch_floating(xv.dtype(), "rms_norm", [&](auto tag) {
                     using T = decltype(tag);
-                    rms_norm_backward<T>(xv.data_ptr<T>(), gv.data_ptr<T>(), rv.data_ptr<T>(), dy.data_ptr<T>(),
+                    backward_kernel<T>(xv.data_ptr<T>(), gv.data_ptr<T>(), rv.data_ptr<T>(), dy.data_ptr<T>(),
                                          needs[0] ? dx.data_ptr<T>() : nullptr,
                                          needs[1] ? dg.data_ptr<double>() : nullptr, rows, d);
                   });

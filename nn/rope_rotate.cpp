@@ -1,14 +1,16 @@
 // RoPE's rotation of pairs, real form, and the complex view of it (chapters 9 and 10;
 // exercises ex09-rope and ex10-rope-complex).
-// Declared in nn/functional.h.
+// Declared in nn/functional.h; the one-pass rotation, its fast form, is nn/fast/rope_rotate_fast.h.
 #include "nn/functional.h"
 
 #include <algorithm>
 
 #include "tensor/elementwise.h"
 #include "tensor/exercise.h"
-#include "tensor/parallel.h"
-#include "tensor/simd.h"
+#include "tensor/fast_forms.h"
+#if __has_include("nn/fast/rope_rotate_fast.h")
+#include "nn/fast/rope_rotate_fast.h"
+#endif
 
 namespace ropegrad::nn {
 
@@ -50,74 +52,26 @@ std::pair<Tensor, Tensor> pair_views(const Tensor& t, RopePairing pairing) {
   // END EXERCISE ex09-rope
 }
 
-// Performance: the rotation in one pass over memory, for a contiguous float32
-// x (rows of T positions, dh values) and contiguous (T, dh/2) tables, the case
-// of every training step. The simple form below runs two maps over strided
-// views of the pairs (the generic, scalar loop); this one reads each pair once
-// and, compiled for AVX2 too, vectorises. The expressions are those of
-// complex_product_into's maps with y = (cos, sin), so the values are the same
-// bit for bit (RopeForms.OnePassEqualsTheTwoMaps in tests/test_rope.cpp).
-template <typename T>
-void rotate_one_pass(const T* x, const T* cos, const T* sin, T* out, int64_t rows, int64_t t, int64_t half,
-                     RopePairing pairing, T sign) {
-  // One row of dh values: pair p is (a, b) at (2p, 2p + 1) interleaved, at
-  // (p, p + half) split; the offsets are constants of each loop, so both
-  // vectorise. s and half are locals: read through the lambda's captures they
-  // would have to be re-read after every store.
-  const auto rotate_row = [](const T* xr, const T* c, const T* sn, T* yr, int64_t half_, T s, bool interleaved) {
-    if (interleaved) {
-      for (int64_t p = 0; p < half_; ++p) {
-        const T xr_p = xr[2 * p], xi_p = xr[2 * p + 1], yr_p = c[p], yi_p = sn[p];
-        yr[2 * p] = xr_p * yr_p - xi_p * (s * yi_p);
-        yr[2 * p + 1] = xr_p * (s * yi_p) + xi_p * yr_p;
-      }
-    } else {
-      for (int64_t p = 0; p < half_; ++p) {
-        const T xr_p = xr[p], xi_p = xr[p + half_], yr_p = c[p], yi_p = sn[p];
-        yr[p] = xr_p * yr_p - xi_p * (s * yi_p);
-        yr[p + half_] = xr_p * (s * yi_p) + xi_p * yr_p;
-      }
-    }
-  };
-  const bool interleaved = pairing == RopePairing::Interleaved;
-  parallel_for(0, rows, std::max<int64_t>(1, kernels::kParallelGrain / std::max<int64_t>(2 * half, 1)),
-               [&](int64_t lo, int64_t hi) {
-                 simd::run_best([&] {
-                   for (int64_t r = lo; r < hi; ++r) {
-                     const int64_t table_row = (r % t) * half;
-                     rotate_row(x + r * 2 * half, cos + table_row, sin + table_row, out + r * 2 * half, half, sign,
-                                interleaved);
-                   }
-                 });
-               });
-}
-
 // out = rotate(x) by (cos, sin * sign): sign = -1 gives the inverse rotation.
 // A rotation of the pair (a, b) is the complex product (a + i b)(cos + i sin).
 Tensor rotate(const Tensor& x, const Tensor& cos, const Tensor& sin, RopePairing pairing, double sign) {
   Tensor out = Tensor::empty(x.shape(), x.dtype());
-  if (rope_rotate_is_one_pass(x, cos, sin)) {
+#if __has_include("nn/fast/rope_rotate_fast.h")
+  // The one dispatch point of the one-pass rotation (tensor/fast_forms.h).
+  if (fast_forms_enabled() && fast::rope_rotate_is_one_pass(x, cos, sin)) {
+    note_fast_form(FastForm::RopeRotation);
     const int64_t half = x.size(-1) / 2, rows = x.numel() / std::max<int64_t>(2 * half, 1);
-    rotate_one_pass<float>(x.data_ptr<float>(), cos.data_ptr<float>(), sin.data_ptr<float>(), out.data_ptr<float>(),
-                           rows, x.size(-2), half, pairing, static_cast<float>(sign));
+    fast::rotate_one_pass(x.data_ptr<float>(), cos.data_ptr<float>(), sin.data_ptr<float>(), out.data_ptr<float>(),
+                          rows, x.size(-2), half, pairing, static_cast<float>(sign));
     return out;
   }
+#endif
   const auto [a, b] = pair_views(x, pairing);
   const auto [out_a, out_b] = pair_views(out, pairing);
   complex_product_into(out_a, out_b, a, b, cos, sin, sign, "rope");
   return out;
 }
 }  // namespace
-
-bool rope_rotate_is_one_pass(const Tensor& x, const Tensor& cos, const Tensor& sin) {
-  if (reference_forms_only()) return false;  // the course's checks run the maps a learner writes
-  if (x.dtype() != DType::Float32 || cos.dtype() != DType::Float32 || sin.dtype() != DType::Float32) return false;
-  if (x.dim() < 2 || x.size(-1) % 2 != 0 || !x.is_contiguous() || !cos.is_contiguous() || !sin.is_contiguous()) {
-    return false;
-  }
-  const Shape table{x.size(-2), x.size(-1) / 2};
-  return cos.shape() == table && sin.shape() == table;
-}
 
 Tensor rope_rotate(const Tensor& x_in, const Tensor& cos, const Tensor& sin, RopePairing pairing) {
   RG_CHECK(x_in.dim() >= 2, "rope", "input must be (..., T, dh), got shape {}", shape_str(x_in.shape()));

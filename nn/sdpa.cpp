@@ -1,6 +1,6 @@
 // Dropout and scaled dot-product attention (chapter 12; exercise ex12-sdpa): the
 // fused kernels of nn/attention_scores.cpp for short contexts, the tiled ones of
-// nn/attention_tiled.cpp for long ones.
+// nn/fast/attention_tiled.cpp for long ones.
 // Declared in nn/functional.h.
 #include "nn/functional.h"
 
@@ -8,7 +8,7 @@
 #include <limits>
 
 #include "nn/attention_scores.h"
-#include "nn/attention_tiled.h"
+#include "nn/attention_path.h"
 #include "tensor/elementwise.h"
 #include "tensor/exercise.h"
 
@@ -60,10 +60,9 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
   if (q.dim() == 4 && k.dim() == 4) {
     // The usual (B, H, N, dh) case: one fused kernel builds the scores in the
     // probabilities' buffer (nn/attention_scores.cpp); only P is kept for backward.
-    // Long contexts: tiled, online softmax, no (B, H, Nq, Nk) tensor (nn/attention_tiled.h).
+    // Long contexts: tiled, online softmax, no (B, H, Nq, Nk) tensor (nn/attention_path.h).
     const bool needs_probs = weights != nullptr || (o.training && o.dropout_p > 0);
-    if (use_tiled_attention(q, k, v, {o.mask, o.causal, o.causal_offset}, needs_probs))
-      return dot_attention_tiled(q, k, v, scale, {o.mask, o.causal, o.causal_offset});
+    if (auto out = dot_attention_if_tiled(q, k, v, scale, {o.mask, o.causal, o.causal_offset}, needs_probs)) return *out;
     Tensor p = dot_attention_probs(q, k, scale, ScoreMask{o.mask, o.causal, o.causal_offset});
     p = dropout(p, o.dropout_p, o.training, o.generator);
     if (weights != nullptr) *weights = p;  // as torch 1.13: the weights that multiplied v

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "nn/attention_tiled.h"
+#include "nn/attention_path.h"
 
 namespace ropegrad::nn {
 
@@ -31,10 +31,10 @@ Tensor TripleAttention::forward(const Tensor& x, const AttentionCall& call) {
   }
   const double scale = std::pow(static_cast<double>(head_dim), -1.5);
   const ScoreMask mask{call.mask, call.causal, 0};
-  if (use_tiled_attention(q, k, v, mask, call.weights != nullptr || (is_training() && dropout_p > 0),
-                          kTripleTiledMinKeys)) {
-    // Long contexts: the output without the (B, H, T, T) weights (nn/attention_tiled.h).
-    return output_proj->forward(merge_heads(triple_attention_tiled(q, k, r, v, scale, mask)));
+  // Long contexts: the output without the (B, H, T, T) weights (nn/attention_path.h).
+  if (auto out = triple_attention_if_tiled(q, k, r, v, scale, mask,
+                                           call.weights != nullptr || (is_training() && dropout_p > 0))) {
+    return output_proj->forward(merge_heads(*out));
   }
   Tensor p = triple_attention_probs(q, k, r, scale, mask);
   p = dropout(p, dropout_p, is_training());

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "nn/attention_tiled.h"
+#include "nn/attention_path.h"
 
 namespace ropegrad::nn {
 
@@ -44,10 +44,10 @@ Tensor W2Attention::forward(const Tensor& x, const AttentionCall& call) {
     sigma_k = split_heads(sigma_k, num_heads);
   }
   const ScoreMask mask{call.mask, call.causal, 0};
-  if (use_tiled_attention(mu_q, mu_k, v, mask, call.weights != nullptr || (is_training() && dropout_p > 0))) {
-    // Long contexts: the output without the (B, H, T, T) weights (nn/attention_tiled.h).
-    const Tensor out = w2_attention_tiled(mu_q, mu_k, sigma_q, sigma_k, temperatures(), v, mask);
-    return output_proj->forward(merge_heads(out));
+  // Long contexts: the output without the (B, H, T, T) weights (nn/attention_path.h).
+  if (auto out = w2_attention_if_tiled(mu_q, mu_k, sigma_q, sigma_k, temperatures(), v, mask,
+                                       call.weights != nullptr || (is_training() && dropout_p > 0))) {
+    return output_proj->forward(merge_heads(*out));
   }
   Tensor p = w2_attention_probs(mu_q, mu_k, sigma_q, sigma_k, temperatures(), mask);
   p = dropout(p, dropout_p, is_training());

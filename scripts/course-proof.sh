@@ -19,6 +19,8 @@ ids=${ROPEGRAD_COURSE_IDS:-$(sed -n 's/^\[\(ex[0-9a-z-]*\)\]$/\1/p' course/exerc
 ids=$(echo $ids)  # one line, space-separated
 region_files=$(grep -rlE --include='*.cpp' --include='*.h' 'BEGIN EXERCISE ex' tensor autograd nn tasks tokenizer 2>/dev/null || true)
 [ -n "$region_files" ] || { echo "course proof: no exercise regions in the sources" >&2; exit 1; }
+# Stubbing removes an exercise's fast forms (scripts/course.sh): keep them too.
+region_files="$region_files $(grep -rlE --include='*.cpp' --include='*.h' '^// Fast form of:' tensor autograd nn tasks tokenizer tests bench 2>/dev/null || true)"
 
 backup=$(mktemp -d)
 for f in $region_files; do mkdir -p "$backup/$(dirname "$f")"; cp "$f" "$backup/$f"; done
@@ -43,6 +45,20 @@ build || { echo "course proof: the reference does not build" >&2; exit 1; }
 for id in $ids; do
   if out=$("$build_dir/course/course-check" "$id" 2>&1); then ok "$id: reference passes"; else bad "$id: reference fails"; echo "$out" | sed 's/^/        /'; fi
 done
+
+echo "course proof: no region holds SIMD dispatch, intrinsics or one-pass helpers"
+if out=$(python3 scripts/course_leaks.py simd . 2>&1); then ok "regions are plain: $(echo "$out" | tail -1)"; else bad "regions use fast-form machinery:"; echo "$out" | sed 's/^/        /'; fi
+
+echo "course proof: a fresh workspace holds no solution of a stubbed exercise"
+workspace=$(mktemp -d)
+if ! bash scripts/course.sh new "$workspace/ws" >/dev/null 2>&1; then
+  bad "course new failed"
+else
+  if out=$(python3 scripts/course_leaks.py leaks . "$workspace/ws" 2>&1); then ok "no leak: $(echo "$out" | tail -1)"; else bad "lines of reference regions in the workspace:"; echo "$out" | head -20 | sed 's/^/        /'; fi
+  fast_left=$(cd "$workspace/ws" && grep -rlE --include='*.cpp' --include='*.h' '^// Fast form of:' . 2>/dev/null || true)
+  if [ -z "$fast_left" ]; then ok "no fast form left in the all-stubbed workspace"; else bad "fast forms left in the workspace: $fast_left"; fi
+fi
+rm -rf "$workspace"
 
 echo "course proof: each exercise stubbed alone fails its own checks"
 for id in $ids; do
@@ -112,6 +128,25 @@ for patch in course/mutations/*.patch; do
   restore
 done
 echo "course proof: $caught of $mutations mutations caught"
+
+# The final check: the reference (fast forms on) trains as its committed
+# trace, and a wrong RMSNorm backward is named as such.
+echo "course proof: the final check"
+if [ -z "${ROPEGRAD_COURSE_IDS:-}" ]; then
+  if out=$("${course[@]}" final 2>&1); then ok "course final passes on the reference: $(echo "$out" | tail -1 | cut -c1-100)"; else bad "course final fails on the reference"; echo "$out" | tail -8 | sed 's/^/        /'; fi
+  # (course-final itself: `course final` would first refuse, ex07 failing its checks.)
+  git apply course/mutations/ex07-rmsnorm--no-mean-term.patch
+  cmake --build "$build_dir" -j"$jobs" --target course-final >"$build_dir/course-proof-build.log" 2>&1 || true
+  out=$(ROPEGRAD_FAST_FORMS=0 OPENBLAS_CORETYPE=Haswell OPENBLAS_NUM_THREADS=1 ROPEGRAD_NUM_THREADS=1 \
+        "$build_dir/course/course-final" --corpus runs/course-final/corpus.txt --out "$build_dir/course-final-mutated" \
+        --reference course/final/reference.trace 2>&1) && rc=0 || rc=$?
+  if [ "$rc" -ne 0 ] && echo "$out" | grep -q "ln_final (RMSNorm, ex07-rmsnorm) passes back"; then
+    ok "course final names RMSNorm for ex07-rmsnorm--no-mean-term: $(echo "$out" | grep -m1 'leaves the reference' | cut -c1-110)"
+  else
+    bad "course final does not name RMSNorm for ex07-rmsnorm--no-mean-term (exit $rc)"; echo "$out" | tail -8 | sed 's/^/        /'
+  fi
+  restore
+fi
 build >/dev/null || true
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -7,6 +7,10 @@
 #                                                 (all of them without --from)
 #   scripts/dev.sh course check ID [--verbose]    build what the checks need, run ID's checks
 #   scripts/dev.sh course status                  every exercise: done / failing / not started
+#   scripts/dev.sh course final [--write-reference]
+#                                                 when every exercise passes: your LM trained on
+#                                                 Debian's fortunes with your tokenizer, against
+#                                                 the reference's run at the same seed
 #   scripts/dev.sh course stub ID...              stub exercises in place (undo: git checkout)
 #   scripts/dev.sh course proof                   CI: every stub fails its checks, every
 #                                                 mutation in course/mutations is caught
@@ -37,7 +41,18 @@ files_of() {
   grep -rlE --include='*.cpp' --include='*.h' -- "BEGIN EXERCISE $1( |\$)" tensor autograd nn tasks tokenizer 2>/dev/null || true
 }
 
-# Replace every region of exercise ID, in place, by its stub.
+# The fast forms of exercise ID (tensor/fast_forms.h): files whose first line
+# is "// Fast form of: ID ...". Each is a complete solution of the exercise,
+# so a workspace has none of those of the exercises it stubs.
+fast_forms_of() {
+  local f
+  for f in $(grep -rlE --include='*.cpp' --include='*.h' '^// Fast form of:' tensor autograd nn tasks tokenizer tests bench 2>/dev/null); do
+    head -1 "$f" | grep -qE -- "^// Fast form of:(.* )?$1( |\$)" && echo "$f"
+  done
+  return 0
+}
+
+# Replace every region of exercise ID, in place, by its stub, and remove its fast forms.
 stub() {
   local id=$1 title chapter files
   title=$(field "$id" title)
@@ -59,6 +74,7 @@ stub() {
     grep -q '#include "tensor/exercise.h"' "$f" || {
       echo "course: $f has a region of $id but does not include tensor/exercise.h" >&2; exit 1; }
   done
+  for f in $(fast_forms_of "$id"); do rm -f "$f"; done
 }
 
 configure() {
@@ -105,6 +121,9 @@ case "${1:-}" in
     for id in $(ids | sed -n "/^$from\$/,\$p"); do stub "$id"; stubbed+=("$id"); done
     mkdir -p .course
     printf '%s\n' "${stubbed[@]}" > .course/stubbed
+    # No answer left in the workspace: the mutation patches (their context is
+    # the reference code) and the chapters' collapsed solutions go.
+    python3 scripts/course_leaks.py strip .
     git init -q . && git add -A && git -c user.name=course -c user.email=course@localhost commit -qm "workspace: ${#stubbed[@]} exercises stubbed from $from" || true
     echo "workspace $dir: ${#stubbed[@]} exercises stubbed, from $from to ${stubbed[-1]}"
     echo "next: cd $dir && scripts/dev.sh course check $from"
@@ -118,6 +137,38 @@ case "${1:-}" in
   status)
     build_checks
     "$build_dir/course/course-check" --status
+    ;;
+  final)
+    # Every exercise first: the final run uses all of them.
+    build_checks
+    status=$("$build_dir/course/course-check" --status 2>&1 || true)
+    if ! echo "$status" | grep -qE '^([0-9]+) of \1 exercises done$'; then
+      echo "$status"
+      echo "course final: every exercise must pass first (the table above says which do not)" >&2
+      exit 1
+    fi
+    cmake --build "$build_dir" -j"$jobs" --target course-final >"$build_dir/course-build.log" 2>&1 || {
+      grep -E 'error' "$build_dir/course-build.log" | head -20 >&2; echo "course final: the build failed ($build_dir/course-build.log)" >&2; exit 1; }
+    fortunes=/usr/share/games/fortunes
+    [ -d "$fortunes" ] || { echo "course final: Debian's fortunes are missing: apt-get install fortunes" >&2; exit 1; }
+    out=runs/course-final
+    mkdir -p "$out"
+    # The corpus: the first 400 kB of the fortunes, files in name order, each
+    # '%' separator line becoming the special token.
+    for f in $(ls "$fortunes" | LC_ALL=C sort); do
+      case "$f" in *.dat | *.u8) ;; *) [ -f "$fortunes/$f" ] && cat "$fortunes/$f" ;; esac
+    done | awk '$0 == "%" { print "<|endoftext|>"; next } { print }' > "$out/fortunes.txt"
+    head -c 400000 "$out/fortunes.txt" > "$out/corpus.txt"
+    # One OpenBLAS kernel and one thread, as the book's outputs: the float32
+    # run then repeats on every x86-64 CPU with AVX2 and FMA.
+    export OPENBLAS_CORETYPE=Haswell OPENBLAS_NUM_THREADS=1 ROPEGRAD_NUM_THREADS=1
+    if [ "${2:-}" = "--write-reference" ]; then
+      # The reference's plain forms, which are what a learner writes.
+      ROPEGRAD_FAST_FORMS=0 "$build_dir/course/course-final" --corpus "$out/corpus.txt" --out "$out" \
+        --write-reference course/final/reference.trace
+    else
+      "$build_dir/course/course-final" --corpus "$out/corpus.txt" --out "$out" --reference course/final/reference.trace
+    fi
     ;;
   stub)
     shift

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Which loops of a source file GCC did not vectorise, and why.
 
-    python3 scripts/vectorize-report.py nn/attention_tiled.cpp [more files] [--build build]
+    python3 scripts/vectorize-report.py nn/fast/attention_tiled.cpp [more files] [--build build]
 
 Compiles each file again with the flags CMake used (BUILD/compile_commands.json)
 plus -fopt-info-vec-all, into a temporary object, and lists every `for` loop

@@ -11,7 +11,6 @@
 // only a learner's workspace does, until the exercise is written.
 #pragma once
 
-#include <atomic>
 #include <string>
 
 #include "tensor/error.h"
@@ -34,17 +33,5 @@ class NotImplemented : public Error {
 [[noreturn]] inline void exercise_not_implemented(const char* id, const char* title, const char* chapter) {
   throw NotImplemented(id, title, chapter);
 }
-
-// A few kernels have a performance form beside the simple one a learner
-// writes, taken for float32 training data (RoPE's one-pass rotation, the
-// SwiGLU gate's one-pass backward; each tested equal to the simple form bit
-// for bit). The course's checks (course/check_main.cpp) switch them off, so
-// that every check, float32 ones included, runs the code the learner wrote.
-inline std::atomic<bool>& reference_forms_only_flag() {
-  static std::atomic<bool> flag{false};
-  return flag;
-}
-inline void set_reference_forms_only(bool on) { reference_forms_only_flag().store(on); }
-inline bool reference_forms_only() { return reference_forms_only_flag().load(std::memory_order_relaxed); }
 
 }  // namespace ropegrad

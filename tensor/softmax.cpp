@@ -2,15 +2,18 @@
 // backward kernels (docs/01-tensors.md derives the stable forms,
 // docs/02-autograd.md the backward rules). Each works row by row: the dim is
 // moved last and made contiguous, and a row function sees one row of n values.
+// The fast form of the row functions is tensor/fast/softmax_fast.h.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "tensor/elementwise.h"
 #include "tensor/exercise.h"
-#include "tensor/fast_math.h"
+#include "tensor/fast_forms.h"
 #include "tensor/kernels.h"
-#include "tensor/simd.h"
+#if __has_include("tensor/fast/softmax_fast.h")
+#include "tensor/fast/softmax_fast.h"
+#endif
 
 namespace ropegrad::kernels {
 
@@ -21,13 +24,14 @@ Tensor rows_last(const Tensor& t, int64_t dim) {
   return contiguous(transpose(t, dim, -1));
 }
 
-// Applies row_fn(in_rows..., out_row, n) over every row along `dim`.
-template <typename T, typename RowFn>
-Tensor along_rows(const std::vector<Tensor>& inputs, int64_t dim, RowFn row_fn) {
+// Runs rows(in_rows, out_rows, lo, hi, n) over every row along `dim`, in
+// parts across the thread pool; in_rows and out_rows point at row 0.
+template <typename T, typename Rows>
+Tensor along_rows(const std::vector<Tensor>& inputs, int64_t dim, Rows rows_fn) {
   if (inputs[0].dim() == 0) {  // a 0-d tensor is one row of one element
     std::vector<Tensor> as_1d;
     for (const Tensor& in : inputs) as_1d.push_back(reshape(in, {1}));
-    return reshape(along_rows<T>(as_1d, 0, row_fn), {});
+    return reshape(along_rows<T>(as_1d, 0, rows_fn), {});
   }
   std::vector<Tensor> rows;
   for (const Tensor& in : inputs) rows.push_back(rows_last(in, dim));
@@ -38,13 +42,29 @@ Tensor along_rows(const std::vector<Tensor>& inputs, int64_t dim, RowFn row_fn) 
   for (const Tensor& r : rows) in_ptrs.push_back(r.data_ptr<T>());
   T* o = out.data_ptr<T>();
   parallel_for(0, outer, std::max<int64_t>(1, kernels::kParallelGrain / std::max<int64_t>(n, 1)),
-               [&](int64_t lo, int64_t hi) {
-                 // Compiled for AVX2 too (tensor/simd.h): the same bits, twice the width.
-                 simd::run_best([&] {
-                   for (int64_t r = lo; r < hi; ++r) row_fn(in_ptrs, r * n, o + r * n, n);
-                 });
-               });
+               [&](int64_t lo, int64_t hi) { rows_fn(in_ptrs, o, lo, hi, n); });
   return transpose(out, dim, -1);
+}
+
+// The plain form's rows: row(in, at, out_row, n) for each row, where in[k] + at
+// is row r of input k.
+template <typename T, typename Row>
+auto each_row(Row row) {
+  return [row](const std::vector<const T*>& in, T* out, int64_t lo, int64_t hi, int64_t n) {
+    for (int64_t r = lo; r < hi; ++r) row(in, r * n, out + r * n, n);
+  };
+}
+
+// The one dispatch point of the fast rows (tensor/fast_forms.h): true when
+// they ran.
+template <typename T, typename Fast>
+bool fast_rows(Tensor& out, const std::vector<Tensor>& inputs, int64_t dim, Fast fast_fn) {
+  if (!fast_forms_enabled()) return false;
+  note_fast_form(FastForm::Softmax);
+  out = along_rows<T>(inputs, dim, [fast_fn](const std::vector<const T*>& in, T* o, int64_t lo, int64_t hi, int64_t n) {
+    fast_fn(in, o, lo, hi, n);
+  });
+  return true;
 }
 
 }  // namespace
@@ -55,20 +75,31 @@ Tensor softmax(const Tensor& t, int64_t dim) {
   dim = normalize_dim(dim, t.dim(), "softmax");
   return dispatch_floating(t.dtype(), "softmax", [&](auto tag) -> Tensor {
     using T = decltype(tag);
+#if __has_include("tensor/fast/softmax_fast.h")
+    Tensor fast_out;
+    if (fast_rows<T>(fast_out, {t}, dim, [](const std::vector<const T*>& in, T* o, int64_t lo, int64_t hi, int64_t n) {
+          fast::softmax_rows<T>(in[0], o, lo, hi, n);
+        })) {
+      return fast_out;
+    }
+#endif
     // BEGIN EXERCISE ex12-softmax
-    return along_rows<T>({t}, dim, [](const std::vector<const T*>& in, int64_t at, T* y, int64_t n) {
+    return along_rows<T>({t}, dim, each_row<T>([](const std::vector<const T*>& in, int64_t at, T* y, int64_t n) {
       const T* x = in[0] + at;
-      const T m = max_of(x, n);  // tensor/fast_math.h
+      T m = -std::numeric_limits<T>::infinity();
+      for (int64_t j = 0; j < n; ++j) m = std::max(m, x[j]);
       // A row of -inf (every key masked) has no finite max: give zeros, not NaN.
       if (m == -std::numeric_limits<T>::infinity()) {
         std::fill(y, y + n, T(0));
         return;
       }
       T total = 0;
-      for (int64_t j = 0; j < n; ++j) total += (y[j] = fast_exp(x[j] - m));
-      const T inv = T(1) / total;
-      for (int64_t j = 0; j < n; ++j) y[j] *= inv;
-    });
+      for (int64_t j = 0; j < n; ++j) {
+        y[j] = std::exp(x[j] - m);
+        total += y[j];
+      }
+      for (int64_t j = 0; j < n; ++j) y[j] /= total;
+    }));
     // END EXERCISE ex12-softmax
   });
 }
@@ -77,21 +108,30 @@ Tensor log_softmax(const Tensor& t, int64_t dim) {
   dim = normalize_dim(dim, t.dim(), "log_softmax");
   return dispatch_floating(t.dtype(), "log_softmax", [&](auto tag) -> Tensor {
     using T = decltype(tag);
+#if __has_include("tensor/fast/softmax_fast.h")
+    Tensor fast_out;
+    if (fast_rows<T>(fast_out, {t}, dim, [](const std::vector<const T*>& in, T* o, int64_t lo, int64_t hi, int64_t n) {
+          fast::log_softmax_rows<T>(in[0], o, lo, hi, n);
+        })) {
+      return fast_out;
+    }
+#endif
     // BEGIN EXERCISE ex12-softmax
-    return along_rows<T>({t}, dim, [](const std::vector<const T*>& in, int64_t at, T* y, int64_t n) {
+    return along_rows<T>({t}, dim, each_row<T>([](const std::vector<const T*>& in, int64_t at, T* y, int64_t n) {
       const T* x = in[0] + at;
-      const T m = max_of(x, n);  // tensor/fast_math.h
+      T m = -std::numeric_limits<T>::infinity();
+      for (int64_t j = 0; j < n; ++j) m = std::max(m, x[j]);
       if (m == -std::numeric_limits<T>::infinity()) {  // log of an empty distribution
         std::fill(y, y + n, -std::numeric_limits<T>::infinity());
         return;
       }
       T total = 0;
-      for (int64_t j = 0; j < n; ++j) total += fast_exp(x[j] - m);
+      for (int64_t j = 0; j < n; ++j) total += std::exp(x[j] - m);
       // (x - m) is exact; adding m back to log(total) first would round away
       // the low bits of large logits.
       const T log_total = std::log(total);
       for (int64_t j = 0; j < n; ++j) y[j] = (x[j] - m) - log_total;
-    });
+    }));
     // END EXERCISE ex12-softmax
   });
 }
@@ -101,15 +141,24 @@ Tensor softmax_backward(const Tensor& y, const Tensor& grad, int64_t dim) {
   dim = normalize_dim(dim, y.dim(), "softmax_backward");
   return dispatch_floating(y.dtype(), "softmax_backward", [&](auto tag) -> Tensor {
     using T = decltype(tag);
+#if __has_include("tensor/fast/softmax_fast.h")
+    Tensor fast_out;
+    if (fast_rows<T>(fast_out, {y, grad}, dim,
+                     [](const std::vector<const T*>& in, T* o, int64_t lo, int64_t hi, int64_t n) {
+                       fast::softmax_backward_rows<T>(in[0], in[1], o, lo, hi, n);
+                     })) {
+      return fast_out;
+    }
+#endif
     // BEGIN EXERCISE ex12-softmax
     return along_rows<T>({y, grad}, dim,
-                         [](const std::vector<const T*>& in, int64_t at, T* gx, int64_t n) {
+                         each_row<T>([](const std::vector<const T*>& in, int64_t at, T* gx, int64_t n) {
                            const T* yr = in[0] + at;
                            const T* g = in[1] + at;
                            T dot = 0;
                            for (int64_t j = 0; j < n; ++j) dot += g[j] * yr[j];
                            for (int64_t j = 0; j < n; ++j) gx[j] = yr[j] * (g[j] - dot);
-                         });
+                         }));
     // END EXERCISE ex12-softmax
   });
 }
@@ -119,15 +168,24 @@ Tensor log_softmax_backward(const Tensor& y, const Tensor& grad, int64_t dim) {
   dim = normalize_dim(dim, y.dim(), "log_softmax_backward");
   return dispatch_floating(y.dtype(), "log_softmax_backward", [&](auto tag) -> Tensor {
     using T = decltype(tag);
+#if __has_include("tensor/fast/softmax_fast.h")
+    Tensor fast_out;
+    if (fast_rows<T>(fast_out, {y, grad}, dim,
+                     [](const std::vector<const T*>& in, T* o, int64_t lo, int64_t hi, int64_t n) {
+                       fast::log_softmax_backward_rows<T>(in[0], in[1], o, lo, hi, n);
+                     })) {
+      return fast_out;
+    }
+#endif
     // BEGIN EXERCISE ex12-softmax
     return along_rows<T>({y, grad}, dim,
-                         [](const std::vector<const T*>& in, int64_t at, T* gx, int64_t n) {
+                         each_row<T>([](const std::vector<const T*>& in, int64_t at, T* gx, int64_t n) {
                            const T* yr = in[0] + at;
                            const T* g = in[1] + at;
                            T total = 0;
                            for (int64_t j = 0; j < n; ++j) total += g[j];
-                           for (int64_t j = 0; j < n; ++j) gx[j] = g[j] - fast_exp(yr[j]) * total;
-                         });
+                           for (int64_t j = 0; j < n; ++j) gx[j] = g[j] - std::exp(yr[j]) * total;
+                         }));
     // END EXERCISE ex12-softmax
   });
 }

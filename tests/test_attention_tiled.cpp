@@ -1,4 +1,6 @@
-// Tiled attention with an online softmax (nn/attention_tiled.h) for the three
+// Fast form of: ex12-softmax ex12-sdpa ex15-w2-scores ex16-triple-scores
+//
+// Tiled attention with an online softmax (nn/fast/attention_tiled.h) for the three
 // variants — standard, W2 (scalar and vector sigma), triple product — against
 // the materialised kernels of nn/attention_scores.h followed by P v.
 //
@@ -26,7 +28,8 @@
 #include "autograd/ops.h"
 #include "nn/attention.h"
 #include "nn/attention_scores.h"
-#include "nn/attention_tiled.h"
+#include "nn/attention_path.h"
+#include "nn/fast/attention_tiled.h"
 #include "nn/functional.h"
 #include "nn/triple_attention.h"
 #include "nn/w2_attention.h"

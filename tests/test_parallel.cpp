@@ -20,7 +20,7 @@
 #include "nn/attention_scores.h"
 #include "nn/functional.h"
 #include "nn/optim.h"
-#include "nn/attention_tiled.h"
+#include "nn/attention_path.h"
 #include "nn/transformer.h"
 #include "tensor/fast_math.h"
 #include "tensor/kernels.h"
@@ -289,9 +289,10 @@ TEST(Simd, KernelsGiveTheSameBitsOnBothCompilations) {
     out.push_back(kernels::softmax_backward(out[2], g, -1));
     out.push_back(kernels::log_softmax_backward(out[3], g, -1));
     out.push_back(nn::silu_mul(a, b));
-    const auto [da, db] = nn::silu_mul_grads_one_pass(b, a, b);
-    out.push_back(da);
-    out.push_back(db);
+    const Tensor ag = a.detach().requires_grad_(true), bg = b.detach().requires_grad_(true);
+    backward(nn::silu_mul(ag, bg), b);  // both gradients: the one-pass backward
+    out.push_back(ag.grad());
+    out.push_back(bg.grad());
     const Tensor qg = q.detach().requires_grad_(true);
     const Tensor p = nn::dot_attention_probs(qg, k, 0.25, nn::ScoreMask{Tensor(), true, 0});
     out.push_back(p.detach());

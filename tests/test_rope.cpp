@@ -201,48 +201,8 @@ TEST(RopeForms, HandComputedRotationOfOnePair) {
   EXPECT_TRUE(all_close(y, tensor(expected, {3, 2}, DType::Float64), kTol64));
 }
 
-// The one-pass rotation (contiguous float32 x, (T, dh/2) tables) against the
-// two maps of the simple form, reached here by handing the same tables as
-// (1, T, dh/2): equal bit for bit, forward and backward, for both pairings
-// and for rows of several heads and batches (the table repeats every T rows).
-TEST(RopeForms, OnePassEqualsTheTwoMaps) {
-  Generator gen(13);
-  const Tensor x = randn({2, 3, 9, 16}, DType::Float32, &gen);  // (B, H, T, dh)
-  const Tensor angles = randn({9, 8}, DType::Float32, &gen) * 3.0;
-  const Tensor c = cos(angles), s = sin(angles);
-  const Tensor c3 = unsqueeze(c, 0), s3 = unsqueeze(s, 0);
-  ASSERT_TRUE(rope_rotate_is_one_pass(x, c, s));
-  ASSERT_FALSE(rope_rotate_is_one_pass(x, c3, s3));
-  ASSERT_FALSE(rope_rotate_is_one_pass(transpose(x, 1, 2), c, s));  // not contiguous
-  ASSERT_FALSE(rope_rotate_is_one_pass(to(x, DType::Float64), to(c, DType::Float64), to(s, DType::Float64)));
-  const Tensor weights = randn(x.shape(), DType::Float32, &gen);
-  for (RopePairing pairing : {RopePairing::Interleaved, RopePairing::HalfSplit}) {
-    std::vector<Tensor> results[2];
-    for (int simple = 0; simple < 2; ++simple) {
-      const Tensor xl = x.detach().requires_grad_(true);
-      const Tensor y = rope_rotate(xl, simple ? c3 : c, simple ? s3 : s, pairing);
-      backward(sum(y * weights));
-      results[simple] = {y.detach(), xl.grad()};
-    }
-    for (size_t i = 0; i < 2; ++i) {
-      EXPECT_EQ(results[0][i].to_vector<float>(), results[1][i].to_vector<float>())
-          << (i == 0 ? "forward" : "backward") << ", pairing " << static_cast<int>(pairing);
-    }
-  }
-}
-
-// The course's checks switch the performance forms off (tensor/exercise.h),
-// so a float32 check runs the maps a learner writes, not the one-pass form.
-TEST(RopeForms, OnePassStepsAsideForTheCourseChecks) {
-  const Tensor x = zeros({2, 5, 8}), table = zeros({5, 4});
-  ASSERT_TRUE(rope_rotate_is_one_pass(x, table, table));
-  ASSERT_TRUE(silu_mul_backward_is_one_pass(x, x, x));
-  set_reference_forms_only(true);
-  EXPECT_FALSE(rope_rotate_is_one_pass(x, table, table));
-  EXPECT_FALSE(silu_mul_backward_is_one_pass(x, x, x));
-  set_reference_forms_only(false);
-  EXPECT_TRUE(rope_rotate_is_one_pass(x, table, table));
-}
+// The one-pass rotation, RoPE's fast form, is tested against this plain form
+// in tests/test_fast_forms.cpp.
 
 TEST(RopeForms, ComplexFormEqualsRealInterleavedForm) {
   for (RopeScaling scaling : {RopeScaling::None, RopeScaling::YaRN, RopeScaling::XPos}) {

@@ -184,34 +184,8 @@ TEST(SiluMul, Float32MatchesTheSeparateOpsToAFewUlp) {
   EXPECT_TRUE(all_close(fused, separate, Tol{1e-6, 1e-7}));
 }
 
-// The one-pass backward (silu_mul_grads_one_pass, taken when both gradients are
-// wanted and the shapes agree) against the simple form's two maps (taken when
-// only one gradient is wanted): equal bit for bit in float32, on a size that
-// splits over the thread pool. Float64 keeps the simple form.
-TEST(SiluMul, OnePassBackwardEqualsTheTwoSimpleMapsExactly) {
-  const DType dt = DType::Float32;
-  Generator gen(11);
-  const Tensor a = randn({3, 40000}, dt, &gen) * 4.0;
-  const Tensor b = randn({3, 40000}, dt, &gen);
-  const Tensor g = randn({3, 40000}, dt, &gen);
-  ASSERT_TRUE(nn::silu_mul_backward_is_one_pass(g, a, b));
-  const Tensor a1 = a.detach().requires_grad_(), b1 = b.detach().requires_grad_();
-  backward(nn::silu_mul(a1, b1), g);  // both wanted: the one-pass form
-  const Tensor a2 = a.detach().requires_grad_();
-  backward(nn::silu_mul(a2, b), g);   // da alone: the simple map
-  const Tensor b3 = b.detach().requires_grad_();
-  backward(nn::silu_mul(a, b3), g);   // db alone: the simple map
-  EXPECT_EQ(a1.grad().to_vector<double>(), a2.grad().to_vector<double>());
-  EXPECT_EQ(b1.grad().to_vector<double>(), b3.grad().to_vector<double>());
-
-  EXPECT_FALSE(nn::silu_mul_backward_is_one_pass(ones({3, 4}), ones({3, 4}), ones({4})));  // b broadcast
-  EXPECT_FALSE(nn::silu_mul_backward_is_one_pass(ones({3, 4}, DType::Float64), ones({3, 4}, DType::Float64),
-                                                 ones({3, 4}, DType::Float64)));  // float64: the simple form
-  // Called directly where it does not apply: an error naming the op and the shapes.
-  EXPECT_THAT([] { nn::silu_mul_grads_one_pass(ones({3, 4}), ones({3, 4}), ones({4})); },
-              ::testing::ThrowsMessage<Error>(::testing::AllOf(::testing::HasSubstr("silu_mul backward"),
-                                                               ::testing::HasSubstr("[3, 4], [3, 4], [4]"))));
-}
+// The gate's fast form (its vectorisable sigmoid and one-pass backward) is
+// tested against this plain form in tests/test_fast_forms.cpp.
 
 TEST(SiluMulErrors, MixedDtypesAndUnbroadcastableShapesNameTheOp) {
   EXPECT_RG_ERROR(nn::silu_mul(ones({3}, DType::Float32), ones({3}, DType::Float64)), "silu_mul", "float32",

@@ -1,3 +1,4 @@
+// Fast form of: ex12-softmax ex12-sdpa ex15-w2-scores ex16-triple-scores
 // Tiled attention with an online softmax: O = softmax(S + mask) v without the
 // (B, H, Nq, Nk) matrix. What it computes and keeps: see attention_tiled.h.
 //
@@ -30,7 +31,7 @@
 // times forward + backward of each attention module (D=128, H=4 so dh=32,
 // B=1, causal) single-threaded on both paths; docs/appendix-c-performance.md
 // has the table.
-#include "nn/attention_tiled.h"
+#include "nn/fast/attention_tiled.h"
 
 #include <cblas.h>
 
@@ -701,47 +702,6 @@ Tensor triple_attention_tiled(const Tensor& q_in, const Tensor& k_in, const Tens
         });
   }
   return out;
-}
-
-// ---- choosing the path ------------------------------------------------------------------------
-
-namespace {
-std::atomic<int> g_forced_path{-1};  // -1: not set by set_attention_path
-
-AttentionPath path_from_env() {
-  const char* env = std::getenv("ROPEGRAD_ATTENTION");
-  const std::string value = env == nullptr ? "" : env;
-  if (value.empty() || value == "auto") return AttentionPath::Auto;
-  if (value == "materialized") return AttentionPath::Materialized;
-  if (value == "tiled") return AttentionPath::Tiled;
-  RG_CHECK(false, "attention", "ROPEGRAD_ATTENTION must be auto, materialized or tiled, got '{}'", value);
-  return AttentionPath::Auto;
-}
-}  // namespace
-
-AttentionPath attention_path() {
-  const int forced = g_forced_path.load();
-  if (forced >= 0) return static_cast<AttentionPath>(forced);
-  static const AttentionPath from_env = path_from_env();
-  return from_env;
-}
-
-void set_attention_path(AttentionPath path) { g_forced_path.store(static_cast<int>(path)); }
-
-bool use_tiled_attention(const Tensor& q, const Tensor& k, const Tensor& v, const ScoreMask& mask, bool needs_probs,
-                         int64_t min_keys) {
-  if (needs_probs) return false;                                      // only P can be returned or dropped out
-  if (mask.mask.defined() && mask.mask.requires_grad()) return false;  // its gradient is a full dS
-  if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4) return false;
-  if (v.size(0) != q.size(0) || v.size(1) != q.size(1) || v.size(2) != k.size(2) || v.dtype() != q.dtype()) {
-    return false;  // e.g. v broadcast over the batch: the materialised path's matmul handles it
-  }
-  switch (attention_path()) {
-    case AttentionPath::Materialized: return false;
-    case AttentionPath::Tiled: return true;
-    case AttentionPath::Auto: break;
-  }
-  return k.size(2) >= min_keys;
 }
 
 }  // namespace ropegrad::nn

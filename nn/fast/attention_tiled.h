@@ -1,3 +1,5 @@
+// Fast form of: ex12-softmax ex12-sdpa ex15-w2-scores ex16-triple-scores
+//
 // Tiled attention with an online softmax (flash-attention style), for long
 // contexts in linear memory.
 //
@@ -7,7 +9,7 @@
 // by key tile, with a running row maximum and a running row sum, and never hold
 // more than one (query tile x key tile) block of scores per thread. For
 // backward they keep only the inputs, O and the per-row logsumexp L (B, H, Nq),
-// and recompute each tile of scores (derivation in nn/attention_tiled.cpp and
+// and recompute each tile of scores (derivation in nn/fast/attention_tiled.cpp and
 // docs/appendix-c-performance.md).
 //
 // Masks: the same ScoreMask as the materialised kernels — causality with an
@@ -19,6 +21,7 @@
 // the weights.
 #pragma once
 
+#include "nn/attention_path.h"
 #include "nn/attention_scores.h"
 
 namespace ropegrad::nn {
@@ -41,36 +44,5 @@ Tensor w2_attention_tiled(const Tensor& mu_q, const Tensor& mu_k, const Tensor& 
 // Triple product: softmax(S + mask) v with S as in triple_attention_probs.
 Tensor triple_attention_tiled(const Tensor& q, const Tensor& k, const Tensor& r, const Tensor& v, double scale,
                               const ScoreMask& mask = {}, TileSizes tiles = {});
-
-// ---- choosing the path ------------------------------------------------------------------------
-
-// Auto: tiled from a number of keys on (where it is faster, see below),
-// materialised below. Materialized / Tiled force a path (tests, benchmarks);
-// Tiled still falls back where the tiled kernels do not apply.
-enum class AttentionPath { Auto, Materialized, Tiled };
-
-// set_attention_path(), else the environment variable ROPEGRAD_ATTENTION
-// ("auto", "materialized" or "tiled"), else Auto.
-AttentionPath attention_path();
-void set_attention_path(AttentionPath path);
-
-// Keys from which Auto takes the tiled path. Measured single-threaded on the
-// 2-core development machine (bench/attention_crossover.py: forward + backward
-// of each attention module, D=128, H=4, B=1, causal, minimum of 10-15 runs;
-// then whole Base training steps, T=128, on both paths): standard and W2
-// attention tie at 128 keys and are as fast or faster tiled from 256 keys on
-// (1.2-1.4x at 1024). The triple variant is faster tiled already at 128 keys
-// (1.1-1.2x; a Base step 102-105 instead of 114-116 ms on one thread), where
-// its materialised backward streams six (T, T) matrices. Either way the tiled
-// path holds a fraction of the memory. Table: docs/appendix-c-performance.md.
-inline constexpr int64_t kTiledAttentionMinKeys = 256;
-inline constexpr int64_t kTripleTiledMinKeys = 128;
-
-// Whether the attention of q (B, H, Nq, dh), keys k (B, H, Nk, .) and values v
-// should run tiled. needs_probs: the caller wants the weights (returned, or
-// dropout on them), which only the materialised kernels have. min_keys: the
-// variant's threshold above.
-bool use_tiled_attention(const Tensor& q, const Tensor& k, const Tensor& v, const ScoreMask& mask, bool needs_probs,
-                         int64_t min_keys = kTiledAttentionMinKeys);
 
 }  // namespace ropegrad::nn

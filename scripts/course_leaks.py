@@ -16,7 +16,9 @@ Standard library only; regions are found by scripts/course_regions.py (the
 rule check_docs.py uses for the book's solution blocks).
 
 Distinctive lines (`leaks`). A line of an exercise's region, stripped of
-leading and trailing whitespace, is distinctive when
+leading and trailing whitespace and of a trailing comment (what follows
+"  //", two spaces then //, when the code before it is not trivial), is
+distinctive when
   * it is not trivial: it has at least MIN_CHARS (12) characters and at
     least MIN_WORDS (3) different words, a word being an identifier (compared
     ignoring case) that is not a C++ keyword or built-in type name (KEYWORDS):
@@ -75,6 +77,15 @@ def trivial(s):
     return len(s) < MIN_CHARS or len(words(s)) < MIN_WORDS
 
 
+def key(line):
+    """What of a region line is looked for: the line stripped of surrounding
+    whitespace and of a trailing comment (`code;  // note`: a copy that
+    dropped the note still counts), unless the code alone is trivial."""
+    s = line.strip()
+    code = s.split("  //")[0].rstrip()
+    return code if code != s and not trivial(code) else s
+
+
 def distinctive_lines(root):
     """{id: {stripped line: (file, line number) of its first place in a region}}."""
     root = pathlib.Path(root)
@@ -97,7 +108,7 @@ def distinctive_lines(root):
         lines = {}
         for r in regions:
             for k, raw in enumerate(r.raw):
-                s = raw.strip()
+                s = key(raw)
                 if trivial(s) or s in lines or s in outside_text or s in others:
                     continue
                 lines[s] = (r.file, r.begin + 1 + k)

@@ -23,7 +23,7 @@ distinctive when
     least MIN_WORDS (3) different words, a word being an identifier (compared
     ignoring case) that is not a C++ keyword or built-in type name (KEYWORDS):
     `return out;`, `for (int64_t i = 0; i < n; ++i) {`, `double kept = 0;`
-    and `Shape shape = x.shape();` are trivial, `inv_rms[r] = inv;` is not;
+    and `Shape shape = x.shape();` are trivial, `total += weight[k];` is not;
   * it is contained in no line of ROOT's library sources (*.cpp and *.h under
     tensor/ autograd/ nn/ tasks/ tokenizer/) outside that exercise's own
     regions: a line the library also writes elsewhere (in code that stays in

@@ -154,6 +154,12 @@ class FakeTree(unittest.TestCase):
         ]))  # not the loop header (too few words), `return;`, `}` or the declaration found elsewhere
         self.assertEqual(lines["dx[0] = x[0] * backward_factor(x, n);"], ("nn/norm.cpp", 16))
 
+    def test_a_trailing_comment_is_not_part_of_the_key(self):
+        self.assertEqual(course_leaks.key("  y[i] = x[i] * scale;  // the gain"), "y[i] = x[i] * scale;")
+        self.assertEqual(course_leaks.key("  return out;  // the product of both"), "return out;  // the product of both")
+        self.assertTrue(course_leaks.trivial("for (int64_t i = 0; i < n; ++i) {"))
+        self.assertFalse(course_leaks.trivial("total += weight[k];"))
+
     def test_leaks_finds_every_file_but_git_and_only_stubbed_exercises(self):
         rc, out, _ = run("leaks", str(self.root), str(self.ws))
         self.assertEqual(rc, 1)

@@ -63,7 +63,7 @@ Tensor mul(const Tensor& a, const Tensor& b) {
     // Each input's gradient needs the *other* input: save only what is used.
     attach_node(out, "mul", {a, b},
                 [sa = save_if(b.requires_grad(), a, "mul"), sb = save_if(a.requires_grad(), b, "mul"),
-                 shape_a = a.shape(), shape_b = b.shape()](const Tensor& g, const NeedsGrad& needs) -> Grads {
+                 shape_a = a.shape(), shape_b = b.shape()](const Tensor& g, const NeedsGrad& needs) {
                   Grads grads(2);
                   // BEGIN EXERCISE ex02-mul-div
                   const auto times = [](auto x, auto y) { return x * y; };
@@ -83,7 +83,7 @@ Tensor div(const Tensor& a, const Tensor& b) {
   if (needs_grad({&a, &b})) {
     attach_node(out, "div", {a, b},
                 [sa = save_if(b.requires_grad(), a, "div"), sb = SavedTensor(b, "div"),
-                 shape_a = a.shape(), shape_b = b.shape()](const Tensor& g, const NeedsGrad& needs) -> Grads {
+                 shape_a = a.shape(), shape_b = b.shape()](const Tensor& g, const NeedsGrad& needs) {
                   Grads grads(2);
                   // BEGIN EXERCISE ex02-mul-div
                   const Tensor bv = like(sb, g);

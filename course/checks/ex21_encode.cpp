@@ -85,8 +85,7 @@ TEST(ex21_encode, corpus_and_sample_match_the_python_reference) {
 TEST(ex21_encode, merges_apply_in_rank_order_not_left_to_right) {
   // Ranks: 0 (b, c), 1 (a, b), 2 (ab, c). "abc" is a + bc (rank 0 first, and
   // (a, bc) is no merge); taking the leftmost mergeable pair gives ab + c, then abc.
-  BpeModel model;
-  for (int b = 0; b < 256; ++b) model.vocab.emplace_back(1, static_cast<char>(b));
+  BpeModel model = tokcheck::byte_model();
   model.vocab.insert(model.vocab.end(), {"bc", "ab", "abc"});
   model.merges = {{'b', 'c'}, {'a', 'b'}, {257, 'c'}};
   const Tokenizer tok(model);
@@ -95,10 +94,7 @@ TEST(ex21_encode, merges_apply_in_rank_order_not_left_to_right) {
 }
 
 TEST(ex21_encode, special_tokens_are_single_ids_the_longest_first) {
-  BpeModel model;
-  for (int b = 0; b < 256; ++b) model.vocab.emplace_back(1, static_cast<char>(b));
-  model.specials = {"<|a|>", "<|a|><|a|>"};
-  model.vocab.insert(model.vocab.end(), model.specials.begin(), model.specials.end());
+  BpeModel model = tokcheck::byte_model({"<|a|>", "<|a|><|a|>"});
   const Tokenizer tok(model);
   expect_encoding(tok, "x<|a|><|a|>y<|a|>", {'x', 257, 'y', 256}, "\"x<|a|><|a|>y<|a|>\"");
   expect_encoding(tok, "<|a|><|a|><|a|>", {257, 256}, "\"<|a|><|a|><|a|>\"");

@@ -9,18 +9,11 @@
 namespace ropegrad::course {
 namespace {
 
+using tokcheck::byte_model;
 using tokcheck::literal;
 using tok::BpeModel;
 using tok::MergeState;
 using tok::Word;
-
-BpeModel byte_model(const std::vector<std::string>& specials = {}) {
-  BpeModel model;
-  for (int b = 0; b < 256; ++b) model.vocab.emplace_back(1, static_cast<char>(b));
-  for (const std::string& s : specials) model.vocab.push_back(s);
-  model.specials = specials;
-  return model;
-}
 
 std::vector<Word> words_of(const std::vector<std::pair<std::string, int64_t>>& texts) {
   std::vector<Word> words;

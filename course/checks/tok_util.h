@@ -67,6 +67,18 @@ inline tok::BpeModel reference_model() {
   return model;
 }
 
+// The 256 one-byte tokens, then SPECIALS: the vocabulary every model starts
+// from. The bytes are the Python reference's first 256 tokens (read from the
+// fixture, so that no check spells out how training builds them).
+inline tok::BpeModel byte_model(const std::vector<std::string>& specials = {}) {
+  const std::vector<std::string> reference = reference_model().vocab;
+  tok::BpeModel model;
+  model.vocab.assign(reference.begin(), reference.begin() + 256);
+  model.vocab.insert(model.vocab.end(), specials.begin(), specials.end());
+  model.specials = specials;
+  return model;
+}
+
 // A string as a literal literal: control characters, quotes and (in text that
 // is not valid UTF-8) bytes from 0x80 escaped.
 inline std::string literal(std::string_view s) {

@@ -2,6 +2,9 @@
 """The book's doc test: what a chapter shows is what the code does.
 
     check_docs.py --build BUILD_DIR [--regen output|all]
+    check_docs.py --regen solutions     rewrite the solution blocks only (no build needed)
+    check_docs.py --only static         every check that needs no build (no output blocks,
+                                        no CTest labels)
 
 Checks, each failure naming the file, the block and the first differing line:
 
@@ -18,6 +21,30 @@ Checks, each failure naming the file, the block and the first differing line:
   only by `--regen all` (scripts/dev.sh docs-regen), which rewrites it;
   `--regen output` rewrites the `output` blocks instead of comparing them.
 * sources: a fenced block right after `<!-- source: FILE -->` is FILE.
+* solutions: the book never shows an exercise region's code outside a
+  collapsed solution block, in exactly this form (scripts/course_leaks.py
+  strip removes it from a workspace, for the exercises stubbed there):
+
+      <!-- solution: ID -->
+      ??? note "ropegrad's solution (ID)"
+
+          ```cpp
+          CODE
+          ```
+
+      <!-- end solution -->
+
+  CODE (each line indented by 4 spaces, blank lines empty) is ID's solution
+  text, defined in scripts/course_regions.py: the lines of each region of ID
+  (between `// BEGIN EXERCISE ID` and `// END EXERCISE ID` in the *.cpp and
+  *.h files under tensor/ autograd/ nn/ tasks/ tokenizer/, files in path
+  order), each region dedented by its BEGIN line's indentation, regions
+  joined by a line `// ...`. ID is an exercise of course/exercises.txt, has one
+  block in the whole book, in the chapter the registry names. Outside these
+  blocks no file of the book (docs/*.md, README.md) holds a distinctive line
+  of a region (scripts/course_leaks.py's rule: the line a workspace must not
+  hold; in a workspace, the exercises of .course/stubbed are skipped). `--regen solutions` (and `--regen output|all`) rewrite the blocks
+  from the sources.
 * links: every relative link in docs/ and README.md names an existing file,
   nothing points outside the repository, and every repository path written
   in inline code (`nn/rope.h`) exists.
@@ -42,6 +69,9 @@ import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
+sys.path.insert(0, str(ROOT / "scripts"))
+import course_leaks  # noqa: E402
+import course_regions  # noqa: E402
 MARK = re.compile(r"^<!-- (output|regen): (.*?)(?: \| ignore: (.*?))? -->\s*$")
 FENCE = re.compile(r"^(```+|~~~+)")
 
@@ -254,6 +284,95 @@ def output_blocks(path, build, regen, errors):
         path.write_text("\n".join(out))
 
 
+SOLUTION_BEGIN = re.compile(r"^<!-- solution: (\S+) -->\s*$")
+SOLUTION_END = "<!-- end solution -->"
+
+
+def solution_block(id_, code):
+    """The lines of ID's solution block around CODE (its lines)."""
+    return ([f"<!-- solution: {id_} -->", f"??? note \"ropegrad's solution ({id_})\"", "", "    ```cpp"] +
+            [("    " + line) if line else "" for line in code] + ["    ```", "", SOLUTION_END])
+
+
+def solution_blocks(path, regen, errors, seen):
+    """`<!-- solution: ID -->` blocks: exactly solution_block(ID, ID's solution
+    text); with regen, rewritten so. SEEN maps an id to where its block is."""
+    by_id, problems = course_regions.all_regions(ROOT)
+    errors.extend(f"sources: {p}" for p in problems)
+    registry = (ROOT / "course" / "exercises.txt").read_text()
+    chapter_of = dict(re.findall(r"^\[(ex[0-9a-z-]+)\]\n(?:.*\n)*?chapter:\s*(\S+)", registry, re.M))
+    rel = path.relative_to(ROOT).as_posix()
+    lines = path.read_text().split("\n")
+    out, i, changed = [], 0, False
+    while i < len(lines):
+        m = SOLUTION_BEGIN.match(lines[i])
+        if not m:
+            out.append(lines[i])
+            i += 1
+            continue
+        id_, where = m.group(1), f"{rel}:{i + 1}"
+        end = i + 1
+        while end < len(lines) and lines[end].strip() != SOLUTION_END and not SOLUTION_BEGIN.match(lines[end]):
+            end += 1
+        if end == len(lines) or lines[end].strip() != SOLUTION_END:
+            errors.append(f"{where}: solution block of {id_} without `{SOLUTION_END}`")
+            out.append(lines[i])
+            i += 1
+            continue
+        if id_ not in by_id:
+            errors.append(f"{where}: solution block of {id_}, which has no region in the sources")
+            out.extend(lines[i:end + 1])
+            i = end + 1
+            continue
+        if id_ in seen:
+            errors.append(f"{where}: a second solution block of {id_} (the first is at {seen[id_]})")
+        seen[id_] = where
+        if chapter_of.get(id_) != rel:
+            errors.append(f"{where}: the solution block of {id_} belongs in {chapter_of.get(id_)} "
+                          f"(its chapter in course/exercises.txt)")
+        want = solution_block(id_, course_regions.solution_lines(by_id[id_]))
+        have = lines[i:end + 1]
+        if have != want:
+            if regen:
+                changed = True
+                print(f"{where}: solution block of {id_} rewritten")
+            else:
+                d = first_diff(have, want)
+                errors.append(f"{where}: solution block of {id_} differs from the sources at its line {d[0]}:\n"
+                              f"    text:    {d[1]}\n    sources: {d[2]}")
+        out.extend(want if regen else have)
+        i = end + 1
+    if changed:
+        path.write_text("\n".join(out))
+
+
+def no_region_code(files, errors):
+    """Outside solution blocks, no book file holds a distinctive line of an
+    exercise region (what scripts/course_leaks.py leaks looks for)."""
+    stubbed = ROOT / ".course" / "stubbed"  # in a workspace, a stubbed region is the stub: nothing to hide
+    skip = set(stubbed.read_text().split()) if stubbed.is_file() else set()
+    wanted = {}
+    for id_, lines in course_leaks.distinctive_lines(ROOT).items():
+        if id_ in skip:
+            continue
+        for s in lines:
+            wanted.setdefault(s[:course_leaks.MIN_CHARS], []).append((s, id_))
+    for f in files:
+        inside = False
+        for n, line in enumerate(f.read_text().split("\n"), 1):
+            if SOLUTION_BEGIN.match(line):
+                inside = True
+            elif line.strip() == SOLUTION_END:
+                inside = False
+            if inside:
+                continue
+            for k in range(len(line) - course_leaks.MIN_CHARS + 1):
+                for s, id_ in wanted.get(line[k:k + course_leaks.MIN_CHARS], ()):
+                    if line.startswith(s, k):
+                        errors.append(f"{f.relative_to(ROOT)}:{n}: shows a line of {id_}'s region outside its "
+                                      f"solution block: {s}")
+
+
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 
@@ -389,25 +508,41 @@ def labels_known(build, table, errors):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--build", required=True)
-    ap.add_argument("--regen", choices=["output", "all"],
-                    help="rewrite blocks instead of comparing: the output ones, or all")
+    ap.add_argument("--build")
+    ap.add_argument("--regen", choices=["output", "all", "solutions"],
+                    help="rewrite blocks instead of comparing: the output ones (and the solutions), all, "
+                         "or the solution blocks only (no build needed)")
+    ap.add_argument("--only", choices=["static"], help="only the checks that need no build")
     args = ap.parse_args()
-    build = pathlib.Path(args.build).resolve()
+    if not args.build and args.only != "static" and args.regen != "solutions":
+        ap.error("--build is required, except with --only static or --regen solutions")
+    build = pathlib.Path(args.build).resolve() if args.build else None
     errors = []
     files = chapters()
     others = [DOCS / "course.md", DOCS / "README.md", ROOT / "README.md"]
+    seen = {}
     for f in files + others:
-        output_blocks(f, build, args.regen, errors)
+        solution_blocks(f, bool(args.regen), errors, seen)
+    if args.regen == "solutions":
+        for e in errors:
+            print(e)
+        return 1 if errors else 0
+    for f in files + others:
+        if args.only == "static":
+            source_blocks(f, errors)
+        else:
+            output_blocks(f, build, args.regen, errors)
     if args.regen:
         return 0
+    no_region_code(files + others, errors)
     for f in files + others:
         links(f, errors)
     table = label_table()
     chapter_shape(files, table, errors)
     course_table(errors)
     nothing_points_outside(errors)
-    labels_known(build, table, errors)
+    if build:
+        labels_known(build, table, errors)
     for e in errors:
         print(e)
     if NOT_COMPARED:

@@ -249,13 +249,8 @@ AdamW::AdamW(std::vector<Tensor> params, double lr, std::pair<double, double> be
 
 namespace {
 
-struct AdamCoefficients {
-  double decay;  // 1 - lr * weight_decay
-  double beta1, one_minus_beta1, beta2, one_minus_beta2;
-  double bias_correction2_sqrt;  // sqrt(1 - beta2^step)
-  double neg_step_size;          // -lr / (1 - beta1^step)
-  double eps;
-};
+// The update's coefficients in double, before they are cast to the parameter's dtype.
+using AdamCoefficients = AdamStepScalars<double>;
 
 // The coefficients of one AdamW update at `step` (1 for the first update of a parameter).
 AdamCoefficients adam_coefficients(double lr, double beta1, double beta2, double eps, double weight_decay,

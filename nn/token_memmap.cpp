@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "nn/npy.h"
+#include "nn/tmp_file.h"
 #include "tensor/error.h"
 #include "tensor/printable.h"
 
@@ -148,7 +149,7 @@ void write_all(int fd, const unsigned char* data, size_t n, const std::string& p
 }  // namespace
 
 TokenIdWriter::TokenIdWriter(const std::string& path, int64_t vocab_size)
-    : path_(path), tmp_path_(path + ".tmp"), vocab_size_(vocab_size), small_(vocab_size <= 65536) {
+    : path_(path), tmp_path_(unique_tmp_path(path)), vocab_size_(vocab_size), small_(vocab_size <= 65536) {
   RG_CHECK(vocab_size > 0 && vocab_size <= (int64_t{1} << 31), "TokenIdWriter",
            "vocab_size must be in [1, 2^31], got {}", vocab_size);
   fd_ = ::open(tmp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

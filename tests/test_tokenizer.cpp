@@ -2,13 +2,23 @@
 // format and streaming. tests/fixtures/make_bpe_fixtures.py (plain Python with
 // the `regex` module, independent of ropegrad) wrote the reference merges,
 // vocabulary and encodings in tests/fixtures/bpe/; this test needs no Python.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <random>
 #include <sstream>
 
+#include <gmock/gmock.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "nn/npy.h"
+#include "nn/tmp_file.h"
 #include "nn/token_memmap.h"
+#include "tasks/run_files.h"
 #include "tasks/token_text_task.h"
 #include "tests/support/test_util.h"
 #include "tokenizer/pretokenize.h"
@@ -501,8 +511,8 @@ TEST(TokenIds, AWriterThatFailsOrIsNotClosedLeavesNoFile) {
     writer.write({1, 2, 3});
     EXPECT_RG_ERROR(writer.write({4, 300}), "TokenIdWriter", "bad.npy", "token id 300 at position 4", "[0, 300)");
   }  // destroyed without close(), as when encoding stops on an error or an exception
-  EXPECT_FALSE(std::filesystem::exists(dir + "/bad.npy"));
-  EXPECT_FALSE(std::filesystem::exists(dir + "/bad.npy.tmp"));
+  // Nothing at all: neither bad.npy nor its temporary file (bad.npy.<pid>.<random>.tmp).
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
   EXPECT_RG_ERROR(nn::TokenIdWriter(dir + "/no/such/dir/x.npy", 10), "TokenIdWriter", "cannot write");
   EXPECT_RG_ERROR(nn::TokenIdWriter(dir + "/x.npy", 0), "TokenIdWriter", "vocab_size");
   std::filesystem::remove_all(dir);
@@ -575,6 +585,125 @@ TEST(TokenizeCli, TrainEncodeDecodeRoundTrip) {
   for (int64_t i = 0; i < ids.size(); ++i) ASSERT_EQ(ids.at(i), expected[i]) << i;
   ASSERT_EQ(tokenize({"decode", "--tokenizer", dir + "/tok", "--input", dir + "/ids.npy", "--out", dir + "/back.txt"}), 0);
   EXPECT_EQ(read_all(dir + "/back.txt"), read_all(corpus));
+  std::filesystem::remove_all(dir);
+}
+
+// The files of a directory, sorted.
+std::vector<std::string> listing(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Issue 20: two encodes into one --out both wrote OUT.tmp and corrupted it.
+// Now the output is locked as `train` locks --out: with the lock held (here,
+// by this process: deterministic), a second writer is refused at once, naming
+// the holder, and writes nothing; once released it goes ahead and the lock
+// file goes with it. The same for decode and for tokenize train's directory.
+TEST(TokenizeCli, ASecondWriterOfTheSameOutputIsRefusedNamingTheHolder) {
+  const std::string dir = temp_dir("onewriter");
+  const std::string corpus = fixture_path("bpe/corpus.txt");
+  ASSERT_EQ(tokenize({"train", "--input", corpus, "--vocab-size", "300", "--out", dir + "/t"}), 0);
+  ASSERT_EQ(tokenize({"encode", "--tokenizer", dir + "/t", "--input", corpus, "--out", dir + "/ids.npy"}), 0);
+  const std::string pid = "pid " + std::to_string(::getpid());
+  const std::vector<std::string> before = listing(dir);
+  {
+    const tasks::OutputLock held(dir + "/ids2.npy", "test");
+    EXPECT_RG_ERROR(tokenize({"encode", "--tokenizer", dir + "/t", "--input", corpus, "--out", dir + "/ids2.npy"}),
+                    "tokenize", "ids2.npy' is being written by another process", pid);
+  }
+  {
+    const tasks::OutputLock held(dir + "/back.txt", "test");
+    EXPECT_RG_ERROR(tokenize({"decode", "--tokenizer", dir + "/t", "--input", dir + "/ids.npy", "--out", dir + "/back.txt"}),
+                    "tokenize", "back.txt' is being written by another process", pid);
+  }
+  {
+    const tasks::OutputLock held(dir + "/t2", "test", {}, /*directory=*/true);
+    EXPECT_RG_ERROR(tokenize({"train", "--input", corpus, "--vocab-size", "300", "--out", dir + "/t2"}), "tokenize",
+                    "t2' is being written by another process", pid);
+  }
+  EXPECT_EQ(listing(dir), before) << "the refused writers left nothing, and the released locks are gone";
+  ASSERT_EQ(tokenize({"encode", "--tokenizer", dir + "/t", "--input", corpus, "--out", dir + "/ids2.npy"}), 0);
+  ASSERT_EQ(tokenize({"decode", "--tokenizer", dir + "/t", "--input", dir + "/ids2.npy", "--out", dir + "/back.txt"}), 0);
+  EXPECT_EQ(read_all(dir + "/back.txt"), read_all(corpus));
+  EXPECT_EQ(listing(dir), (std::vector<std::string>{"back.txt", "ids.npy", "ids2.npy", "t"}));
+  std::filesystem::remove_all(dir);
+}
+
+// A killed encode or decode left OUT.tmp (up to 15 MB) behind for good. Now
+// its temporary file names its writer (OUT.<pid>.<random>.tmp), and the next
+// writer of OUT removes those whose process is gone, and only those.
+TEST(TokenizeCli, TemporaryFilesOfAKilledWriterAreRemovedByTheNext) {
+  const std::string dir = temp_dir("stale");
+  const std::string corpus = fixture_path("bpe/corpus.txt");
+  ASSERT_EQ(tokenize({"train", "--input", corpus, "--vocab-size", "300", "--out", dir + "/t"}), 0);
+  const pid_t child = ::fork();  // a pid that is surely gone: a child that has exited and been reaped
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  ASSERT_EQ(::waitpid(child, nullptr, 0), child);
+  const std::string dead = std::to_string(child), alive = std::to_string(::getppid());
+  for (const std::string out : {"ids.npy", "back.txt"}) {
+    write_file(dir + "/" + out + "." + dead + ".00c0ffee00c0ffee.tmp", std::string(1000, 'x'));  // killed writer
+    write_file(dir + "/" + out + "." + alive + ".00c0ffee00c0ffee.tmp", "x");                    // a live one's
+    write_file(dir + "/" + out + ".notes.tmp", "x");                                                // not a writer's
+  }
+  ASSERT_EQ(tokenize({"encode", "--tokenizer", dir + "/t", "--input", corpus, "--out", dir + "/ids.npy"}), 0);
+  ASSERT_EQ(tokenize({"decode", "--tokenizer", dir + "/t", "--input", dir + "/ids.npy", "--out", dir + "/back.txt"}), 0);
+  EXPECT_EQ(listing(dir), (std::vector<std::string>{"back.txt", "back.txt." + alive + ".00c0ffee00c0ffee.tmp",
+                                                    "back.txt.notes.tmp", "ids.npy",
+                                                    "ids.npy." + alive + ".00c0ffee00c0ffee.tmp", "ids.npy.notes.tmp",
+                                                    "t"}));
+  // Unique names: two temporary names for one output never coincide.
+  EXPECT_NE(nn::unique_tmp_path(dir + "/ids.npy"), nn::unique_tmp_path(dir + "/ids.npy"));
+  EXPECT_THAT(nn::unique_tmp_path("o.npy"), ::testing::MatchesRegex("o\\.npy\\." + std::to_string(::getpid()) +
+                                                                      "\\.[0-9a-f]{16}\\.tmp"));
+  std::filesystem::remove_all(dir);
+}
+
+// --out equal to --input overwrote the input. Now refused, whatever the
+// spelling (another path, a link), and the input is left as it was.
+TEST(TokenizeCli, OutputThatIsTheInputIsRefused) {
+  const std::string dir = temp_dir("outisin");
+  const std::string corpus = fixture_path("bpe/corpus.txt");
+  ASSERT_EQ(tokenize({"train", "--input", corpus, "--vocab-size", "300", "--out", dir + "/t"}), 0);
+  write_file(dir + "/in.txt", read_all(corpus));
+  ASSERT_EQ(tokenize({"encode", "--tokenizer", dir + "/t", "--input", dir + "/in.txt", "--out", dir + "/ids.npy"}), 0);
+  const std::string ids = read_all(dir + "/ids.npy");
+  std::filesystem::create_symlink(dir + "/in.txt", dir + "/link.txt");
+  for (const std::string& out : {dir + "/in.txt", dir + "/./in.txt", dir + "/link.txt"}) {
+    EXPECT_RG_ERROR(tokenize({"encode", "--tokenizer", dir + "/t", "--input", dir + "/in.txt", "--out", out}),
+                    "tokenize", "--out '" + out + "' is the input", "in.txt");
+  }
+  EXPECT_RG_ERROR(tokenize({"decode", "--tokenizer", dir + "/t", "--input", dir + "/ids.npy", "--out", dir + "/ids.npy"}),
+                  "tokenize", "is the input");
+  EXPECT_RG_ERROR(tokenize({"encode", "--tokenizer", dir + "/t", "--input", dir + "/in.txt", "--out", dir + "/t/merges.txt"}),
+                  "tokenize", "is the input", "merges.txt");
+  EXPECT_RG_ERROR(tokenize({"encode", "--tokenizer", dir + "/t", "--input", dir + "/in.txt", "--out", dir}), "tokenize",
+                  "is a directory");
+  EXPECT_EQ(read_all(dir + "/in.txt"), read_all(corpus));
+  EXPECT_EQ(read_all(dir + "/ids.npy"), ids);
+  std::filesystem::remove_all(dir);
+}
+
+// Issue 20's badly worded command lines.
+TEST(TokenizeCli, HelpDirectoriesAndNegativeSizesAreSaidSo) {
+  const std::string dir = temp_dir("words");
+  const std::string corpus = fixture_path("bpe/corpus.txt");
+  for (const std::string sub : {"train", "encode", "decode"}) EXPECT_EQ(tokenize({sub, "--help"}), 0) << sub;
+  EXPECT_EQ(tokenize({"train", "--input", corpus, "-h"}), 0);
+  EXPECT_RG_ERROR(tokenize({"train", "--input", dir, "--vocab-size", "300", "--out", dir + "/t"}), "tokenize",
+                  "--input '" + dir + "' is a directory");
+  EXPECT_RG_ERROR(tokenize({"train", "--input", corpus, "--vocab-size", "-5", "--out", dir + "/t"}), "tokenize",
+                  "--vocab-size -5 is invalid");
+  EXPECT_RG_ERROR(tokenize({"train", "--input", corpus, "--vocab-size", "0", "--out", dir + "/t"}), "tokenize",
+                  "--vocab-size 0 is invalid");
+  ASSERT_EQ(tokenize({"train", "--input", corpus, "--vocab-size", "300", "--out", dir + "/t"}), 0);
+  EXPECT_RG_ERROR(tokenize({"encode", "--tokenizer", dir + "/t", "--input", dir, "--out", dir + "/x.npy"}), "tokenize",
+                  "is a directory");
+  EXPECT_RG_ERROR(tokenize({"decode", "--tokenizer", dir + "/t", "--input", dir, "--out", dir + "/x.txt"}), "tokenize",
+                  "is a directory");
+  EXPECT_RG_ERROR(tokenize({"train", "--inptu\r\x01", "x"}), "tokenize", "'--inptu\\r\\x01'");
   std::filesystem::remove_all(dir);
 }
 

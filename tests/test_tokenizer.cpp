@@ -273,6 +273,78 @@ TEST(Encode, OverlappingSpecialsLongestFirst) {
   EXPECT_EQ(tok.encode("<|a|><|a|><|a|>"), (std::vector<int32_t>{257, 256}));
 }
 
+// split_at_specials_linear gives split_at_specials' pieces, on random text
+// made of specials that overlap (one is a prefix of another, one crosses the
+// end of another) and the bytes they are made of.
+TEST(Pretokenize, LinearSplitEqualsSplitAtSpecials) {
+  const std::vector<std::string> specials = {"<|a|>", "<|b|>", "<|a|><|a|>", "a|><", "xx"};
+  const std::vector<std::string> parts = {"<|a|>", "<|b|>", "<", "|", "a", "b", ">", "x", " ", "<|a|><|a|>"};
+  std::mt19937 rng(20);
+  for (int trial = 0; trial < 2000; ++trial) {
+    std::string text;
+    const int n = static_cast<int>(rng() % 40);
+    for (int i = 0; i < n; ++i) text += parts[rng() % parts.size()];
+    const auto want = split_at_specials(text, specials), got = split_at_specials_linear(text, specials);
+    ASSERT_EQ(got.size(), want.size()) << text;
+    for (size_t i = 0; i < want.size(); ++i) {
+      ASSERT_EQ(got[i].text, want[i].text) << text;
+      ASSERT_EQ(got[i].special, want[i].special) << text;
+    }
+  }
+  EXPECT_TRUE(split_at_specials_linear("", specials).empty());
+  ASSERT_EQ(split_at_specials_linear("abc", {}).size(), 1u);
+}
+
+double seconds_of(const std::function<void()>& fn) {
+  const auto t0 = std::chrono::steady_clock::now();
+  fn();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Issue 20: with specials <|a|> and <|b|>, a 1 MB run of <|a|> took 177 s to
+// encode (split_at_specials searched <|b|> through the rest of the text after
+// every <|a|>). Now linear: the bound below is some 1000 times what a Release
+// build takes (about 0.02 s on 2 cores), so it holds under sanitizers too, and
+// a quadratic algorithm (minutes) misses it by far. The ids are checked too.
+TEST(Encode, AMegabyteRunOfSpecialsEncodesInLinearTime) {
+  const Tokenizer tok(train_bpe("hello world <|a|> hello <|b|> world", 300, {"<|a|>", "<|b|>"}));
+  const int32_t a = 256, b = 257;
+  ASSERT_EQ(tok.model().vocab[a], "<|a|>");
+  std::string run;
+  for (int i = 0; i < 200000; ++i) run += "<|a|>";
+  ASSERT_EQ(run.size(), 1000000u);
+  std::vector<int32_t> ids;
+  const double whole = seconds_of([&] { ids = tok.encode_linear(run); });
+  ASSERT_EQ(ids.size(), 200000u);
+  EXPECT_TRUE(std::all_of(ids.begin(), ids.end(), [&](int32_t id) { return id == a; }));
+  std::vector<int32_t> streamed;
+  const double stream = seconds_of([&] {
+    std::istringstream in(run);
+    tok.encode_stream(in, [&](const std::vector<int32_t>& part) { streamed.insert(streamed.end(), part.begin(), part.end()); },
+                      1 << 16);
+  });
+  EXPECT_EQ(streamed, ids);
+  // Specials and text mixed, no space anywhere: the same ids as encode() of
+  // small pieces (checked on a prefix), in bounded time for the whole MB.
+  std::string mixed;
+  long bs = 0;
+  for (int i = 0; mixed.size() < 1000000; ++i) {
+    bs += i % 3 == 0;
+    mixed += i % 3 == 0 ? "<|b|>hello" : i % 3 == 1 ? "<|a|>" : "wor<|a|ld";
+  }
+  std::vector<int32_t> mixed_ids;
+  const double mix = seconds_of([&] { mixed_ids = tok.encode_linear(mixed); });
+  EXPECT_EQ(std::count(mixed_ids.begin(), mixed_ids.end(), b), bs);
+  const std::string prefix = mixed.substr(0, 2400);
+  const std::vector<int32_t> small = tok.encode(prefix);
+  EXPECT_EQ(tok.encode_linear(prefix), small);
+  std::printf("[ encode ] 1 MB run of <|a|>: encode_linear %.3f s, encode_stream %.3f s; 1 MB mixed: %.3f s\n", whole,
+              stream, mix);
+  EXPECT_LT(whole, 20.0);
+  EXPECT_LT(stream, 20.0);
+  EXPECT_LT(mix, 20.0);
+}
+
 TEST(Decode, IdOutOfRange) {
   Tokenizer tok(fixture_model());
   EXPECT_RG_ERROR(tok.decode({1, 400}), "decode", "400", "position 1", "[0, 400)");

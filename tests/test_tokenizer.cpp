@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -19,7 +20,9 @@
 #include "nn/tmp_file.h"
 #include "nn/token_memmap.h"
 #include "tasks/run_files.h"
+#include "tensor/printable.h"
 #include "tasks/token_text_task.h"
+#include "tasks/trainer.h"
 #include "tests/support/test_util.h"
 #include "tokenizer/pretokenize.h"
 #include "tokenizer/tokenizer.h"
@@ -511,6 +514,72 @@ TEST(Files, CorruptFilesNameFileAndPlace) {
   EXPECT_RG_ERROR(load_tokenizer(dir), "load_tokenizer", "cannot open");
 }
 
+// Issue 20: a NUL in a vocab.json token or a binary merges.txt cut the message
+// off at the NUL, a CRLF merges.txt printed the raw CR, '#version: 99.0' was
+// read as 0.2, and a missing byte's token did not name the file.
+TEST(Files, HostileFilesAreQuotedWithTheirFileAndLine) {
+  const std::string dir = temp_dir("hostile");
+  save_tokenizer(fixture_model(), dir);
+  const std::string vocab = read_all(dir + "/vocab.json");
+  const std::string merges = read_all(dir + "/merges.txt");
+  const auto expect_printable = [](const std::string& msg) {
+    for (unsigned char c : msg) EXPECT_TRUE(c == '\n' || c >= 0x20) << "raw byte " << int(c) << " in: " << msg;
+  };
+
+  write_file(dir + "/vocab.json", std::string("{\n  \"a\": 0,\n  \"b\0c\": 1\n}", 24));
+  std::string msg = error_of([&] { load_tokenizer(dir); });
+  EXPECT_THAT(msg, ::testing::HasSubstr("vocab.json line 3 column 5: raw control byte '\\x00' in the string 'b\\x00'"));
+  expect_printable(msg);
+  write_file(dir + "/vocab.json", "{\n  \"a\": 0,\n  \"\\u0000x\": 1\n}");  // an escaped NUL: not GPT-2's alphabet
+  msg = error_of([&] { load_tokenizer(dir); });
+  EXPECT_THAT(msg, ::testing::HasSubstr("vocab.json line 3: '\\x00x' has a character outside"));
+  expect_printable(msg);
+
+  write_file(dir + "/vocab.json", vocab);
+  write_file(dir + "/merges.txt", std::string("#version: 0.2\n\x7f\x45\x4c\x46\x02\x01\x01\0\0\xff\xfe\r\n", 27));
+  msg = error_of([&] { load_tokenizer(dir); });
+  EXPECT_THAT(msg, ::testing::HasSubstr("merges.txt line 2: expected two tokens separated by one space, got "
+                                        "'\\x7fELF\\x02\\x01\\x01\\x00\\x00\\xff\\xfe'"));
+  expect_printable(msg);
+  write_file(dir + "/merges.txt", "#version: 0.2\r\nh \x01\r\n");
+  msg = error_of([&] { load_tokenizer(dir); });
+  EXPECT_THAT(msg, ::testing::HasSubstr("merges.txt line 2: '\\x01' has a character outside"));
+  expect_printable(msg);
+  // CRLF line endings otherwise read as LF ones: the same model.
+  std::string crlf;
+  for (char c : merges) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+  write_file(dir + "/merges.txt", crlf);
+  EXPECT_EQ(load_tokenizer(dir).merges, fixture_model().merges);
+
+  for (const std::string version : {"#version: 99.0", "#version: 0.1", "#version:0.2", "#version: 0.2 "}) {
+    write_file(dir + "/merges.txt", version + "\n" + merges.substr(merges.find('\n') + 1));
+    EXPECT_RG_ERROR(load_tokenizer(dir), "load_tokenizer", "merges.txt line 1: unsupported '" + version + "'",
+                    "only '#version: 0.2'");
+  }
+  write_file(dir + "/merges.txt", merges);
+
+  // No token for 'q' (byte 113): its id goes to another token instead.
+  std::string no_q = vocab;
+  const size_t q = no_q.find("\"q\":");
+  ASSERT_NE(q, std::string::npos);
+  no_q.replace(q, 3, "\"qq\"");
+  write_file(dir + "/vocab.json", no_q);
+  write_file(dir + "/merges.txt", "#version: 0.2\n");
+  EXPECT_RG_ERROR(load_tokenizer(dir), "load_tokenizer", dir + "/vocab.json: the vocabulary has no token for byte 113 ('q'");
+  EXPECT_RG_ERROR(load_tokenizer(dir + "/vocab.json"), "load_tokenizer");  // a file given as the directory
+  std::filesystem::remove_all(dir);
+}
+
+// quote_bytes, the one helper every such message uses.
+TEST(Files, QuoteBytesShowsEveryByte) {
+  EXPECT_EQ(quote_bytes("abc"), "'abc'");
+  EXPECT_EQ(quote_bytes(std::string("a\0b\r\n\t\\\x7f\xff", 9)), "'a\\x00b\\r\\n\\t\\\\\\x7f\\xff'");
+  EXPECT_EQ(quote_bytes("it's"), "\"it's\"");
+  EXPECT_EQ(quote_bytes("\xc4\xa0x"), "'\xc4\xa0x'");  // valid UTF-8 stays (GPT-2's Ġ)
+  EXPECT_EQ(quote_bytes("\xc4"), "'\\xc4'");           // a lone lead byte does not
+  EXPECT_EQ(quote_bytes(std::string(200, 'a'), 4), "'aaaa'... (200 bytes)");
+}
+
 TEST(Files, ModelChecks) {
   BpeModel model = fixture_model();
   model.merges.push_back({1000, 1});
@@ -803,6 +872,128 @@ TEST(TokenizeCli, BadInput) {
   EXPECT_RG_ERROR(tokenize({"decode", "--tokenizer", dir + "/t", "--input", dir + "/bad.npy", "--out", dir + "/o.txt"}),
                   "tokenize", "bad.npy", "token id 300", "position 1", "[0, 300)");
   std::filesystem::remove_all(dir);
+}
+
+// Issue 20: retraining a run's tokenizer in place silently changed what
+// `generate` printed, and a 350-token tokenizer was taken for a 400-token
+// model. A run on BPE ids now records its inputs in config.txt, and checks them.
+class RunInputs : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = temp_dir("inputs");
+    save_tokenizer(fixture_model(), dir_ + "/tok");
+    ids_ = Tokenizer(fixture_model()).encode(read_all(fixture_path("bpe/corpus.txt")));
+    nn::save_token_ids(dir_ + "/c_train.npy", ids_);
+    nn::save_token_ids(dir_ + "/c_valid.npy", {ids_.begin(), ids_.begin() + 300});
+    c_.task = "text";
+    c_.task_options.tokenizer_dir = dir_ + "/tok";
+    c_.task_options.data_path = dir_ + "/c_train.npy";
+    c_.task_options.length = 16;
+    c_.model.d_model = 16;
+    c_.model.num_layers = 1;
+    c_.model.num_heads = 2;
+    c_.steps = 4;
+    c_.batch_size = 2;
+    c_.warmup = 1;
+    c_.eval_every = 2;
+    c_.eval_batches = 1;
+    c_.out_dir = dir_ + "/run";
+    c_.stop_after = 2;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::map<std::string, std::string> recorded() const { return tasks::read_run_config(dir_ + "/run/config.txt").settings; }
+  // The run resumed with `c`, what it printed, and its error ("" when none).
+  std::pair<std::string, std::string> resume(tasks::TrainConfig c) const {
+    c.resume = true;
+    c.stop_after = 0;
+    std::FILE* out = std::tmpfile();
+    std::string error;
+    try {
+      tasks::train(c, out);
+    } catch (const Error& e) {
+      error = e.what();
+    }
+    std::rewind(out);
+    std::string printed;
+    char buffer[4096];
+    for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, out)) > 0;) printed.append(buffer, n);
+    std::fclose(out);
+    return {printed, error};
+  }
+  std::string dir_;
+  std::vector<int32_t> ids_;
+  tasks::TrainConfig c_;
+};
+
+TEST_F(RunInputs, ARunRecordsItsTokenizerAndDataChecksums) {
+  tasks::train(c_, nullptr);
+  const auto r = recorded();
+  EXPECT_EQ(r.at("tokenizer_checksum"), tasks::tokenizer_checksum(dir_ + "/tok"));
+  EXPECT_THAT(r.at("tokenizer_checksum"), ::testing::MatchesRegex("fnv1a64:[0-9a-f]{16}"));
+  EXPECT_EQ(r.at("tokenizer_vocab"), "400");
+  EXPECT_EQ(r.at("data_bytes"), std::to_string(std::filesystem::file_size(dir_ + "/c_train.npy")));
+  EXPECT_EQ(r.at("data_checksum"), tasks::file_checksum(dir_ + "/c_train.npy"));
+  EXPECT_EQ(r.at("valid_bytes"), std::to_string(128 + 2 * 300));
+  EXPECT_EQ(r.at("valid_checksum"), tasks::file_checksum(dir_ + "/c_valid.npy"));
+  // FNV-1a of known bytes, so the checksum is the published function.
+  write_file(dir_ + "/a.txt", "a");
+  EXPECT_EQ(tasks::file_checksum(dir_ + "/a.txt"), "fnv1a64:af63dc4c8601ec8c");
+  // The same inputs resume without a word.
+  const auto [printed, error] = resume(c_);
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(printed.find("changed"), std::string::npos);
+}
+
+TEST_F(RunInputs, GenerateRefusesAnotherTokenizerNamingBoth) {
+  tasks::train(c_, nullptr);
+  const auto r = recorded();
+  const std::string before = tasks::tokenizer_checksum(dir_ + "/tok");
+  tasks::check_tokenizer_of_run(dir_ + "/run", r, dir_ + "/tok", 400, 400);  // its own: accepted
+  // Retrained in place, 350 tokens, for a 400-token model.
+  save_tokenizer(train_bpe(read_all(fixture_path("bpe/corpus.txt")), 350, kSpecials), dir_ + "/tok");
+  const std::string after = tasks::tokenizer_checksum(dir_ + "/tok");
+  ASSERT_NE(after, before);
+  EXPECT_RG_ERROR(tasks::check_tokenizer_of_run(dir_ + "/run", r, dir_ + "/tok", 350, 400), "generate",
+                  "(checksum " + after + ", 350 tokens)", "(checksum " + before + ", 400 tokens)");
+  // A run from before the record: the sizes still must agree.
+  EXPECT_RG_ERROR(tasks::check_tokenizer_of_run(dir_ + "/run", {}, dir_ + "/tok", 350, 400), "generate",
+                  "has 350 tokens but the model", "vocabulary of 400");
+  // Retrained with the same size on other text: only the checksum tells.
+  save_tokenizer(train_bpe(read_all(fixture_path("bpe/sample.txt")) + read_all(fixture_path("bpe/corpus.txt")), 400,
+                           kSpecials),
+                 dir_ + "/tok");
+  const std::string other = tasks::tokenizer_checksum(dir_ + "/tok");
+  ASSERT_NE(other, before);
+  EXPECT_RG_ERROR(tasks::check_tokenizer_of_run(dir_ + "/run", r, dir_ + "/tok", 400, 400), "generate",
+                  "(checksum " + other + ", 400 tokens)", "(checksum " + before + ", 400 tokens)");
+  // --resume refuses it too, naming both.
+  const auto [printed, error] = resume(c_);
+  EXPECT_THAT(error, ::testing::HasSubstr("--resume: the tokenizer"));
+  EXPECT_THAT(error, ::testing::HasSubstr("(checksum " + other + ", 400 tokens)"));
+  EXPECT_THAT(error, ::testing::HasSubstr("(checksum " + before + ", 400 tokens)"));
+}
+
+TEST_F(RunInputs, ResumeRefusesChangedDataUnlessAllowedAndThenSaysSo) {
+  tasks::train(c_, nullptr);
+  const std::string before = tasks::file_checksum(dir_ + "/c_train.npy");
+  std::vector<int32_t> changed = ids_;
+  std::reverse(changed.begin(), changed.end());  // same size, other bytes
+  nn::save_token_ids(dir_ + "/c_train.npy", changed);
+  const std::string after = tasks::file_checksum(dir_ + "/c_train.npy");
+  ASSERT_NE(after, before);
+  auto [printed, error] = resume(c_);
+  EXPECT_THAT(error, ::testing::HasSubstr("--resume: the data '" + std::filesystem::absolute(dir_ + "/c_train.npy").string()));
+  EXPECT_THAT(error, ::testing::HasSubstr("checksum " + after + " (the run began on"));
+  EXPECT_THAT(error, ::testing::HasSubstr("checksum " + before + ")"));
+  EXPECT_THAT(error, ::testing::HasSubstr("--allow-changed-data"));
+  EXPECT_EQ(recorded().at("data_checksum"), before) << "the refused resume changed nothing";
+  tasks::TrainConfig allowed = c_;
+  allowed.allow_changed_data = true;
+  std::tie(printed, error) = resume(allowed);
+  EXPECT_EQ(error, "");
+  EXPECT_THAT(printed, ::testing::HasSubstr("--allow-changed-data: continuing the run in"));
+  EXPECT_THAT(printed, ::testing::HasSubstr("on changed data: the data"));
+  EXPECT_EQ(recorded().at("data_checksum"), after) << "the run now records the data it went on with";
 }
 
 TEST(TokenTextTask, BatchesFromTrainAndValidIds) {

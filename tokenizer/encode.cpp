@@ -3,6 +3,7 @@
 
 #include "tensor/error.h"
 #include "tensor/exercise.h"
+#include "tensor/printable.h"
 #include "tokenizer/pretokenize.h"
 #include "tokenizer/tokenizer.h"
 
@@ -19,7 +20,8 @@ Tokenizer::Tokenizer(BpeModel model) : model_(std::move(model)) {
   for (int32_t id = 0; id < static_cast<int32_t>(vocab.size()); ++id) id_of.emplace(vocab[id], id);
   for (int b = 0; b < 256; ++b) {
     auto it = id_of.find(std::string(1, static_cast<char>(b)));
-    RG_CHECK(it != id_of.end(), "Tokenizer", "the vocabulary has no token for byte {}", b);
+    RG_CHECK(it != id_of.end(), "Tokenizer", "the vocabulary has no token for byte {} ({})", b,
+             quote_bytes(std::string(1, static_cast<char>(b))));
     byte_id_[b] = it->second;
   }
   const int32_t n = static_cast<int32_t>(vocab.size());
@@ -33,7 +35,7 @@ Tokenizer::Tokenizer(BpeModel model) : model_(std::move(model)) {
   }
   for (const std::string& s : model_.specials) {
     auto it = id_of.find(s);
-    RG_CHECK(it != id_of.end(), "Tokenizer", "special token '{}' is not in the vocabulary", s);
+    RG_CHECK(it != id_of.end(), "Tokenizer", "special token {} is not in the vocabulary", quote_bytes(s));
     special_id_.push_back(it->second);
   }
 }

@@ -1,5 +1,5 @@
 // Writes the fuzzers' seed corpus with the library itself:
-//   make_corpus DIR  ->  DIR/{npy,safetensors,checkpoint,config}/<files>
+//   make_corpus DIR  ->  DIR/{npy,npy_roundtrip,safetensors,checkpoint,config,tokenizer,encode_specials}/<files>
 // valid files of every dtype and shape kind, so the fuzzers start from inputs
 // that reach deep into each reader.
 #include <filesystem>
@@ -23,7 +23,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   const fs::path dir = argv[1];
-  for (const char* sub : {"npy", "safetensors", "checkpoint", "config", "tokenizer"}) fs::create_directories(dir / sub);
+  for (const char* sub : {"npy", "npy_roundtrip", "safetensors", "checkpoint", "config", "tokenizer", "encode_specials"})
+    fs::create_directories(dir / sub);
   Generator gen(1);
   const std::vector<std::pair<std::string, Tensor>> samples = {
       {"f32_2x3", randn({2, 3}, DType::Float32, &gen)},
@@ -35,6 +36,7 @@ int main(int argc, char** argv) {
   nn::StateDict all;
   for (const auto& [name, t] : samples) {
     nn::save_npy((dir / "npy" / (name + ".npy")).string(), t);
+    nn::save_npy((dir / "npy_roundtrip" / (name + ".npy")).string(), t);
     all[name] = t;
   }
   nn::save_safetensors((dir / "safetensors" / "all.safetensors").string(), all, {{"note", "corpus"}});
@@ -59,5 +61,13 @@ int main(int argc, char** argv) {
   }
   fs::remove_all(tok_dir);
   std::ofstream(dir / "tokenizer" / "tokenizer.bin", std::ios::binary) << joined;
+  // fuzz_encode_specials: bytes below 0x40 are special tokens. A run of one,
+  // runs of alternating ones, and specials between words.
+  std::ofstream(dir / "encode_specials" / "run.bin", std::ios::binary) << std::string(4096, '\x00');
+  std::string alternating, words;
+  for (int i = 0; i < 1000; ++i) alternating += static_cast<char>(i % 5);
+  for (int i = 0; i < 200; ++i) words += std::string("hello ") + static_cast<char>(i % 5) + "world|>";
+  std::ofstream(dir / "encode_specials" / "alternating.bin", std::ios::binary) << alternating;
+  std::ofstream(dir / "encode_specials" / "words.bin", std::ios::binary) << words;
   return 0;
 }

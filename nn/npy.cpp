@@ -3,11 +3,13 @@
 #include <cstdint>
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <cctype>
 
 #include "tensor/kernels.h"
+#include "tensor/printable.h"
 
 namespace ropegrad::nn {
 
@@ -16,32 +18,165 @@ namespace {
 constexpr char kMagic[] = "\x93NUMPY";
 
 std::string read_file(const std::string& path) {
+  std::error_code error;
+  RG_CHECK(!std::filesystem::is_directory(path, error), "load_npy", "'{}' is a directory, not a .npy file", path);
   std::ifstream in(path, std::ios::binary);
   RG_CHECK(in.good(), "load_npy", "cannot open '{}'", path);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-// The value of 'key' in the header dict, as raw text: a quoted string
-// ('<f4'), True/False, or a tuple ((2, 3)).
-std::string header_field(const std::string& header, const std::string& key, const std::string& path) {
-  const std::string quoted = "'" + key + "'";
-  const size_t at = header.find(quoted);
-  RG_CHECK(at != std::string::npos, "load_npy", "'{}': header has no '{}' field: {}", path, key, header);
-  size_t pos = header.find_first_not_of(" \t", at + quoted.size());
-  RG_CHECK(pos != std::string::npos && header[pos] == ':', "load_npy", "'{}': malformed header near '{}': {}", path,
-           key, header);
-  pos = header.find_first_not_of(" \t", pos + 1);
-  RG_CHECK(pos != std::string::npos, "load_npy", "'{}': header ends after '{}'", path, key);
-  size_t end = std::string::npos;
-  if (header[pos] == '\'') end = header.find('\'', pos + 1);
-  else if (header[pos] == '(') end = header.find(')', pos + 1);
-  else if (header.compare(pos, 4, "True") == 0) end = pos + 3;
-  else if (header.compare(pos, 5, "False") == 0) end = pos + 4;
-  RG_CHECK(end != std::string::npos, "load_npy", "'{}': cannot read the value of '{}': {}", path, key, header);
-  return header.substr(pos, end - pos + 1);
-}
+// A reader for the header dict: a Python literal of strings, True/False and
+// tuples of integers, nothing else (numpy reads it with ast.literal_eval).
+class HeaderReader {
+ public:
+  HeaderReader(std::string_view text, const std::string& path, std::string_view op)
+      : text_(text), path_(path), op_(op) {}
+
+  NpyHeader read() {
+    NpyHeader h;
+    bool has_descr = false, has_order = false, has_shape = false;
+    skip_space();
+    expect('{');
+    while (true) {
+      skip_space();
+      if (peek() == '}') break;
+      const size_t key_at = pos_;
+      const std::string key = read_string();
+      skip_space();
+      expect(':');
+      skip_space();
+      if (key == "descr") {
+        if (has_descr) error(key_at, "'descr' appears twice");
+        if (peek() != '\'' && peek() != '"') error(pos_, "'descr' must be a quoted string");
+        h.descr = read_string();
+        has_descr = true;
+      } else if (key == "fortran_order") {
+        if (has_order) error(key_at, "'fortran_order' appears twice");
+        const size_t at = pos_;
+        const std::string word = read_word();
+        if (word != "True" && word != "False")
+          error(at, fmt::format("'fortran_order' must be True or False, not {}", quote_bytes(word)));
+        h.fortran_order = word == "True";
+        has_order = true;
+      } else if (key == "shape") {
+        if (has_shape) error(key_at, "'shape' appears twice");
+        h.shape = read_shape();
+        has_shape = true;
+      } else {
+        error(key_at, fmt::format("unexpected key {} (a .npy header has 'descr', 'fortran_order' and 'shape')",
+                                  quote_bytes(key)));
+      }
+      skip_space();
+      if (peek() == ',') {
+        ++pos_;
+        continue;
+      }
+      if (peek() != '}') error(pos_, "expected ',' or '}' after a value");
+    }
+    ++pos_;  // the '}'
+    skip_space();
+    if (pos_ != text_.size()) error(pos_, "unexpected text after the closing '}'");
+    if (!has_descr || !has_order || !has_shape)
+      error(pos_, fmt::format("the header has no '{}' key", !has_descr ? "descr" : !has_order ? "fortran_order" : "shape"));
+    return h;
+  }
+
+ private:
+  [[noreturn]] void error(size_t at, const std::string& what) const {
+    fail(op_, "'{}': malformed .npy header at column {}: {}; the header is {}", path_, at + 1, what,
+         quote_bytes(text_, 200));
+  }
+  char peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
+  void skip_space() {
+    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' || text_[pos_] == '\r'))
+      ++pos_;
+  }
+  void expect(char c) {
+    if (pos_ >= text_.size() || text_[pos_] != c)
+      error(pos_, pos_ >= text_.size() ? fmt::format("the header ends where '{}' was expected", c)
+                                       : fmt::format("expected '{}', found {}", c, quote_bytes(text_.substr(pos_, 1))));
+    ++pos_;
+  }
+  // A quoted string without escapes (numpy's keys and dtypes have none).
+  std::string read_string() {
+    const char q = peek();
+    if (q != '\'' && q != '"') error(pos_, "expected a quoted key");
+    const size_t close = text_.find(q, pos_ + 1);
+    if (close == std::string_view::npos) error(pos_, "unterminated string");
+    std::string s(text_.substr(pos_ + 1, close - pos_ - 1));
+    if (s.find('\\') != std::string::npos || s.find('\n') != std::string::npos)
+      error(pos_, fmt::format("unsupported string {}", quote_bytes(s)));
+    pos_ = close + 1;
+    return s;
+  }
+  // An identifier (True, False, or something numpy would not accept).
+  std::string read_word() {
+    const size_t start = pos_;
+    while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_')) ++pos_;
+    if (pos_ == start) error(pos_, "expected True or False");
+    return std::string(text_.substr(start, pos_ - start));
+  }
+  // An integer literal as Python writes one: an optional '-', then 0 or
+  // digits without a leading zero; within int64.
+  int64_t read_int() {
+    const size_t start = pos_;
+    const bool negative = peek() == '-';
+    if (negative) ++pos_;
+    const size_t digits = pos_;
+    int64_t v = 0;
+    while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
+      if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, text_[pos_] - '0', &v))
+        error(start, "a dimension does not fit in int64");
+      ++pos_;
+    }
+    if (pos_ == digits) error(start, "expected an integer dimension");
+    if (pos_ - digits > 1 && text_[digits] == '0') error(start, "a dimension has a leading zero");
+    if (pos_ < text_.size() && (std::isalpha(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_' ||
+                                text_[pos_] == '.'))
+      error(start, "a dimension is not an integer");
+    if (negative) error(start, fmt::format("negative dimension -{}", v));
+    return v;
+  }
+  // (), (N,), (N, M), (N, M,): a tuple; (N) is an integer, not a shape.
+  Shape read_shape() {
+    Shape shape;
+    expect('(');
+    skip_space();
+    if (peek() == ')') {
+      ++pos_;
+      return shape;
+    }
+    bool trailing_comma = false;
+    while (true) {
+      shape.push_back(read_int());
+      skip_space();
+      trailing_comma = false;
+      if (peek() == ',') {
+        ++pos_;
+        trailing_comma = true;
+        skip_space();
+        if (peek() == ')') break;
+        continue;
+      }
+      if (peek() == ')') break;
+      error(pos_, "expected ',' or ')' in the shape");
+    }
+    if (shape.size() == 1 && !trailing_comma) error(pos_, "the shape (N) is an integer, not a tuple: write (N,)");
+    ++pos_;  // the ')'
+    return shape;
+  }
+
+  std::string_view text_;
+  const std::string& path_;
+  std::string_view op_;
+  size_t pos_ = 0;
+};
 
 }  // namespace
+
+NpyHeader parse_npy_header(std::string_view dict, const std::string& path, std::string_view op) {
+  return HeaderReader(dict, path, op).read();
+}
 
 Tensor load_npy(const std::string& path) {
   const std::string bytes = read_file(path);
@@ -61,29 +196,14 @@ Tensor load_npy(const std::string& path) {
   RG_CHECK(header_start + header_len <= bytes.size(), "load_npy", "'{}' is truncated in its header", path);
   const std::string header = bytes.substr(header_start, header_len);
 
-  std::string descr = header_field(header, "descr", path);
-  descr = descr.substr(1, descr.size() - 2);
-  RG_CHECK(header_field(header, "fortran_order", path) == "False", "load_npy",
+  const NpyHeader parsed = parse_npy_header(header, path, "load_npy");
+  const std::string& descr = parsed.descr;
+  RG_CHECK(!parsed.fortran_order, "load_npy",
            "'{}': Fortran-ordered arrays are not supported (save with np.ascontiguousarray)", path);
-  Shape shape;
-  const std::string shape_text = header_field(header, "shape", path);
-  // The tuple's integers: "(2, 3)", "(5,)" or "()".
-  for (size_t i = 0; i < shape_text.size();) {
-    if (!(std::isdigit(static_cast<unsigned char>(shape_text[i])) || shape_text[i] == '-')) {
-      ++i;
-      continue;
-    }
-    size_t used = 0;
-    int64_t n = 0;
-    try {
-      n = std::stoll(shape_text.substr(i), &used);
-    } catch (const std::exception&) {
-      fail("load_npy", "'{}': bad dimension in shape {}", path, shape_text);
-    }
-    i += std::max<size_t>(used, 1);
-    RG_CHECK(n >= 0, "load_npy", "'{}': negative dimension in shape {}", path, shape_text);
-    shape.push_back(n);
-  }
+  const Shape& shape = parsed.shape;
+  // As the header writes it: (2, 3), (5,) or ().
+  const std::string shape_text =
+      shape.size() == 1 ? fmt::format("({},)", shape[0]) : fmt::format("({})", fmt::join(shape, ", "));
 
   DType dtype;
   size_t stored_size;
@@ -93,38 +213,40 @@ Tensor load_npy(const std::string& path) {
   else if (descr == "<i4") dtype = DType::Int64, stored_size = 4;
   else if (descr == "<u2") dtype = DType::Int64, stored_size = 2;  // token ids (tokenize encode)
   else if (descr == "|b1") dtype = DType::Bool, stored_size = 1;
-  else fail("load_npy", "'{}': unsupported dtype '{}' (expected <f4, <f8, <i8, <i4, <u2 or |b1)", path, descr);
+  else fail("load_npy", "'{}': unsupported dtype {} (expected <f4, <f8, <i8, <i4, <u2 or |b1)", path, quote_bytes(descr));
 
   const size_t data_start = header_start + header_len;
   // Multiply with overflow checks: a corrupt shape must not wrap to a small size.
   // Zero dims too: (0, 2^62, 4) holds nothing, but its strides would overflow.
-  size_t count = 1, span = 1;
+  // And in bytes, not only elements: (0, 2^61) of float64 has 2^61 elements
+  // of span, but the byte stride the kernels compute (2^61 * 8) overflows int64.
+  const int64_t memory_item = static_cast<int64_t>(element_size(dtype));
+  int64_t count = 1, span = 1, span_bytes = 0;
   for (int64_t n : shape) {
-    RG_CHECK(!__builtin_mul_overflow(count, static_cast<size_t>(n), &count) &&
-                 !__builtin_mul_overflow(span, static_cast<size_t>(std::max<int64_t>(n, 1)), &span) &&
-                 span <= static_cast<size_t>(INT64_MAX),
-             "load_npy", "'{}': shape {} has more elements than memory can hold", path, shape_text);
+    RG_CHECK(!__builtin_mul_overflow(count, n, &count) && !__builtin_mul_overflow(span, std::max<int64_t>(n, 1), &span),
+             "load_npy", "'{}': shape {} has more elements than int64 can count", path, shape_text);
   }
-  size_t needed = 0;
-  RG_CHECK(!__builtin_mul_overflow(count, stored_size, &needed), "load_npy",
-           "'{}': shape {} needs more bytes than memory can hold", path, shape_text);
-  RG_CHECK(bytes.size() - data_start == needed, "load_npy",
+  int64_t needed = 0;
+  RG_CHECK(!__builtin_mul_overflow(count, static_cast<int64_t>(stored_size), &needed) &&
+               !__builtin_mul_overflow(span, std::max(memory_item, static_cast<int64_t>(stored_size)), &span_bytes),
+           "load_npy", "'{}': shape {} of {} needs more bytes than int64 can count", path, shape_text, descr);
+  RG_CHECK(bytes.size() - data_start == static_cast<size_t>(needed), "load_npy",
            "'{}': data has {} bytes, shape {} of {} needs {} (truncated or corrupt)", path,
-           bytes.size() - data_start, shape_str(shape), descr, needed);
+           bytes.size() - data_start, shape_text, descr, needed);
   Tensor out = Tensor::empty(shape, dtype);
   const char* data = bytes.data() + data_start;
   if (descr == "<i4") {
     int64_t* o = out.data_ptr<int64_t>();
-    for (size_t i = 0; i < count; ++i) {
+    for (int64_t i = 0; i < count; ++i) {
       int32_t v;
       std::memcpy(&v, data + 4 * i, 4);
       o[i] = v;
     }
   } else if (descr == "<u2") {
     int64_t* o = out.data_ptr<int64_t>();
-    for (size_t i = 0; i < count; ++i) o[i] = static_cast<uint8_t>(data[2 * i]) | (static_cast<uint8_t>(data[2 * i + 1]) << 8);
+    for (int64_t i = 0; i < count; ++i) o[i] = static_cast<uint8_t>(data[2 * i]) | (static_cast<uint8_t>(data[2 * i + 1]) << 8);
   } else {
-    std::memcpy(out.raw_data(), data, count * stored_size);  // x86-64 is little-endian, like the file
+    std::memcpy(out.raw_data(), data, static_cast<size_t>(needed));  // x86-64 is little-endian, like the file
   }
   return out;
 }

@@ -12,34 +12,12 @@
 #include <fstream>
 #include <vector>
 
+#include "nn/npy.h"
+#include "nn/tmp_file.h"
 #include "tensor/error.h"
+#include "tensor/printable.h"
 
 namespace ropegrad::nn {
-
-namespace {
-
-// The value of `'key': value` in a .npy header dict, up to the next ',' or '}'
-// (the shape tuple is read whole).
-std::string header_value(const std::string& header, const std::string& key, const std::string& path) {
-  const size_t at = header.find("'" + key + "'");
-  RG_CHECK(at != std::string::npos, "TokenMemmap", "{}: the header has no '{}'", path, key);
-  size_t pos = header.find(':', at);
-  RG_CHECK(pos != std::string::npos, "TokenMemmap", "{}: no ':' after '{}'", path, key);
-  ++pos;
-  while (pos < header.size() && header[pos] == ' ') ++pos;
-  size_t end = pos;
-  if (pos < header.size() && header[pos] == '(') {
-    end = header.find(')', pos);
-    RG_CHECK(end != std::string::npos, "TokenMemmap", "{}: unclosed shape tuple", path);
-    return header.substr(pos, end - pos + 1);
-  }
-  while (end < header.size() && header[end] != ',' && header[end] != '}') ++end;
-  std::string v = header.substr(pos, end - pos);
-  while (!v.empty() && v.back() == ' ') v.pop_back();
-  return v;
-}
-
-}  // namespace
 
 TokenMemmap::TokenMemmap(const std::string& path) : path_(path) {
   const int fd = ::open(path.c_str(), O_RDONLY);
@@ -48,6 +26,11 @@ TokenMemmap::TokenMemmap(const std::string& path) : path_(path) {
   if (::fstat(fd, &st) != 0) {
     ::close(fd);
     fail("TokenMemmap", "cannot stat {}", path);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    fail("TokenMemmap", "{} is {}, not a .npy file of token ids", path,
+         S_ISDIR(st.st_mode) ? "a directory" : "not a regular file");
   }
   const size_t file_bytes = static_cast<size_t>(st.st_size);
   if (file_bytes < 12) {
@@ -75,27 +58,22 @@ TokenMemmap::TokenMemmap(const std::string& path) : path_(path) {
     RG_CHECK(header_len <= file_bytes - header_start, "TokenMemmap", "{}: header length {} runs past the end ({} bytes)",
              path, header_len, file_bytes);
     const std::string header(reinterpret_cast<const char*>(bytes + header_start), header_len);
-    const std::string descr = header_value(header, "descr", path);
-    if (descr == "'<u2'" || descr == "'|u2'") item_bytes_ = 2;
-    else if (descr == "'<i4'") item_bytes_ = 4;
-    else if (descr == "'<i8'") item_bytes_ = 8;
-    else fail("TokenMemmap", "{}: dtype {} is not a token id type ('<u2', '<i4' or '<i8')", path, descr);
-    RG_CHECK(header_value(header, "fortran_order", path) == "False", "TokenMemmap", "{}: Fortran order is not supported",
-             path);
-    const std::string shape = header_value(header, "shape", path);  // "(N,)"
-    int64_t n = 0;
-    size_t digits = 0;
-    for (size_t i = 1; i < shape.size() && std::isdigit(static_cast<unsigned char>(shape[i])); ++i, ++digits) {
-      RG_CHECK(n < (int64_t{1} << 50), "TokenMemmap", "{}: shape {} is too large", path, shape);
-      n = n * 10 + (shape[i] - '0');
-    }
-    RG_CHECK(digits > 0 && (shape.substr(1 + digits) == ",)" || shape.substr(1 + digits) == ")"), "TokenMemmap",
-             "{}: shape {} is not 1-D", path, shape);
+    const NpyHeader h = parse_npy_header(header, path, "TokenMemmap");
+    if (h.descr == "<u2" || h.descr == "|u2") item_bytes_ = 2;
+    else if (h.descr == "<i4") item_bytes_ = 4;
+    else if (h.descr == "<i8") item_bytes_ = 8;
+    else fail("TokenMemmap", "{}: dtype {} is not a token id type ('<u2', '<i4' or '<i8')", path, quote_bytes(h.descr));
+    RG_CHECK(!h.fortran_order, "TokenMemmap", "{}: Fortran order is not supported", path);
+    RG_CHECK(h.shape.size() == 1, "TokenMemmap", "{}: shape ({}) is not 1-D", path, fmt::join(h.shape, ", "));
+    const int64_t n = h.shape[0];
+    // In bytes, against what the file holds, before any offset is computed.
     const size_t data_start = header_start + header_len;
     const size_t data_bytes = file_bytes - data_start;
-    RG_CHECK(data_bytes == static_cast<size_t>(n) * item_bytes_, "TokenMemmap",
-             "{}: the header claims {} ids ({} bytes) but the file holds {} data bytes", path, n, n * item_bytes_,
-             data_bytes);
+    int64_t claimed = 0;
+    RG_CHECK(!__builtin_mul_overflow(n, static_cast<int64_t>(item_bytes_), &claimed), "TokenMemmap",
+             "{}: the header claims {} ids, more bytes than int64 can count", path, n);
+    RG_CHECK(static_cast<uint64_t>(claimed) == data_bytes, "TokenMemmap",
+             "{}: the header claims {} ids ({} bytes) but the file holds {} data bytes", path, n, claimed, data_bytes);
     data_ = bytes + data_start;
     count_ = n;
   } catch (...) {
@@ -171,7 +149,7 @@ void write_all(int fd, const unsigned char* data, size_t n, const std::string& p
 }  // namespace
 
 TokenIdWriter::TokenIdWriter(const std::string& path, int64_t vocab_size)
-    : path_(path), tmp_path_(path + ".tmp"), vocab_size_(vocab_size), small_(vocab_size <= 65536) {
+    : path_(path), tmp_path_(unique_tmp_path(path)), vocab_size_(vocab_size), small_(vocab_size <= 65536) {
   RG_CHECK(vocab_size > 0 && vocab_size <= (int64_t{1} << 31), "TokenIdWriter",
            "vocab_size must be in [1, 2^31], got {}", vocab_size);
   fd_ = ::open(tmp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

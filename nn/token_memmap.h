@@ -43,7 +43,8 @@ class TokenMemmap {
 // The dtype is fixed up front from the vocabulary size: '<u2' when every id
 // fits in uint16, else '<i4'. The count goes into the header at close(); the
 // header is padded to a fixed length so that any count fits. The ids go to
-// PATH.tmp, which close() flushes to disk and renames to PATH: an interrupted
+// PATH.<pid>.<random>.tmp (nn/tmp_file.h: unique, so two writers never share
+// it), which close() flushes to disk and renames to PATH: an interrupted
 // or failed write never leaves a truncated .npy under PATH, and the
 // destructor of an unclosed writer removes the temporary file.
 class TokenIdWriter {

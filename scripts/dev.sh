@@ -108,10 +108,11 @@ case "${1:-}" in
     ;;
   fuzz)
     seconds=${2:-30}
-    build_clang --target fuzz_npy fuzz_safetensors fuzz_checkpoint fuzz_config fuzz_tokenizer make_corpus
+    build_clang --target fuzz_npy fuzz_npy_roundtrip fuzz_safetensors fuzz_checkpoint fuzz_config fuzz_tokenizer \
+      fuzz_encode_specials make_corpus
     rm -rf build-clang/corpus && ./build-clang/fuzz/make_corpus build-clang/corpus
     status=0
-    for reader in npy safetensors checkpoint config tokenizer; do
+    for reader in npy npy_roundtrip safetensors checkpoint config tokenizer encode_specials; do
       # Inputs found to add coverage are kept in build-clang/found/<reader> across runs.
       mkdir -p "build-clang/found/$reader"
       log=build-clang/fuzz_$reader.log

@@ -20,6 +20,7 @@
 #include "nn/module_catalog.h"
 #include "tasks/token_text_task.h"
 #include "tasks/plot.h"
+#include "tasks/run_files.h"
 #include "tasks/trainer.h"
 
 using namespace ropegrad;
@@ -31,6 +32,7 @@ namespace {
 struct Option {
   std::string name, default_value, help;
   bool is_flag = false;
+  bool listed = true;  // false: parsed, but not in --help (named by the error that calls for it)
 };
 
 class Args {
@@ -88,6 +90,7 @@ class Args {
   void print_help() const {
     fmt::print("usage: ropegrad {} [options]\n\n{}\n\noptions:\n", command_, summary_);
     for (const Option& o : options_) {
+      if (!o.listed) continue;
       const std::string left = o.is_flag ? fmt::format("--{}", o.name)
                                          : fmt::format("--{} {}", o.name, o.default_value.empty() ? "X" : o.default_value);
       fmt::print("  {:<26} {}\n", left, o.help);
@@ -136,6 +139,10 @@ std::vector<Option> training_options(bool with_attention) {
     o.insert(o.begin() + 9, {"attention", "standard", "standard | w2 | triple"});
     o.push_back({"checkpoint-every", "0", "steps between checkpoints (0: only at the end)"});
     o.push_back({"resume", "", "continue from OUT/checkpoint.safetensors", true});
+    // Not listed in --help (chapter 18 shows the help verbatim); the --resume
+    // error about changed data names it.
+    o.push_back({"allow-changed-data", "", "with --resume: continue although --data changed (said, not silent)", true,
+                 false});
     o.push_back({"stop-after", "0", "stop after this step, as if interrupted (0: run all)"});
   }
   return o;
@@ -174,6 +181,8 @@ tasks::TrainConfig train_config(const Args& a, bool with_attention) {
   tasks::TrainConfig c;
   c.task = a.str("task");
   c.task_options.text_path = a.str("text");
+  RG_CHECK(c.task_options.text_path.empty() || c.task == "text", "ropegrad", "--text is for --task text, not --task {}",
+           c.task);
   c.task_options.tokenizer_dir = a.str("tokenizer");
   c.task_options.data_path = a.str("data");
   c.task_options.vocab = a.integer("vocab");
@@ -192,6 +201,8 @@ tasks::TrainConfig train_config(const Args& a, bool with_attention) {
     c.model.attention = nn::parse_attention_kind(a.str("attention"));
     c.checkpoint_every = a.integer("checkpoint-every");
     c.resume = a.flag("resume");
+    c.allow_changed_data = a.flag("allow-changed-data");
+    RG_CHECK(!c.allow_changed_data || c.resume, "ropegrad train", "--allow-changed-data goes with --resume");
     c.stop_after = a.integer("stop-after");
   }
   c.steps = a.integer("steps");
@@ -288,7 +299,8 @@ int run_generate(int argc, char** argv) {
   if (!args.parse(argc, argv)) return 0;
   const std::string dir = args.str("checkpoint");
   RG_CHECK(!dir.empty(), "ropegrad generate", "--checkpoint DIR is required");
-  nn::TransformerLM model(tasks::read_model_config(dir + "/config.txt"));
+  const tasks::RunConfigFile run = tasks::read_run_config(dir + "/config.txt");
+  nn::TransformerLM model(run.model);
   nn::load_checkpoint(dir + "/checkpoint.safetensors", model, nullptr);
   tasks::check_finite_weights(model, dir + "/checkpoint.safetensors");
   const int64_t vocab = model.config().vocab_size;
@@ -297,9 +309,13 @@ int run_generate(int argc, char** argv) {
   // A run trained with a BPE tokenizer encodes the prompt and decodes the output with it.
   const std::string tokenizer_dir = tasks::tokenizer_of_run(dir);
   std::unique_ptr<tok::Tokenizer> tokenizer;
-  if (!tokenizer_dir.empty()) tokenizer = std::make_unique<tok::Tokenizer>(tok::load_tokenizer(tokenizer_dir));
+  if (!tokenizer_dir.empty()) {
+    tokenizer = std::make_unique<tok::Tokenizer>(tok::load_tokenizer(tokenizer_dir));
+    // The one it was trained with, or the output would silently change.
+    tasks::check_tokenizer_of_run(dir, run.settings, tokenizer_dir, tokenizer->vocab_size(), vocab);
+  }
   if (tokenizer != nullptr && !text.empty()) {
-    for (int32_t id : tokenizer->encode(text)) prompt.push_back(id);
+    for (int32_t id : tokenizer->encode_linear(text)) prompt.push_back(id);
   } else if (!text.empty()) {
     for (unsigned char ch : text) prompt.push_back(ch);
   } else {

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,6 +14,8 @@
 #include <functional>
 #include <set>
 #include <sstream>
+
+#include "nn/tmp_file.h"
 
 namespace ropegrad::tasks {
 
@@ -41,7 +44,10 @@ double parse_real(std::string_view text, double lo, double hi, const std::string
 // The training settings config.txt records (and --resume compares).
 const std::set<std::string> kSettings = {"steps",        "batch", "lr",   "min_lr", "warmup", "weight_decay",
                                          "beta1",        "beta2", "clip", "seed",   "text",   "vocab",
-                                         "length",       "pairs", "queries", "concepts", "tokenizer", "data"};
+                                         "length",       "pairs", "queries", "concepts", "tokenizer", "data",
+                                         // what the run knows of its inputs (tasks/token_text_task.h)
+                                         "tokenizer_checksum", "tokenizer_vocab", "data_bytes", "data_checksum",
+                                         "valid_bytes", "valid_checksum"};
 
 }  // namespace
 
@@ -138,7 +144,7 @@ void check_fits_in_memory(double bytes, const std::string& what) {
 }
 
 void write_file_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = fmt::format("{}.tmp.{}", path, getpid());
+  const std::string tmp = nn::unique_tmp_path(path);
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   RG_CHECK(fd >= 0, "write", "cannot write '{}': {}", tmp, std::strerror(errno));
   size_t done = 0;
@@ -177,24 +183,68 @@ std::vector<std::string> read_metrics_rows(const std::string& path, int64_t firs
   return kept;
 }
 
-RunLock::RunLock(const std::string& dir) {
-  const std::string path = dir + "/.lock";
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT, 0644);
-  RG_CHECK(fd_ >= 0, "train", "cannot create '{}': {}", path, std::strerror(errno));
-  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-    char holder[64] = {0};
-    const ssize_t n = ::pread(fd_, holder, sizeof holder - 1, 0);
+FileLock::FileLock(const std::string& lock_path, const std::string& op, const std::string& busy,
+                   const std::string& hint, bool remove_when_done)
+    : path_(lock_path), remove_(remove_when_done) {
+  for (int attempt = 0;; ++attempt) {
+    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    RG_CHECK(fd_ >= 0, op, "cannot create '{}': {}", path_, std::strerror(errno));
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      char holder[64] = {0};
+      const ssize_t n = ::pread(fd_, holder, sizeof holder - 1, 0);
+      ::close(fd_);
+      fd_ = -1;
+      fail(op, "{} (pid {}); {}", busy, n > 0 ? std::string(holder, static_cast<size_t>(n)) : std::string("unknown"),
+           hint);
+    }
+    // Locked, but is it still the file of that name? A holder that removes
+    // its lock file on release may have done so between our open and flock.
+    struct stat held {}, named {};
+    if (::fstat(fd_, &held) == 0 && ::stat(path_.c_str(), &named) == 0 && held.st_dev == named.st_dev &&
+        held.st_ino == named.st_ino)
+      break;
     ::close(fd_);
     fd_ = -1;
-    fail("train", "'{}' is in use by another run (pid {}); wait for it or choose another --out", dir,
-         n > 0 ? std::string(holder, static_cast<size_t>(n)) : std::string("unknown"));
+    RG_CHECK(attempt < 100, op, "cannot lock '{}': it keeps being replaced", path_);
   }
   const std::string pid = std::to_string(getpid());
   if (::ftruncate(fd_, 0) == 0) (void)!::pwrite(fd_, pid.data(), pid.size(), 0);
 }
 
-RunLock::~RunLock() {
-  if (fd_ >= 0) ::close(fd_);  // closing releases the flock
+FileLock::~FileLock() {
+  if (fd_ < 0) return;
+  if (remove_) ::unlink(path_.c_str());  // still locked: nobody else holds this name's lock
+  ::close(fd_);                          // closing releases the flock
+}
+
+RunLock::RunLock(const std::string& dir)
+    : lock_(dir + "/.lock", "train", fmt::format("'{}' is in use by another run", dir),
+            "wait for it or choose another --out", /*remove_when_done=*/false) {
+  nn::remove_stale_tmp_files(dir + "/config.txt");
+  nn::remove_stale_tmp_files(dir + "/metrics.csv");
+  nn::remove_stale_tmp_files(dir + "/summary.json");
+}
+
+std::string OutputLock::checked(const std::string& path, const std::string& op, const std::vector<std::string>& inputs,
+                                bool directory) {
+  RG_CHECK(!path.empty(), op, "the output path is empty");
+  struct stat out {};
+  if (::stat(path.c_str(), &out) == 0) {
+    RG_CHECK(directory || !S_ISDIR(out.st_mode), op, "--out '{}' is a directory; give a file name", path);
+    for (const std::string& input : inputs) {
+      struct stat in {};
+      RG_CHECK(!(::stat(input.c_str(), &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino), op,
+               "--out '{}' is the input '{}' itself: writing it would destroy what is being read", path, input);
+    }
+  }
+  return path + ".lock";
+}
+
+OutputLock::OutputLock(const std::string& path, const std::string& op, const std::vector<std::string>& inputs,
+                       bool directory)
+    : lock_(checked(path, op, inputs, directory), op, fmt::format("'{}' is being written by another process", path),
+            "wait for it or choose another --out", /*remove_when_done=*/true) {
+  nn::remove_stale_tmp_files(path);
 }
 
 }  // namespace ropegrad::tasks

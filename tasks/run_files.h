@@ -45,7 +45,7 @@ void check_fits_in_memory(double bytes, const std::string& what);
 // Physical memory of this machine, in bytes.
 double physical_memory_bytes();
 
-// Writes `text` to path through path + ".tmp.<pid>", fsync, rename: a reader
+// Writes `text` to path through PATH.<pid>.<random>.tmp, fsync, rename: a reader
 // (or a run resumed after a kill) sees the old file or the new one, never half.
 void write_file_atomically(const std::string& path, const std::string& text);
 
@@ -53,18 +53,55 @@ void write_file_atomically(const std::string& path, const std::string& text);
 // A row whose step is not a number is an Error naming the file and the line.
 std::vector<std::string> read_metrics_rows(const std::string& path, int64_t first_step);
 
+// An exclusive lock on the file `lock_path` for the lifetime of the object,
+// the holder's pid written in it. A second holder fails at once (op: "<busy>
+// (pid N); <hint>"). The lock is the kernel's (flock): a killed holder
+// releases it. With remove_when_done the lock file is removed on release;
+// a locker that finds it was removed while it waited tries again on the new
+// file, so two holders never lock two different files of one name.
+class FileLock {
+ public:
+  FileLock(const std::string& lock_path, const std::string& op, const std::string& busy, const std::string& hint,
+           bool remove_when_done);
+  ~FileLock();
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  bool remove_ = false;
+};
+
 // An exclusive lock on DIR/.lock for the lifetime of the object: a second run
 // into the same directory fails at once, naming the process that holds it.
-// The lock is the kernel's (flock): a killed run releases it.
 class RunLock {
  public:
   explicit RunLock(const std::string& dir);
-  ~RunLock();
-  RunLock(const RunLock&) = delete;
-  RunLock& operator=(const RunLock&) = delete;
 
  private:
-  int fd_ = -1;
+  FileLock lock_;
+};
+
+// One writer per output file, the guarantee `train` has for --out, for the
+// files `tokenize train|encode|decode` write (issue 20):
+//   - PATH.lock is held (a FileLock, removed when done): a second writer of
+//     PATH is refused at once, naming the holder's pid;
+//   - PATH may not be the same file as any of `inputs` (compared by device and
+//     inode, so another name or a link for the input is caught too), nor a
+//     directory unless `directory` is set;
+//   - the PATH.<pid>.<random>.tmp files of writers that are gone (killed) are
+//     removed (nn/tmp_file.h), so a killed run leaves none behind the next
+//     time the same command runs.
+class OutputLock {
+ public:
+  OutputLock(const std::string& path, const std::string& op, const std::vector<std::string>& inputs = {},
+             bool directory = false);
+
+ private:
+  static std::string checked(const std::string& path, const std::string& op, const std::vector<std::string>& inputs,
+                             bool directory);
+  FileLock lock_;
 };
 
 }  // namespace ropegrad::tasks

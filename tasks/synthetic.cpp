@@ -206,6 +206,17 @@ std::unique_ptr<Task> make_token_text_task(const TaskOptions& o, int64_t context
 
 std::unique_ptr<Task> make_task(const std::string& name, const TaskOptions& o) {
   const auto pick = [](int64_t value, int64_t fallback) { return value > 0 ? value : fallback; };
+  // Options of the text task given to another, or two ways of giving the
+  // text at once, were ignored silently: each is an error naming them.
+  if (name != "text") {
+    RG_CHECK(o.tokenizer_dir.empty() && o.data_path.empty(), "task",
+             "--tokenizer and --data are for --task text, not --task {}", name);
+  } else {
+    RG_CHECK(o.tokenizer_dir.empty() || o.text_path.empty(), "text",
+             "give either --text FILE (bytes) or --tokenizer DIR --data IDS.npy (BPE ids), not both");
+    RG_CHECK(!o.data_path.empty() ? !o.tokenizer_dir.empty() : true, "text",
+             "--data {} needs --tokenizer DIR (the tokenizer that encoded it)", o.data_path);
+  }
   if (name == "copy") return std::make_unique<CopyTask>(pick(o.vocab, 16), pick(o.length, 32));
   if (name == "recall") {
     return std::make_unique<AssociativeRecallTask>(pick(o.vocab, 32), pick(o.vocab, 32), pick(o.pairs, 8),

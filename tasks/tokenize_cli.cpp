@@ -2,13 +2,17 @@
 // file, turn text into a .npy of token ids, and ids back into text.
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "nn/tmp_file.h"
 #include "nn/token_memmap.h"
+#include "tasks/run_files.h"
 #include "tensor/error.h"
+#include "tensor/printable.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/utf8.h"
 
@@ -25,12 +29,17 @@ struct Options {
   std::string input, out, tokenizer;
   int64_t vocab_size = -1;
   std::vector<std::string> specials;
+  bool help = false;
 };
 
 Options parse(const std::string& sub, int argc, char** argv) {
   Options o;
   for (int i = 0; i < argc; ++i) {
     const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      o.help = true;
+      return o;
+    }
     RG_CHECK(i + 1 < argc, "tokenize", "{} needs a value\n{}", arg, kUsage);
     const std::string value = argv[++i];
     if (arg == "--input") o.input = value;
@@ -40,9 +49,11 @@ Options parse(const std::string& sub, int argc, char** argv) {
     else if (arg == "--vocab-size" && sub == "train") {
       size_t used = 0;
       try { o.vocab_size = std::stoll(value, &used); } catch (const std::exception&) { used = 0; }
-      RG_CHECK(used == value.size() && used > 0, "tokenize", "--vocab-size '{}' is not an integer", value);
+      RG_CHECK(used == value.size() && used > 0, "tokenize", "--vocab-size {} is not an integer", quote_bytes(value));
+      RG_CHECK(o.vocab_size > 0, "tokenize", "--vocab-size {} is invalid: it must be a positive integer (at least 256 "
+               "+ the number of special tokens)", o.vocab_size);
     } else {
-      fail("tokenize", "unknown option {} for '{}'\n{}", arg, sub, kUsage);
+      fail("tokenize", "unknown option {} for '{}'\n{}", quote_bytes(arg), sub, kUsage);
     }
   }
   RG_CHECK(!o.input.empty() && !o.out.empty(), "tokenize", "'{}' needs --input and --out\n{}", sub, kUsage);
@@ -51,7 +62,14 @@ Options parse(const std::string& sub, int argc, char** argv) {
   return o;
 }
 
+// --input: a readable file, not a directory (which read as an empty corpus).
+void check_input_file(const std::string& path) {
+  std::error_code error;
+  RG_CHECK(!std::filesystem::is_directory(path, error), "tokenize", "--input '{}' is a directory, not a file", path);
+}
+
 std::string read_text(const std::string& path) {
+  check_input_file(path);
   std::ifstream in(path, std::ios::binary);
   RG_CHECK(in.good(), "tokenize", "cannot open {}", path);
   std::ostringstream ss;
@@ -73,6 +91,10 @@ int run_tokenize(int argc, char** argv) {
   const std::string sub = argv[0];
   RG_CHECK(sub == "train" || sub == "encode" || sub == "decode", "tokenize", "unknown subcommand '{}'\n{}", sub, kUsage);
   const Options o = parse(sub, argc - 1, argv + 1);
+  if (o.help) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
   const auto t0 = std::chrono::steady_clock::now();
 
   if (sub == "train") {
@@ -81,6 +103,7 @@ int run_tokenize(int argc, char** argv) {
       RG_CHECK(bad < 0, "tokenize", "--special '{}' is not valid UTF-8 (byte offset {})", tok::replace_invalid_utf8(s),
                bad);
     }
+    const OutputLock lock(o.out, "tokenize", {o.input}, /*directory=*/true);
     const std::string corpus = read_text(o.input);
     const tok::BpeModel model = tok::train_bpe(corpus, o.vocab_size, o.specials);
     tok::save_tokenizer(model, o.out);
@@ -89,6 +112,10 @@ int run_tokenize(int argc, char** argv) {
     return 0;
   }
 
+  // One writer per output, never the input itself (nor a tokenizer file).
+  const OutputLock lock(o.out, "tokenize", {o.input, o.tokenizer + "/vocab.json", o.tokenizer + "/merges.txt",
+                                            o.tokenizer + "/special_tokens.txt"});
+  check_input_file(o.input);
   const tok::Tokenizer tokenizer(tok::load_tokenizer(o.tokenizer));
   if (sub == "encode") {
     std::ifstream in(o.input, std::ios::binary);
@@ -107,7 +134,14 @@ int run_tokenize(int argc, char** argv) {
   // whole. Bytes that may begin a character completed in the next block wait
   // for it: U+FFFD replaces exactly what decode() of the whole would replace.
   nn::TokenMemmap ids_file(o.input);
-  const std::string tmp = o.out + ".tmp";
+  const std::string tmp = nn::unique_tmp_path(o.out);
+  struct RemoveUnlessRenamed {
+    const std::string& path;
+    bool renamed = false;
+    ~RemoveUnlessRenamed() {
+      if (!renamed) std::remove(path.c_str());
+    }
+  } tmp_guard{tmp};
   std::ofstream out(tmp, std::ios::binary);
   RG_CHECK(out.good(), "tokenize", "cannot write {}", tmp);
   constexpr int64_t kBlock = 1 << 20;
@@ -118,12 +152,8 @@ int run_tokenize(int argc, char** argv) {
     ids.clear();
     for (int64_t i = begin; i < end; ++i) {
       const int64_t id = ids_file.at(i);
-      if (id < 0 || id >= tokenizer.vocab_size()) {
-        out.close();
-        std::remove(tmp.c_str());
-        throw Error(fmt::format("tokenize: {}: token id {} at position {} is outside [0, {})", o.input, id, i,
-                                tokenizer.vocab_size()));
-      }
+      RG_CHECK(id >= 0 && id < tokenizer.vocab_size(), "tokenize", "{}: token id {} at position {} is outside [0, {})",
+               o.input, id, i, tokenizer.vocab_size());
       ids.push_back(static_cast<int32_t>(id));
     }
     pending += tokenizer.decode_bytes(ids);
@@ -134,6 +164,7 @@ int run_tokenize(int argc, char** argv) {
   out << tok::replace_invalid_utf8(pending);
   out.close();
   RG_CHECK(out.good() && std::rename(tmp.c_str(), o.out.c_str()) == 0, "tokenize", "writing {} failed", o.out);
+  tmp_guard.renamed = true;
   std::printf("decoded %lld tokens -> %s\n", static_cast<long long>(ids_file.size()), o.out.c_str());
   return 0;
 }

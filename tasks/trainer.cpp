@@ -70,7 +70,8 @@ std::string model_config_text(const TrainConfig& c, const Task& task) {
          // Absolute, so `generate` finds the tokenizer from any directory.
          (t.tokenizer_dir.empty() ? ""
                                   : "tokenizer=" + std::filesystem::absolute(t.tokenizer_dir).string() + "\n" +
-                                        "data=" + std::filesystem::absolute(t.data_path).string() + "\n");
+                                        "data=" + std::filesystem::absolute(t.data_path).string() + "\n" +
+                                        run_inputs_text(t, task.vocab_size()));
 }
 
 nn::TransformerConfig read_model_config(const std::string& path) { return read_run_config(path).model; }
@@ -80,9 +81,18 @@ namespace {
 // --resume continues the run in OUT only with the settings it was started
 // with (steps may grow: the run goes on); anything else is an error listing
 // what differs, rather than a run that silently mixes two configurations.
-void check_resume_matches(const std::string& path, const std::string& now_text) {
+// What the inputs recorded (checksums, sizes) are compared by check_run_inputs.
+bool is_input_record(const std::string& key) {
+  return key == "tokenizer_checksum" || key == "tokenizer_vocab" || key == "data_bytes" || key == "data_checksum" ||
+         key == "valid_bytes" || key == "valid_checksum";
+}
+
+// Returns check_run_inputs' notice (empty unless the data changed and that was allowed).
+std::string check_resume_matches(const std::string& path, const std::string& now_text, bool allow_changed_data) {
   const RunConfigFile before = read_run_config(path);
   const RunConfigFile now = parse_run_config(now_text, "the command line");
+  const std::string notice = check_run_inputs(std::filesystem::path(path).parent_path().string(), before.settings,
+                                              now.settings, allow_changed_data);
   std::vector<std::string> differ;
   const auto cmp = [&](const std::string& key, const std::string& a, const std::string& b) {
     if (a != b) differ.push_back(fmt::format("{} {} (was {})", key, b, a));
@@ -99,13 +109,14 @@ void check_resume_matches(const std::string& path, const std::string& now_text) 
   cmp("sigma", x.sigma == y.sigma ? "" : "scalar/vector", "");
   cmp("tie_embeddings", std::to_string(x.tie_embeddings), std::to_string(y.tie_embeddings));
   for (const auto& [key, value] : now.settings) {
-    if (key == "steps") continue;
+    if (key == "steps" || is_input_record(key)) continue;
     auto it = before.settings.find(key);
     if (it != before.settings.end()) cmp(key, it->second, value);
   }
   RG_CHECK(differ.empty(), "train",
            "--resume: the settings differ from the run in '{}': {}; resume with the same settings, or start a new --out",
            path, fmt::join(differ, ", "));
+  return notice;
 }
 
 bool all_finite(const Tensor& t) {
@@ -154,10 +165,12 @@ StepRecord train_step(nn::TransformerLM& model, nn::AdamW& opt, const Batch& b, 
   // END EXERCISE ex18-train-step
 }
 
-void check_finite_weights(const nn::Module& model, const std::string& what) {
+void check_finite_weights(const nn::Module& model, const std::string& what, const std::string& op) {
   for (const auto& [name, p] : model.named_parameters()) {
-    RG_CHECK(all_finite(p), "generate", "{}: the weight '{}' holds NaN or infinity; the checkpoint is unusable", what,
-             name);
+    RG_CHECK(all_finite(p), op,
+             "{}: the checkpoint holds a non-finite value (NaN or infinity) in the weight '{}'; it is unusable "
+             "(resume from an earlier checkpoint or start a new --out)",
+             what, name);
   }
 }
 
@@ -208,9 +221,14 @@ TrainResult train(const TrainConfig& c, std::FILE* progress) {
   if (c.resume) {
     RG_CHECK(std::filesystem::is_regular_file(checkpoint), "train",
              "--resume: there is no checkpoint '{}' to continue from", checkpoint);
-    check_resume_matches(c.out_dir + "/config.txt", config_text);
+    const std::string notice = check_resume_matches(c.out_dir + "/config.txt", config_text, c.allow_changed_data);
+    if (!notice.empty()) fmt::print(progress != nullptr ? progress : stderr, "{}\n", notice);
+    result.notices = notice;
     nn::StateDict opt_state;
     first_step = nn::load_checkpoint(checkpoint, model, &opt_state) + 1;
+    // A NaN in the checkpoint is the checkpoint's fault, not the learning
+    // rate's: say so before the first step would blame --lr.
+    check_finite_weights(model, checkpoint, "train");
     opt.load_state_dict(opt_state);
     if (first_step > c.steps) {  // nothing left to run: say so, and leave the run's files as they are
       result.already_finished_at = first_step - 1;

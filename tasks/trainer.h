@@ -35,6 +35,7 @@ struct TrainConfig {
   std::string out_dir;           // when set: metrics.csv, summary.json, config.txt, checkpoint.safetensors
   int64_t checkpoint_every = 0;  // 0: only at the end (when out_dir is set)
   bool resume = false;           // continue from out_dir/checkpoint.safetensors
+  bool allow_changed_data = false;  // --resume on data whose size or checksum changed (said, not silent)
   int64_t stop_after = 0;        // > 0: stop after this step (as if interrupted)
   bool quiet = false;            // no progress line
 };
@@ -57,6 +58,7 @@ struct TrainResult {
   int64_t peak_bytes = 0;                   // most tensor memory held at once (model, optimizer, activations)
   double tokens_per_second = 0, seconds_per_step = 0, seconds = 0;
   int64_t already_finished_at = 0;  // > 0: --resume found the run finished at this step; nothing ran
+  std::string notices;              // what --resume said (continuing on changed data), also printed
 };
 
 TrainResult train(const TrainConfig& config, std::FILE* progress = stderr);
@@ -71,8 +73,9 @@ StepRecord train_step(nn::TransformerLM& model, nn::AdamW& opt, const Batch& b, 
 // Evaluation loss and metric of a model on a task's fixed evaluation batches.
 EvalRecord evaluate(nn::TransformerLM& model, const Task& task, int64_t batches, int64_t batch_size, uint64_t seed);
 
-// An Error naming `what` and the first parameter holding NaN or infinity.
-void check_finite_weights(const nn::Module& model, const std::string& what);
+// An Error from `op` naming `what` (the checkpoint) and the first parameter
+// holding NaN or infinity: the checkpoint holds a non-finite value.
+void check_finite_weights(const nn::Module& model, const std::string& what, const std::string& op = "generate");
 
 // config.txt: the model `ropegrad generate` rebuilds and the settings
 // `--resume` must match (tasks/run_files.h reads it strictly).

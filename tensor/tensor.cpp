@@ -21,9 +21,14 @@ Tensor allocate(const Shape& shape, DType dtype, bool zero, const char* op) {
   for (int64_t s : shape) {
     RG_CHECK(s >= 0, op, "negative dimension {} in shape {}", s, shape_str(shape));
   }
+  Shape strides = contiguous_strides(shape);  // refuses a span that overflows int64 elements
+  // The kernels turn strides into bytes (stride * element size): that span
+  // must fit in int64 too, or (0, 2^61) of float64 would overflow there.
+  int64_t span = strides.empty() ? 1 : strides[0] * std::max<int64_t>(shape[0], 1), span_bytes = 0;
+  RG_CHECK(!__builtin_mul_overflow(span, static_cast<int64_t>(element_size(dtype)), &span_bytes), op,
+           "shape {} of {} is too large: its strides in bytes overflow int64", shape_str(shape), dtype_name(dtype));
   const size_t nbytes = static_cast<size_t>(numel_of(shape)) * element_size(dtype);
-  return Tensor::from_storage(std::make_shared<Storage>(nbytes, zero), shape,
-                              contiguous_strides(shape), 0, dtype);
+  return Tensor::from_storage(std::make_shared<Storage>(nbytes, zero), shape, std::move(strides), 0, dtype);
 }
 }  // namespace
 

@@ -1048,6 +1048,89 @@ TEST_F(NpyTest, TensorsWhoseStridesOverflowCannotBeCreated) {
   EXPECT_RG_ERROR(zeros({0, int64_t{1} << 62, 4}), "tensor", "overflow");
 }
 
+// A version 1.0 .npy of `dict` (padded as numpy pads it) and `data`.
+std::string npy_bytes(std::string dict, const std::string& data = "") {
+  dict.append(64 - (10 + dict.size() + 1) % 64, ' ');
+  dict += '\n';
+  return std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(dict.size() & 0xFF) +
+         static_cast<char>(dict.size() >> 8) + dict + data;
+}
+
+// Issue 20: (0, 2^61) of float64 holds no element and its span, 2^61
+// elements, fits in int64; its span in bytes (2^61 * 8) does not. It loaded,
+// and save_npy -> contiguous -> copy_into then overflowed computing the byte
+// stride (UBSan: tensor/elementwise.h:34, 2305843009213693952 * 8). The file
+// is refused when read, naming it, the shape and the dtype, for every dtype
+// whose size in memory makes the bytes overflow ('<u2' becomes int64: 8 bytes).
+TEST_F(NpyTest, ShapeWhoseSizeInBytesOverflowsInt64IsAnError) {
+  for (const std::string descr : {"<f8", "<i8", "<u2", "<i4"}) {
+    SCOPED_TRACE(descr);
+    write_bytes(path("bytes.npy"),
+                npy_bytes("{'descr': '" + descr + "', 'fortran_order': False, 'shape': (0, 2305843009213693952), }"));
+    EXPECT_RG_ERROR(nn::load_npy(path("bytes.npy")), "load_npy", path("bytes.npy"), "(0, 2305843009213693952)",
+                    "more bytes than int64");
+  }
+  // 2^60 float32 elements of span, 2^62 bytes: within int64, so it loads, empty,
+  // and the round trip through save_npy is exact.
+  write_bytes(path("ok.npy"),
+              npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (0, 1152921504606846976), }"));
+  const Tensor t = nn::load_npy(path("ok.npy"));
+  EXPECT_EQ(t.shape(), (Shape{0, int64_t{1} << 60}));
+  nn::save_npy(path("ok2.npy"), t);
+  EXPECT_EQ(nn::load_npy(path("ok2.npy")).shape(), (Shape{0, int64_t{1} << 60}));
+  // In memory too: such a tensor cannot be made.
+  EXPECT_RG_ERROR(Tensor::empty({0, int64_t{1} << 61}, DType::Float64), "empty", "[0, 2305843009213693952]",
+                  "float64", "bytes overflow int64");
+  EXPECT_RG_ERROR(zeros({0, int64_t{1} << 61}, DType::Int64), "bytes overflow int64");
+}
+
+// Issue 20: the header is a Python literal and is read as numpy reads it;
+// '(two 2 by 3 three)' was read as (2, 3) and 'Falsehood' as False.
+TEST_F(NpyTest, HeaderIsReadAsStrictlyAsNumpyReadsIt) {
+  const std::string data(24, '\0');  // six float32 zeros, right for (2, 3)
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (two 2 by 3 three), }", "expected an integer"},
+      {"{'descr': '<f4', 'fortran_order': Falsehood, 'shape': (2, 3), }", "'Falsehood'"},
+      {"{'descr': '<f4', 'fortran_order': false, 'shape': (2, 3), }", "'false'"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (2 3), }", "expected ',' or ')'"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3, }", "expected an integer"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (6), }", "not a tuple"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (02, 3), }", "leading zero"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (2.0, 3), }", "not an integer"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (-2, 3), }", "negative dimension -2"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999, 3), }", "does not fit in int64"},
+      {"{'descr': '<f4', 'fortran_order': False, }", "no 'shape' key"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), 'extra': 1, }", "unexpected key 'extra'"},
+      {"{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", "'descr' appears twice"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), } trailing", "after the closing '}'"},
+      {"{'descr': '<f4' 'fortran_order': False, 'shape': (2, 3), }", "expected ',' or '}'"},
+      {"{'descr': <f4, 'fortran_order': False, 'shape': (2, 3), }", "must be a quoted string"},
+      {"'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", "expected '{'"},
+      // A NUL and a CR in the header are shown as \x00 and \r, not cut off or printed raw.
+      {std::string("{'descr': '<f4', 'fortran_order': False, 'shape': (2,") + '\0' + " 3), }", "\\x00 3)"},
+      {"{'descr': '<f4', 'fortran_order': False,\r 'shape': (2, 3) x}", "False,\\r 'shape'"},
+  };
+  for (const auto& [dict, why] : bad) {
+    SCOPED_TRACE(dict);
+    write_bytes(path("strict.npy"), npy_bytes(dict, data));
+    const std::string msg = error_of([&] { nn::load_npy(path("strict.npy")); });
+    EXPECT_THAT(msg, HasSubstr("load_npy: '" + path("strict.npy") + "': malformed .npy header"));
+    EXPECT_THAT(msg, HasSubstr(why));
+    EXPECT_EQ(msg.find('\0'), std::string::npos);
+    EXPECT_EQ(msg.find('\r'), std::string::npos);
+  }
+  // What Python's literal syntax allows and numpy accepts still loads.
+  for (const std::string dict : {"{'descr': '<f4', 'fortran_order': False, 'shape': (2,3)}",
+                                 "{\"descr\": \"<f4\", \"fortran_order\": False, \"shape\": (2, 3,), }",
+                                 "{'shape': (2, 3), 'fortran_order': False, 'descr': '<f4'}"}) {
+    SCOPED_TRACE(dict);
+    write_bytes(path("loose.npy"), npy_bytes(dict, data));
+    EXPECT_EQ(nn::load_npy(path("loose.npy")).shape(), (Shape{2, 3}));
+  }
+  // A directory is said to be one.
+  EXPECT_RG_ERROR(nn::load_npy(dir_.string()), "load_npy", "is a directory");
+}
+
 // ============================================================================================
 // Python interop: numpy alone reads what ropegrad writes, and ropegrad reads what it writes
 // ============================================================================================

@@ -2,14 +2,27 @@
 // format and streaming. tests/fixtures/make_bpe_fixtures.py (plain Python with
 // the `regex` module, independent of ropegrad) wrote the reference merges,
 // vocabulary and encodings in tests/fixtures/bpe/; this test needs no Python.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <fstream>
 #include <random>
 #include <sstream>
 
+#include <gmock/gmock.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "nn/npy.h"
+#include "nn/tmp_file.h"
 #include "nn/token_memmap.h"
+#include "tasks/run_files.h"
+#include "tensor/printable.h"
 #include "tasks/token_text_task.h"
+#include "tasks/trainer.h"
 #include "tests/support/test_util.h"
 #include "tokenizer/pretokenize.h"
 #include "tokenizer/tokenizer.h"
@@ -263,6 +276,78 @@ TEST(Encode, OverlappingSpecialsLongestFirst) {
   EXPECT_EQ(tok.encode("<|a|><|a|><|a|>"), (std::vector<int32_t>{257, 256}));
 }
 
+// split_at_specials_linear gives split_at_specials' pieces, on random text
+// made of specials that overlap (one is a prefix of another, one crosses the
+// end of another) and the bytes they are made of.
+TEST(Pretokenize, LinearSplitEqualsSplitAtSpecials) {
+  const std::vector<std::string> specials = {"<|a|>", "<|b|>", "<|a|><|a|>", "a|><", "xx"};
+  const std::vector<std::string> parts = {"<|a|>", "<|b|>", "<", "|", "a", "b", ">", "x", " ", "<|a|><|a|>"};
+  std::mt19937 rng(20);
+  for (int trial = 0; trial < 2000; ++trial) {
+    std::string text;
+    const int n = static_cast<int>(rng() % 40);
+    for (int i = 0; i < n; ++i) text += parts[rng() % parts.size()];
+    const auto want = split_at_specials(text, specials), got = split_at_specials_linear(text, specials);
+    ASSERT_EQ(got.size(), want.size()) << text;
+    for (size_t i = 0; i < want.size(); ++i) {
+      ASSERT_EQ(got[i].text, want[i].text) << text;
+      ASSERT_EQ(got[i].special, want[i].special) << text;
+    }
+  }
+  EXPECT_TRUE(split_at_specials_linear("", specials).empty());
+  ASSERT_EQ(split_at_specials_linear("abc", {}).size(), 1u);
+}
+
+double seconds_of(const std::function<void()>& fn) {
+  const auto t0 = std::chrono::steady_clock::now();
+  fn();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Issue 20: with specials <|a|> and <|b|>, a 1 MB run of <|a|> took 177 s to
+// encode (split_at_specials searched <|b|> through the rest of the text after
+// every <|a|>). Now linear: the bound below is some 1000 times what a Release
+// build takes (about 0.02 s on 2 cores), so it holds under sanitizers too, and
+// a quadratic algorithm (minutes) misses it by far. The ids are checked too.
+TEST(Encode, AMegabyteRunOfSpecialsEncodesInLinearTime) {
+  const Tokenizer tok(train_bpe("hello world <|a|> hello <|b|> world", 300, {"<|a|>", "<|b|>"}));
+  const int32_t a = 256, b = 257;
+  ASSERT_EQ(tok.model().vocab[a], "<|a|>");
+  std::string run;
+  for (int i = 0; i < 200000; ++i) run += "<|a|>";
+  ASSERT_EQ(run.size(), 1000000u);
+  std::vector<int32_t> ids;
+  const double whole = seconds_of([&] { ids = tok.encode_linear(run); });
+  ASSERT_EQ(ids.size(), 200000u);
+  EXPECT_TRUE(std::all_of(ids.begin(), ids.end(), [&](int32_t id) { return id == a; }));
+  std::vector<int32_t> streamed;
+  const double stream = seconds_of([&] {
+    std::istringstream in(run);
+    tok.encode_stream(in, [&](const std::vector<int32_t>& part) { streamed.insert(streamed.end(), part.begin(), part.end()); },
+                      1 << 16);
+  });
+  EXPECT_EQ(streamed, ids);
+  // Specials and text mixed, no space anywhere: the same ids as encode() of
+  // small pieces (checked on a prefix), in bounded time for the whole MB.
+  std::string mixed;
+  long bs = 0;
+  for (int i = 0; mixed.size() < 1000000; ++i) {
+    bs += i % 3 == 0;
+    mixed += i % 3 == 0 ? "<|b|>hello" : i % 3 == 1 ? "<|a|>" : "wor<|a|ld";
+  }
+  std::vector<int32_t> mixed_ids;
+  const double mix = seconds_of([&] { mixed_ids = tok.encode_linear(mixed); });
+  EXPECT_EQ(std::count(mixed_ids.begin(), mixed_ids.end(), b), bs);
+  const std::string prefix = mixed.substr(0, 2400);
+  const std::vector<int32_t> small = tok.encode(prefix);
+  EXPECT_EQ(tok.encode_linear(prefix), small);
+  std::printf("[ encode ] 1 MB run of <|a|>: encode_linear %.3f s, encode_stream %.3f s; 1 MB mixed: %.3f s\n", whole,
+              stream, mix);
+  EXPECT_LT(whole, 20.0);
+  EXPECT_LT(stream, 20.0);
+  EXPECT_LT(mix, 20.0);
+}
+
 TEST(Decode, IdOutOfRange) {
   Tokenizer tok(fixture_model());
   EXPECT_RG_ERROR(tok.decode({1, 400}), "decode", "400", "position 1", "[0, 400)");
@@ -429,6 +514,72 @@ TEST(Files, CorruptFilesNameFileAndPlace) {
   EXPECT_RG_ERROR(load_tokenizer(dir), "load_tokenizer", "cannot open");
 }
 
+// Issue 20: a NUL in a vocab.json token or a binary merges.txt cut the message
+// off at the NUL, a CRLF merges.txt printed the raw CR, '#version: 99.0' was
+// read as 0.2, and a missing byte's token did not name the file.
+TEST(Files, HostileFilesAreQuotedWithTheirFileAndLine) {
+  const std::string dir = temp_dir("hostile");
+  save_tokenizer(fixture_model(), dir);
+  const std::string vocab = read_all(dir + "/vocab.json");
+  const std::string merges = read_all(dir + "/merges.txt");
+  const auto expect_printable = [](const std::string& msg) {
+    for (unsigned char c : msg) EXPECT_TRUE(c == '\n' || c >= 0x20) << "raw byte " << int(c) << " in: " << msg;
+  };
+
+  write_file(dir + "/vocab.json", std::string("{\n  \"a\": 0,\n  \"b\0c\": 1\n}", 24));
+  std::string msg = error_of([&] { load_tokenizer(dir); });
+  EXPECT_THAT(msg, ::testing::HasSubstr("vocab.json line 3 column 5: raw control byte '\\x00' in the string 'b\\x00'"));
+  expect_printable(msg);
+  write_file(dir + "/vocab.json", "{\n  \"a\": 0,\n  \"\\u0000x\": 1\n}");  // an escaped NUL: not GPT-2's alphabet
+  msg = error_of([&] { load_tokenizer(dir); });
+  EXPECT_THAT(msg, ::testing::HasSubstr("vocab.json line 3: '\\x00x' has a character outside"));
+  expect_printable(msg);
+
+  write_file(dir + "/vocab.json", vocab);
+  write_file(dir + "/merges.txt", std::string("#version: 0.2\n\x7f\x45\x4c\x46\x02\x01\x01\0\0\xff\xfe\r\n", 27));
+  msg = error_of([&] { load_tokenizer(dir); });
+  EXPECT_THAT(msg, ::testing::HasSubstr("merges.txt line 2: expected two tokens separated by one space, got "
+                                        "'\\x7fELF\\x02\\x01\\x01\\x00\\x00\\xff\\xfe'"));
+  expect_printable(msg);
+  write_file(dir + "/merges.txt", "#version: 0.2\r\nh \x01\r\n");
+  msg = error_of([&] { load_tokenizer(dir); });
+  EXPECT_THAT(msg, ::testing::HasSubstr("merges.txt line 2: '\\x01' has a character outside"));
+  expect_printable(msg);
+  // CRLF line endings otherwise read as LF ones: the same model.
+  std::string crlf;
+  for (char c : merges) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+  write_file(dir + "/merges.txt", crlf);
+  EXPECT_EQ(load_tokenizer(dir).merges, fixture_model().merges);
+
+  for (const std::string version : {"#version: 99.0", "#version: 0.1", "#version:0.2", "#version: 0.2 "}) {
+    write_file(dir + "/merges.txt", version + "\n" + merges.substr(merges.find('\n') + 1));
+    EXPECT_RG_ERROR(load_tokenizer(dir), "load_tokenizer", "merges.txt line 1: unsupported '" + version + "'",
+                    "only '#version: 0.2'");
+  }
+  write_file(dir + "/merges.txt", merges);
+
+  // No token for 'q' (byte 113): its id goes to another token instead.
+  std::string no_q = vocab;
+  const size_t q = no_q.find("\"q\":");
+  ASSERT_NE(q, std::string::npos);
+  no_q.replace(q, 3, "\"qq\"");
+  write_file(dir + "/vocab.json", no_q);
+  write_file(dir + "/merges.txt", "#version: 0.2\n");
+  EXPECT_RG_ERROR(load_tokenizer(dir), "load_tokenizer", dir + "/vocab.json: the vocabulary has no token for byte 113 ('q'");
+  EXPECT_RG_ERROR(load_tokenizer(dir + "/vocab.json"), "load_tokenizer");  // a file given as the directory
+  std::filesystem::remove_all(dir);
+}
+
+// quote_bytes, the one helper every such message uses.
+TEST(Files, QuoteBytesShowsEveryByte) {
+  EXPECT_EQ(quote_bytes("abc"), "'abc'");
+  EXPECT_EQ(quote_bytes(std::string("a\0b\r\n\t\\\x7f\xff", 9)), "'a\\x00b\\r\\n\\t\\\\\\x7f\\xff'");
+  EXPECT_EQ(quote_bytes("it's"), "\"it's\"");
+  EXPECT_EQ(quote_bytes("\xc4\xa0x"), "'\xc4\xa0x'");  // valid UTF-8 stays (GPT-2's Ġ)
+  EXPECT_EQ(quote_bytes("\xc4"), "'\\xc4'");           // a lone lead byte does not
+  EXPECT_EQ(quote_bytes(std::string(200, 'a'), 4), "'aaaa'... (200 bytes)");
+}
+
 TEST(Files, ModelChecks) {
   BpeModel model = fixture_model();
   model.merges.push_back({1000, 1});
@@ -501,8 +652,8 @@ TEST(TokenIds, AWriterThatFailsOrIsNotClosedLeavesNoFile) {
     writer.write({1, 2, 3});
     EXPECT_RG_ERROR(writer.write({4, 300}), "TokenIdWriter", "bad.npy", "token id 300 at position 4", "[0, 300)");
   }  // destroyed without close(), as when encoding stops on an error or an exception
-  EXPECT_FALSE(std::filesystem::exists(dir + "/bad.npy"));
-  EXPECT_FALSE(std::filesystem::exists(dir + "/bad.npy.tmp"));
+  // Nothing at all: neither bad.npy nor its temporary file (bad.npy.<pid>.<random>.tmp).
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
   EXPECT_RG_ERROR(nn::TokenIdWriter(dir + "/no/such/dir/x.npy", 10), "TokenIdWriter", "cannot write");
   EXPECT_RG_ERROR(nn::TokenIdWriter(dir + "/x.npy", 0), "TokenIdWriter", "vocab_size");
   std::filesystem::remove_all(dir);
@@ -578,6 +729,125 @@ TEST(TokenizeCli, TrainEncodeDecodeRoundTrip) {
   std::filesystem::remove_all(dir);
 }
 
+// The files of a directory, sorted.
+std::vector<std::string> listing(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Issue 20: two encodes into one --out both wrote OUT.tmp and corrupted it.
+// Now the output is locked as `train` locks --out: with the lock held (here,
+// by this process: deterministic), a second writer is refused at once, naming
+// the holder, and writes nothing; once released it goes ahead and the lock
+// file goes with it. The same for decode and for tokenize train's directory.
+TEST(TokenizeCli, ASecondWriterOfTheSameOutputIsRefusedNamingTheHolder) {
+  const std::string dir = temp_dir("onewriter");
+  const std::string corpus = fixture_path("bpe/corpus.txt");
+  ASSERT_EQ(tokenize({"train", "--input", corpus, "--vocab-size", "300", "--out", dir + "/t"}), 0);
+  ASSERT_EQ(tokenize({"encode", "--tokenizer", dir + "/t", "--input", corpus, "--out", dir + "/ids.npy"}), 0);
+  const std::string pid = "pid " + std::to_string(::getpid());
+  const std::vector<std::string> before = listing(dir);
+  {
+    const tasks::OutputLock held(dir + "/ids2.npy", "test");
+    EXPECT_RG_ERROR(tokenize({"encode", "--tokenizer", dir + "/t", "--input", corpus, "--out", dir + "/ids2.npy"}),
+                    "tokenize", "ids2.npy' is being written by another process", pid);
+  }
+  {
+    const tasks::OutputLock held(dir + "/back.txt", "test");
+    EXPECT_RG_ERROR(tokenize({"decode", "--tokenizer", dir + "/t", "--input", dir + "/ids.npy", "--out", dir + "/back.txt"}),
+                    "tokenize", "back.txt' is being written by another process", pid);
+  }
+  {
+    const tasks::OutputLock held(dir + "/t2", "test", {}, /*directory=*/true);
+    EXPECT_RG_ERROR(tokenize({"train", "--input", corpus, "--vocab-size", "300", "--out", dir + "/t2"}), "tokenize",
+                    "t2' is being written by another process", pid);
+  }
+  EXPECT_EQ(listing(dir), before) << "the refused writers left nothing, and the released locks are gone";
+  ASSERT_EQ(tokenize({"encode", "--tokenizer", dir + "/t", "--input", corpus, "--out", dir + "/ids2.npy"}), 0);
+  ASSERT_EQ(tokenize({"decode", "--tokenizer", dir + "/t", "--input", dir + "/ids2.npy", "--out", dir + "/back.txt"}), 0);
+  EXPECT_EQ(read_all(dir + "/back.txt"), read_all(corpus));
+  EXPECT_EQ(listing(dir), (std::vector<std::string>{"back.txt", "ids.npy", "ids2.npy", "t"}));
+  std::filesystem::remove_all(dir);
+}
+
+// A killed encode or decode left OUT.tmp (up to 15 MB) behind for good. Now
+// its temporary file names its writer (OUT.<pid>.<random>.tmp), and the next
+// writer of OUT removes those whose process is gone, and only those.
+TEST(TokenizeCli, TemporaryFilesOfAKilledWriterAreRemovedByTheNext) {
+  const std::string dir = temp_dir("stale");
+  const std::string corpus = fixture_path("bpe/corpus.txt");
+  ASSERT_EQ(tokenize({"train", "--input", corpus, "--vocab-size", "300", "--out", dir + "/t"}), 0);
+  const pid_t child = ::fork();  // a pid that is surely gone: a child that has exited and been reaped
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  ASSERT_EQ(::waitpid(child, nullptr, 0), child);
+  const std::string dead = std::to_string(child), alive = std::to_string(::getppid());
+  for (const std::string out : {"ids.npy", "back.txt"}) {
+    write_file(dir + "/" + out + "." + dead + ".00c0ffee00c0ffee.tmp", std::string(1000, 'x'));  // killed writer
+    write_file(dir + "/" + out + "." + alive + ".00c0ffee00c0ffee.tmp", "x");                    // a live one's
+    write_file(dir + "/" + out + ".notes.tmp", "x");                                                // not a writer's
+  }
+  ASSERT_EQ(tokenize({"encode", "--tokenizer", dir + "/t", "--input", corpus, "--out", dir + "/ids.npy"}), 0);
+  ASSERT_EQ(tokenize({"decode", "--tokenizer", dir + "/t", "--input", dir + "/ids.npy", "--out", dir + "/back.txt"}), 0);
+  EXPECT_EQ(listing(dir), (std::vector<std::string>{"back.txt", "back.txt." + alive + ".00c0ffee00c0ffee.tmp",
+                                                    "back.txt.notes.tmp", "ids.npy",
+                                                    "ids.npy." + alive + ".00c0ffee00c0ffee.tmp", "ids.npy.notes.tmp",
+                                                    "t"}));
+  // Unique names: two temporary names for one output never coincide.
+  EXPECT_NE(nn::unique_tmp_path(dir + "/ids.npy"), nn::unique_tmp_path(dir + "/ids.npy"));
+  EXPECT_THAT(nn::unique_tmp_path("o.npy"), ::testing::MatchesRegex("o\\.npy\\." + std::to_string(::getpid()) +
+                                                                      "\\.[0-9a-f]{16}\\.tmp"));
+  std::filesystem::remove_all(dir);
+}
+
+// --out equal to --input overwrote the input. Now refused, whatever the
+// spelling (another path, a link), and the input is left as it was.
+TEST(TokenizeCli, OutputThatIsTheInputIsRefused) {
+  const std::string dir = temp_dir("outisin");
+  const std::string corpus = fixture_path("bpe/corpus.txt");
+  ASSERT_EQ(tokenize({"train", "--input", corpus, "--vocab-size", "300", "--out", dir + "/t"}), 0);
+  write_file(dir + "/in.txt", read_all(corpus));
+  ASSERT_EQ(tokenize({"encode", "--tokenizer", dir + "/t", "--input", dir + "/in.txt", "--out", dir + "/ids.npy"}), 0);
+  const std::string ids = read_all(dir + "/ids.npy");
+  std::filesystem::create_symlink(dir + "/in.txt", dir + "/link.txt");
+  for (const std::string& out : {dir + "/in.txt", dir + "/./in.txt", dir + "/link.txt"}) {
+    EXPECT_RG_ERROR(tokenize({"encode", "--tokenizer", dir + "/t", "--input", dir + "/in.txt", "--out", out}),
+                    "tokenize", "--out '" + out + "' is the input", "in.txt");
+  }
+  EXPECT_RG_ERROR(tokenize({"decode", "--tokenizer", dir + "/t", "--input", dir + "/ids.npy", "--out", dir + "/ids.npy"}),
+                  "tokenize", "is the input");
+  EXPECT_RG_ERROR(tokenize({"encode", "--tokenizer", dir + "/t", "--input", dir + "/in.txt", "--out", dir + "/t/merges.txt"}),
+                  "tokenize", "is the input", "merges.txt");
+  EXPECT_RG_ERROR(tokenize({"encode", "--tokenizer", dir + "/t", "--input", dir + "/in.txt", "--out", dir}), "tokenize",
+                  "is a directory");
+  EXPECT_EQ(read_all(dir + "/in.txt"), read_all(corpus));
+  EXPECT_EQ(read_all(dir + "/ids.npy"), ids);
+  std::filesystem::remove_all(dir);
+}
+
+// Issue 20's badly worded command lines.
+TEST(TokenizeCli, HelpDirectoriesAndNegativeSizesAreSaidSo) {
+  const std::string dir = temp_dir("words");
+  const std::string corpus = fixture_path("bpe/corpus.txt");
+  for (const std::string sub : {"train", "encode", "decode"}) EXPECT_EQ(tokenize({sub, "--help"}), 0) << sub;
+  EXPECT_EQ(tokenize({"train", "--input", corpus, "-h"}), 0);
+  EXPECT_RG_ERROR(tokenize({"train", "--input", dir, "--vocab-size", "300", "--out", dir + "/t"}), "tokenize",
+                  "--input '" + dir + "' is a directory");
+  EXPECT_RG_ERROR(tokenize({"train", "--input", corpus, "--vocab-size", "-5", "--out", dir + "/t"}), "tokenize",
+                  "--vocab-size -5 is invalid");
+  EXPECT_RG_ERROR(tokenize({"train", "--input", corpus, "--vocab-size", "0", "--out", dir + "/t"}), "tokenize",
+                  "--vocab-size 0 is invalid");
+  ASSERT_EQ(tokenize({"train", "--input", corpus, "--vocab-size", "300", "--out", dir + "/t"}), 0);
+  EXPECT_RG_ERROR(tokenize({"encode", "--tokenizer", dir + "/t", "--input", dir, "--out", dir + "/x.npy"}), "tokenize",
+                  "is a directory");
+  EXPECT_RG_ERROR(tokenize({"decode", "--tokenizer", dir + "/t", "--input", dir, "--out", dir + "/x.txt"}), "tokenize",
+                  "is a directory");
+  EXPECT_RG_ERROR(tokenize({"train", "--inptu\r\x01", "x"}), "tokenize", "'--inptu\\r\\x01'");
+  std::filesystem::remove_all(dir);
+}
+
 TEST(TokenizeCli, BadInput) {
   const std::string dir = temp_dir("clibad");
   const std::string corpus = fixture_path("bpe/corpus.txt");
@@ -602,6 +872,128 @@ TEST(TokenizeCli, BadInput) {
   EXPECT_RG_ERROR(tokenize({"decode", "--tokenizer", dir + "/t", "--input", dir + "/bad.npy", "--out", dir + "/o.txt"}),
                   "tokenize", "bad.npy", "token id 300", "position 1", "[0, 300)");
   std::filesystem::remove_all(dir);
+}
+
+// Issue 20: retraining a run's tokenizer in place silently changed what
+// `generate` printed, and a 350-token tokenizer was taken for a 400-token
+// model. A run on BPE ids now records its inputs in config.txt, and checks them.
+class RunInputs : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = temp_dir("inputs");
+    save_tokenizer(fixture_model(), dir_ + "/tok");
+    ids_ = Tokenizer(fixture_model()).encode(read_all(fixture_path("bpe/corpus.txt")));
+    nn::save_token_ids(dir_ + "/c_train.npy", ids_);
+    nn::save_token_ids(dir_ + "/c_valid.npy", {ids_.begin(), ids_.begin() + 300});
+    c_.task = "text";
+    c_.task_options.tokenizer_dir = dir_ + "/tok";
+    c_.task_options.data_path = dir_ + "/c_train.npy";
+    c_.task_options.length = 16;
+    c_.model.d_model = 16;
+    c_.model.num_layers = 1;
+    c_.model.num_heads = 2;
+    c_.steps = 4;
+    c_.batch_size = 2;
+    c_.warmup = 1;
+    c_.eval_every = 2;
+    c_.eval_batches = 1;
+    c_.out_dir = dir_ + "/run";
+    c_.stop_after = 2;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::map<std::string, std::string> recorded() const { return tasks::read_run_config(dir_ + "/run/config.txt").settings; }
+  // The run resumed with `c`, what it printed, and its error ("" when none).
+  std::pair<std::string, std::string> resume(tasks::TrainConfig c) const {
+    c.resume = true;
+    c.stop_after = 0;
+    std::FILE* out = std::tmpfile();
+    std::string error;
+    try {
+      tasks::train(c, out);
+    } catch (const Error& e) {
+      error = e.what();
+    }
+    std::rewind(out);
+    std::string printed;
+    char buffer[4096];
+    for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, out)) > 0;) printed.append(buffer, n);
+    std::fclose(out);
+    return {printed, error};
+  }
+  std::string dir_;
+  std::vector<int32_t> ids_;
+  tasks::TrainConfig c_;
+};
+
+TEST_F(RunInputs, ARunRecordsItsTokenizerAndDataChecksums) {
+  tasks::train(c_, nullptr);
+  const auto r = recorded();
+  EXPECT_EQ(r.at("tokenizer_checksum"), tasks::tokenizer_checksum(dir_ + "/tok"));
+  EXPECT_THAT(r.at("tokenizer_checksum"), ::testing::MatchesRegex("fnv1a64:[0-9a-f]{16}"));
+  EXPECT_EQ(r.at("tokenizer_vocab"), "400");
+  EXPECT_EQ(r.at("data_bytes"), std::to_string(std::filesystem::file_size(dir_ + "/c_train.npy")));
+  EXPECT_EQ(r.at("data_checksum"), tasks::file_checksum(dir_ + "/c_train.npy"));
+  EXPECT_EQ(r.at("valid_bytes"), std::to_string(128 + 2 * 300));
+  EXPECT_EQ(r.at("valid_checksum"), tasks::file_checksum(dir_ + "/c_valid.npy"));
+  // FNV-1a of known bytes, so the checksum is the published function.
+  write_file(dir_ + "/a.txt", "a");
+  EXPECT_EQ(tasks::file_checksum(dir_ + "/a.txt"), "fnv1a64:af63dc4c8601ec8c");
+  // The same inputs resume without a word.
+  const auto [printed, error] = resume(c_);
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(printed.find("changed"), std::string::npos);
+}
+
+TEST_F(RunInputs, GenerateRefusesAnotherTokenizerNamingBoth) {
+  tasks::train(c_, nullptr);
+  const auto r = recorded();
+  const std::string before = tasks::tokenizer_checksum(dir_ + "/tok");
+  tasks::check_tokenizer_of_run(dir_ + "/run", r, dir_ + "/tok", 400, 400);  // its own: accepted
+  // Retrained in place, 350 tokens, for a 400-token model.
+  save_tokenizer(train_bpe(read_all(fixture_path("bpe/corpus.txt")), 350, kSpecials), dir_ + "/tok");
+  const std::string after = tasks::tokenizer_checksum(dir_ + "/tok");
+  ASSERT_NE(after, before);
+  EXPECT_RG_ERROR(tasks::check_tokenizer_of_run(dir_ + "/run", r, dir_ + "/tok", 350, 400), "generate",
+                  "(checksum " + after + ", 350 tokens)", "(checksum " + before + ", 400 tokens)");
+  // A run from before the record: the sizes still must agree.
+  EXPECT_RG_ERROR(tasks::check_tokenizer_of_run(dir_ + "/run", {}, dir_ + "/tok", 350, 400), "generate",
+                  "has 350 tokens but the model", "vocabulary of 400");
+  // Retrained with the same size on other text: only the checksum tells.
+  save_tokenizer(train_bpe(read_all(fixture_path("bpe/sample.txt")) + read_all(fixture_path("bpe/corpus.txt")), 400,
+                           kSpecials),
+                 dir_ + "/tok");
+  const std::string other = tasks::tokenizer_checksum(dir_ + "/tok");
+  ASSERT_NE(other, before);
+  EXPECT_RG_ERROR(tasks::check_tokenizer_of_run(dir_ + "/run", r, dir_ + "/tok", 400, 400), "generate",
+                  "(checksum " + other + ", 400 tokens)", "(checksum " + before + ", 400 tokens)");
+  // --resume refuses it too, naming both.
+  const auto [printed, error] = resume(c_);
+  EXPECT_THAT(error, ::testing::HasSubstr("--resume: the tokenizer"));
+  EXPECT_THAT(error, ::testing::HasSubstr("(checksum " + other + ", 400 tokens)"));
+  EXPECT_THAT(error, ::testing::HasSubstr("(checksum " + before + ", 400 tokens)"));
+}
+
+TEST_F(RunInputs, ResumeRefusesChangedDataUnlessAllowedAndThenSaysSo) {
+  tasks::train(c_, nullptr);
+  const std::string before = tasks::file_checksum(dir_ + "/c_train.npy");
+  std::vector<int32_t> changed = ids_;
+  std::reverse(changed.begin(), changed.end());  // same size, other bytes
+  nn::save_token_ids(dir_ + "/c_train.npy", changed);
+  const std::string after = tasks::file_checksum(dir_ + "/c_train.npy");
+  ASSERT_NE(after, before);
+  auto [printed, error] = resume(c_);
+  EXPECT_THAT(error, ::testing::HasSubstr("--resume: the data '" + std::filesystem::absolute(dir_ + "/c_train.npy").string()));
+  EXPECT_THAT(error, ::testing::HasSubstr("checksum " + after + " (the run began on"));
+  EXPECT_THAT(error, ::testing::HasSubstr("checksum " + before + ")"));
+  EXPECT_THAT(error, ::testing::HasSubstr("--allow-changed-data"));
+  EXPECT_EQ(recorded().at("data_checksum"), before) << "the refused resume changed nothing";
+  tasks::TrainConfig allowed = c_;
+  allowed.allow_changed_data = true;
+  std::tie(printed, error) = resume(allowed);
+  EXPECT_EQ(error, "");
+  EXPECT_THAT(printed, ::testing::HasSubstr("--allow-changed-data: continuing the run in"));
+  EXPECT_THAT(printed, ::testing::HasSubstr("on changed data: the data"));
+  EXPECT_EQ(recorded().at("data_checksum"), after) << "the run now records the data it went on with";
 }
 
 TEST(TokenTextTask, BatchesFromTrainAndValidIds) {

@@ -379,7 +379,17 @@ TEST(Train, ANonFiniteWeightIsNamedByTrainingAndRefusedByGenerate) {
   TrainConfig resume = c;
   resume.resume = true;
   resume.stop_after = 0;
+  // Resumed, the NaN is the checkpoint's (issue 20: the message blamed --lr).
   msg = error_of([&] { train(resume, nullptr); });
+  EXPECT_THAT(msg, HasSubstr("train: " + dir.file("checkpoint.safetensors") +
+                             ": the checkpoint holds a non-finite value (NaN or infinity) in the weight "
+                             "'layers.0.ffn.w2.weight'"));
+  EXPECT_THAT(msg, ::testing::Not(HasSubstr("--lr")));
+  // A weight that goes non-finite while training is named with its step.
+  const auto task = make_task(c.task, c.task_options);
+  Generator gen(5);
+  nn::AdamW opt(model.parameters(), c.lr);
+  msg = error_of([&] { train_step(model, opt, task->batch(4, gen), 5, c); });
   EXPECT_THAT(msg, HasSubstr("layers.0.ffn.w2.weight"));
   EXPECT_THAT(msg, HasSubstr("step 5"));
 }
@@ -491,6 +501,15 @@ TEST(Cli, BadCommandLinesGetAClearError) {
       {gen + "--temperature nan", "--temperature: must be a finite number"},
       {"generate --checkpoint /nonexistent", "cannot read '/nonexistent/config.txt'"},
       {"generate", "--checkpoint DIR is required"},
+      // Issue 20: silently ignored before.
+      {"train --task text --text /etc/hostname --tokenizer /tmp/t --data /tmp/d_train.npy", "not both"},
+      {"train --task text --data /tmp/d_train.npy", "--data /tmp/d_train.npy needs --tokenizer DIR"},
+      {"train --task copy --tokenizer /tmp/t --data /tmp/d_train.npy", "are for --task text, not --task copy"},
+      {"train --task recall --text /etc/hostname", "--text is for --task text, not --task recall"},
+      {"compare --task copy --data /tmp/d_train.npy", "are for --task text, not --task copy"},
+      {"train --allow-changed-data", "--allow-changed-data goes with --resume"},
+      {"tokenize train --input /tmp --vocab-size 300 --out /tmp/never", "--input '/tmp' is a directory"},
+      {"tokenize train --input /etc/hostname --vocab-size -5 --out /tmp/never", "--vocab-size -5 is invalid"},
   };
   for (const auto& [args, words] : cases) {
     const auto [status, out] = run_cli(args);
@@ -498,6 +517,36 @@ TEST(Cli, BadCommandLinesGetAClearError) {
     EXPECT_THAT(out, HasSubstr(words)) << args;
     EXPECT_THAT(out, ::testing::StartsWith("error: ")) << args;
   }
+}
+
+// Issue 20, as a user meets it: retraining a run's tokenizer in place made
+// `generate` print other text, exit 0; a 350-token tokenizer was taken for a
+// 400-token model. Now both are refused, naming both checksums and sizes, and
+// `tokenize train --help` prints the help.
+TEST(Cli, GenerateRefusesATokenizerRetrainedInPlace) {
+  const TempDir dir("gentok");
+  const std::string corpus = std::string(ROPEGRAD_FIXTURES) + "/bpe/corpus.txt";
+  const std::string tok = dir.file("tok"), data = dir.file("d_train.npy");
+  fs::create_directories(dir.path());
+  ASSERT_EQ(run_cli("tokenize train --input " + corpus + " --vocab-size 400 --out " + tok).first, 0);
+  ASSERT_EQ(run_cli("tokenize encode --tokenizer " + tok + " --input " + corpus + " --out " + data).first, 0);
+  fs::copy_file(data, dir.file("d_valid.npy"));
+  ASSERT_EQ(run_cli("train --quiet --task text --tokenizer " + tok + " --data " + data +
+                    " --length 16 --steps 2 --warmup 1 --batch 2 --d-model 16 --heads 2 --layers 1 --out " + dir.file("run"))
+                .first,
+            0);
+  const std::string gen = "generate --checkpoint " + dir.file("run") + " --text 'The ' --max-new-tokens 4";
+  const auto [ok, text] = run_cli(gen);
+  EXPECT_EQ(ok, 0) << text;
+  const auto [usage_status, usage] = run_cli("tokenize train --help");
+  EXPECT_EQ(usage_status, 0);
+  EXPECT_THAT(usage, ::testing::StartsWith("usage: ropegrad tokenize train"));
+  ASSERT_EQ(run_cli("tokenize train --input " + corpus + " --vocab-size 350 --out " + tok).first, 0);
+  const auto [status, out] = run_cli(gen);
+  EXPECT_EQ(status, 1) << out;
+  EXPECT_THAT(out, HasSubstr("error: generate: the tokenizer in '" + tok + "'"));
+  EXPECT_THAT(out, HasSubstr(", 350 tokens) is not the one the run in"));
+  EXPECT_THAT(out, HasSubstr(", 400 tokens)"));
 }
 
 // ---- files of --out DIR ----------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 
 #include "tensor/error.h"
 #include "tensor/exercise.h"
+#include "tensor/printable.h"
 #include "tokenizer/pretokenize.h"
 #include "tokenizer/tokenizer.h"
 
@@ -19,7 +20,8 @@ Tokenizer::Tokenizer(BpeModel model) : model_(std::move(model)) {
   for (int32_t id = 0; id < static_cast<int32_t>(vocab.size()); ++id) id_of.emplace(vocab[id], id);
   for (int b = 0; b < 256; ++b) {
     auto it = id_of.find(std::string(1, static_cast<char>(b)));
-    RG_CHECK(it != id_of.end(), "Tokenizer", "the vocabulary has no token for byte {}", b);
+    RG_CHECK(it != id_of.end(), "Tokenizer", "the vocabulary has no token for byte {} ({})", b,
+             quote_bytes(std::string(1, static_cast<char>(b))));
     byte_id_[b] = it->second;
   }
   const int32_t n = static_cast<int32_t>(vocab.size());
@@ -33,7 +35,7 @@ Tokenizer::Tokenizer(BpeModel model) : model_(std::move(model)) {
   }
   for (const std::string& s : model_.specials) {
     auto it = id_of.find(s);
-    RG_CHECK(it != id_of.end(), "Tokenizer", "special token '{}' is not in the vocabulary", s);
+    RG_CHECK(it != id_of.end(), "Tokenizer", "special token {} is not in the vocabulary", quote_bytes(s));
     special_id_.push_back(it->second);
   }
 }
@@ -82,6 +84,21 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text) const {
   // END EXERCISE ex21-encode
 }
 
+std::vector<int32_t> Tokenizer::encode_linear(std::string_view text) const {
+  std::vector<int32_t> out;
+  for (const Piece& piece : split_at_specials_linear(text, model_.specials)) {
+    if (piece.special >= 0) {
+      out.push_back(special_id_[piece.special]);
+      continue;
+    }
+    // No special token lies wholly inside a plain piece, so encode() splits
+    // it nowhere and scans it once per special.
+    const std::vector<int32_t> ids = encode(piece.text);
+    out.insert(out.end(), ids.begin(), ids.end());
+  }
+  return out;
+}
+
 void Tokenizer::encode_stream(std::istream& in, const std::function<void(const std::vector<int32_t>&)>& emit,
                               size_t chunk_bytes, size_t max_buffer_bytes) const {
   RG_CHECK(chunk_bytes > 0, "encode_stream", "chunk size must be positive");
@@ -126,11 +143,11 @@ void Tokenizer::encode_stream(std::istream& in, const std::function<void(const s
       while (pos > 0 && ((static_cast<unsigned char>(buffer[pos]) & 0xC0) == 0x80 || inside_special(buffer, pos))) --pos;
       if (pos == 0) continue;
     }
-    emit(encode(std::string_view(buffer).substr(0, pos)));
+    emit(encode_linear(std::string_view(buffer).substr(0, pos)));
     buffer.erase(0, pos);
     unsafe_up_to = 0;
   }
-  if (!buffer.empty()) emit(encode(buffer));
+  if (!buffer.empty()) emit(encode_linear(buffer));
 }
 
 }  // namespace ropegrad::tok

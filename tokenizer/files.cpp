@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "tensor/error.h"
+#include "tensor/printable.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/utf8.h"
 
@@ -26,6 +27,8 @@ std::string json_escape(std::string_view s) {
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
+  std::error_code error;
+  RG_CHECK(!std::filesystem::is_directory(path, error), "load_tokenizer", "{} is a directory, not a file", path);
   RG_CHECK(in.good(), "load_tokenizer", "cannot open {}", path);
   std::ostringstream ss;
   ss << in.rdbuf();
@@ -37,16 +40,23 @@ class VocabJsonReader {
  public:
   VocabJsonReader(std::string path, std::string text) : path_(std::move(path)), text_(std::move(text)) {}
 
-  std::vector<std::pair<std::string, int64_t>> read() {
-    std::vector<std::pair<std::string, int64_t>> entries;
+  struct Entry {
+    std::string token;
+    int64_t id;
+    int line;
+  };
+  std::vector<Entry> read() {
+    std::vector<Entry> entries;
     expect('{');
     skip_space();
     if (peek() == '}') { ++pos_; return entries; }
     while (true) {
+      skip_space();
+      const int line = line_;
       std::string key = read_string();
       expect(':');
       const int64_t id = read_int();
-      entries.emplace_back(std::move(key), id);
+      entries.push_back({std::move(key), id, line});
       skip_space();
       const char c = next("',' or '}'");
       if (c == '}') break;
@@ -65,7 +75,9 @@ class VocabJsonReader {
     }
     fail("load_tokenizer", "{} line {} column {}: {}", path_, line, column, what);
   }
-  void skip_space() { while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_; }
+  void skip_space() {
+    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) line_ += text_[pos_++] == '\n';
+  }
   char peek() { return pos_ < text_.size() ? text_[pos_] : '\0'; }
   char next(const char* wanted) {
     if (pos_ >= text_.size()) error(std::string("the file ends where ") + wanted + " was expected");
@@ -73,7 +85,11 @@ class VocabJsonReader {
   }
   void expect(char c) {
     skip_space();
-    if (next("a character") != c) { --pos_; error(std::string("expected '") + c + "'"); }
+    const char got = next("a character");
+    if (got != c) {
+      --pos_;
+      error(fmt::format("expected '{}', found {}", c, quote_bytes(std::string_view(&got, 1))));
+    }
   }
   int hex4() {
     int v = 0;
@@ -90,6 +106,11 @@ class VocabJsonReader {
     while (true) {
       const char c = next("'\"'");
       if (c == '"') return out;
+      if (static_cast<unsigned char>(c) < 0x20) {  // JSON has no raw control bytes in a string (a NUL, a CR)
+        --pos_;
+        error(fmt::format("raw control byte {} in the string {} (JSON needs it escaped)",
+                          quote_bytes(std::string_view(&c, 1)), quote_bytes(out + c)));
+      }
       if (c != '\\') { out += c; continue; }
       const char e = next("an escape");
       switch (e) {
@@ -110,7 +131,7 @@ class VocabJsonReader {
           append_utf8(out, cp);
           break;
         }
-        default: --pos_; error(std::string("unknown escape \\") + e);
+        default: --pos_; error(fmt::format("unknown escape {}", quote_bytes(std::string("\\") + e)));
       }
     }
   }
@@ -128,12 +149,13 @@ class VocabJsonReader {
 
   std::string path_, text_;
   size_t pos_ = 0;
+  int line_ = 1;
 };
 
 std::string decode_printable(const std::string& token, const std::string& where) {
   std::string bytes;
-  RG_CHECK(printable_to_bytes(token, &bytes), "load_tokenizer", "{}: '{}' has a character outside GPT-2's byte alphabet",
-           where, token);
+  RG_CHECK(printable_to_bytes(token, &bytes), "load_tokenizer", "{}: {} has a character outside GPT-2's byte alphabet",
+           where, quote_bytes(token));
   return bytes;
 }
 
@@ -171,43 +193,58 @@ BpeModel load_tokenizer(const std::string& dir) {
   model.vocab.assign(n, std::string());
   std::vector<bool> seen(n, false);
   std::unordered_map<std::string, int32_t> id_of;
-  for (const auto& [token, id] : entries) {
-    RG_CHECK(id < n, "load_tokenizer", "{}: token '{}' has id {}, but there are only {} tokens (ids must be 0..{})",
-             vocab_path, token, id, n, n - 1);
-    RG_CHECK(!seen[id], "load_tokenizer", "{}: id {} is given twice", vocab_path, id);
+  for (const auto& [token, id, line] : entries) {
+    const std::string where = fmt::format("{} line {}", vocab_path, line);
+    RG_CHECK(id < n, "load_tokenizer", "{}: token {} has id {}, but there are only {} tokens (ids must be 0..{})",
+             where, quote_bytes(token), id, n, n - 1);
+    RG_CHECK(!seen[id], "load_tokenizer", "{}: id {} is given twice", where, id);
     seen[id] = true;
-    model.vocab[id] = decode_printable(token, vocab_path);
+    model.vocab[id] = decode_printable(token, where);
     RG_CHECK(id_of.emplace(model.vocab[id], static_cast<int32_t>(id)).second, "load_tokenizer",
-             "{}: token '{}' appears twice", vocab_path, token);
+             "{}: token {} appears twice", where, quote_bytes(token));
+  }
+  // Every byte must have its token, or some text could not be encoded.
+  for (int b = 0; b < 256; ++b) {
+    RG_CHECK(id_of.count(std::string(1, static_cast<char>(b))) > 0, "load_tokenizer",
+             "{}: the vocabulary has no token for byte {} ({}; written {} in vocab.json)", vocab_path, b,
+             quote_bytes(std::string(1, static_cast<char>(b))), quote_bytes(bytes_to_printable(std::string(1, static_cast<char>(b)))));
   }
 
   std::istringstream merges(read_file(merges_path));
   std::string line;
   for (int line_no = 1; std::getline(merges, line); ++line_no) {
-    if (line_no == 1 && line.rfind("#version", 0) == 0) continue;
-    if (line.empty()) continue;
+    if (!line.empty() && line.back() == '\r') line.pop_back();  // Windows line endings: \r is no token's byte
     const std::string where = fmt::format("{} line {}", merges_path, line_no);
+    if (line_no == 1 && line.rfind("#version", 0) == 0) {
+      // The one version of the format there is (GPT-2's, and what save_tokenizer writes).
+      RG_CHECK(line == "#version: 0.2", "load_tokenizer", "{}: unsupported {} (only '#version: 0.2' is read)", where,
+               quote_bytes(line));
+      continue;
+    }
+    if (line.empty()) continue;
     const size_t space = line.find(' ');
     RG_CHECK(space != std::string::npos && space > 0 && space + 1 < line.size() &&
                  line.find(' ', space + 1) == std::string::npos,
-             "load_tokenizer", "{}: expected two tokens separated by one space, got '{}'", where, line);
+             "load_tokenizer", "{}: expected two tokens separated by one space, got {}", where, quote_bytes(line));
     const std::string left = decode_printable(line.substr(0, space), where);
     const std::string right = decode_printable(line.substr(space + 1), where);
     auto a = id_of.find(left), b = id_of.find(right);
-    RG_CHECK(a != id_of.end() && b != id_of.end(), "load_tokenizer", "{}: merge '{}' refers to a token not in {}",
-             where, line, vocab_path);
-    RG_CHECK(id_of.count(left + right), "load_tokenizer", "{}: merge '{}' makes a token not in {}", where, line,
-             vocab_path);
+    RG_CHECK(a != id_of.end() && b != id_of.end(), "load_tokenizer", "{}: merge {} refers to a token not in {}",
+             where, quote_bytes(line), vocab_path);
+    RG_CHECK(id_of.count(left + right), "load_tokenizer", "{}: merge {} makes a token not in {}", where,
+             quote_bytes(line), vocab_path);
     model.merges.emplace_back(a->second, b->second);
   }
 
   if (std::filesystem::exists(specials_path)) {
     std::istringstream specials(read_file(specials_path));
     for (int line_no = 1; std::getline(specials, line); ++line_no) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
       if (line.empty()) continue;
       const std::string where = fmt::format("{} line {}", specials_path, line_no);
       std::string s = decode_printable(line, where);
-      RG_CHECK(id_of.count(s), "load_tokenizer", "{}: special token '{}' is not in {}", where, line, vocab_path);
+      RG_CHECK(id_of.count(s), "load_tokenizer", "{}: special token {} is not in {}", where, quote_bytes(line),
+               vocab_path);
       model.specials.push_back(std::move(s));
     }
   }

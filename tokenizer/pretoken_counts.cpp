@@ -16,7 +16,7 @@ std::unordered_map<std::string, int64_t> count_pretokens(std::string_view corpus
   // Plain text between special tokens, cut further at safe places into
   // chunks of about kChunkBytes that pre-tokenize independently.
   std::vector<std::string_view> chunks;
-  for (const Piece& piece : split_at_specials(corpus, specials)) {
+  for (const Piece& piece : split_at_specials_linear(corpus, specials)) {
     if (piece.special >= 0) continue;
     std::string_view rest = piece.text;
     while (rest.size() > 2 * kChunkBytes) {

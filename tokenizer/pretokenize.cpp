@@ -108,6 +108,40 @@ std::vector<Piece> split_at_specials(std::string_view text, const std::vector<st
   // END EXERCISE ex21-pretokenize
 }
 
+std::vector<Piece> split_at_specials_linear(std::string_view text, const std::vector<std::string>& specials) {
+  constexpr size_t kNone = std::string_view::npos;
+  // next[i]: where specials[i] next occurs at or after the last search's
+  // start; kNone when it occurs nowhere further (then never searched again).
+  std::vector<size_t> next(specials.size(), 0);
+  std::vector<bool> searched(specials.size(), false);
+  std::vector<Piece> pieces;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t best_pos = kNone;
+    int best = -1;
+    for (size_t i = 0; i < specials.size(); ++i) {
+      if (specials[i].empty()) continue;
+      if (!searched[i] || (next[i] != kNone && next[i] < pos)) {
+        next[i] = text.find(specials[i], pos);
+        searched[i] = true;
+      }
+      const size_t at = next[i];
+      if (at == kNone) continue;
+      // Earliest wins; where two start at the same place, the longest.
+      if (at < best_pos || (at == best_pos && specials[i].size() > specials[best].size())) {
+        best_pos = at;
+        best = static_cast<int>(i);
+      }
+    }
+    if (best < 0) break;
+    if (best_pos > pos) pieces.push_back({text.substr(pos, best_pos - pos), -1});
+    pieces.push_back({text.substr(best_pos, specials[best].size()), best});
+    pos = best_pos + specials[best].size();
+  }
+  if (pos < text.size()) pieces.push_back({text.substr(pos), -1});
+  return pieces;
+}
+
 bool is_safe_cut(std::string_view text, size_t pos) {
   if (pos == 0 || pos >= text.size()) return false;
   if (text[pos] != ' ' && text[pos] != '\n') return false;

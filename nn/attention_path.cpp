@@ -6,11 +6,9 @@
 #include <string>
 
 #include "tensor/fast_forms.h"
-#if __has_include("nn/fast/attention_tiled.h")
+#include "fast_forms_present.h"  // ROPEGRAD_HAS_<NAME> for each fast form here (CMakeLists.txt)
+#if ROPEGRAD_HAS_ATTENTION_TILED
 #include "nn/fast/attention_tiled.h"
-#define ROPEGRAD_HAS_TILED_ATTENTION 1
-#else
-#define ROPEGRAD_HAS_TILED_ATTENTION 0
 #endif
 
 namespace ropegrad::nn {
@@ -40,7 +38,7 @@ void set_attention_path(AttentionPath path) { g_forced_path.store(static_cast<in
 
 bool use_tiled_attention(const Tensor& q, const Tensor& k, const Tensor& v, const ScoreMask& mask, bool needs_probs,
                          int64_t min_keys) {
-  if (!ROPEGRAD_HAS_TILED_ATTENTION || !fast_forms_enabled()) return false;
+  if (!ROPEGRAD_HAS_ATTENTION_TILED || !fast_forms_enabled()) return false;
   if (needs_probs) return false;                                      // only P can be returned or dropped out
   if (mask.mask.defined() && mask.mask.requires_grad()) return false;  // its gradient is a full dS
   if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4) return false;
@@ -57,7 +55,7 @@ bool use_tiled_attention(const Tensor& q, const Tensor& k, const Tensor& v, cons
 
 std::optional<Tensor> dot_attention_if_tiled(const Tensor& q, const Tensor& k, const Tensor& v, double scale,
                                              const ScoreMask& mask, bool needs_probs) {
-#if ROPEGRAD_HAS_TILED_ATTENTION
+#if ROPEGRAD_HAS_ATTENTION_TILED
   if (use_tiled_attention(q, k, v, mask, needs_probs)) {
     note_fast_form(FastForm::TiledAttention);
     return dot_attention_tiled(q, k, v, scale, mask);
@@ -69,7 +67,7 @@ std::optional<Tensor> dot_attention_if_tiled(const Tensor& q, const Tensor& k, c
 std::optional<Tensor> w2_attention_if_tiled(const Tensor& mu_q, const Tensor& mu_k, const Tensor& sigma_q,
                                             const Tensor& sigma_k, const Tensor& tau, const Tensor& v,
                                             const ScoreMask& mask, bool needs_probs) {
-#if ROPEGRAD_HAS_TILED_ATTENTION
+#if ROPEGRAD_HAS_ATTENTION_TILED
   if (use_tiled_attention(mu_q, mu_k, v, mask, needs_probs)) {
     note_fast_form(FastForm::TiledAttention);
     return w2_attention_tiled(mu_q, mu_k, sigma_q, sigma_k, tau, v, mask);
@@ -80,7 +78,7 @@ std::optional<Tensor> w2_attention_if_tiled(const Tensor& mu_q, const Tensor& mu
 
 std::optional<Tensor> triple_attention_if_tiled(const Tensor& q, const Tensor& k, const Tensor& r, const Tensor& v,
                                                 double scale, const ScoreMask& mask, bool needs_probs) {
-#if ROPEGRAD_HAS_TILED_ATTENTION
+#if ROPEGRAD_HAS_ATTENTION_TILED
   if (use_tiled_attention(q, k, v, mask, needs_probs, kTripleTiledMinKeys)) {
     note_fast_form(FastForm::TiledAttention);
     return triple_attention_tiled(q, k, r, v, scale, mask);

@@ -15,11 +15,12 @@
 #include "tensor/elementwise.h"
 #include "tensor/exercise.h"
 #include "tensor/fast_forms.h"
+#include "fast_forms_present.h"  // ROPEGRAD_HAS_<NAME> for each fast form here (CMakeLists.txt)
 #include "tensor/kernels.h"
-#if __has_include("nn/fast/attention_scores_fast.h")
+#if ROPEGRAD_HAS_ATTENTION_SCORES_FAST
 #include "nn/fast/attention_scores_fast.h"
 #endif
-#if __has_include("nn/fast/triple_scores_fast.h")
+#if ROPEGRAD_HAS_TRIPLE_SCORES_FAST
 #include "nn/fast/triple_scores_fast.h"
 #endif
 
@@ -90,7 +91,7 @@ Tensor scores_to_probs_plain(const Tensor& p, const Blocks& g, const Tensor& add
 template <typename T, typename ScoreRow>
 Tensor scores_to_probs(const Tensor& p, const Blocks& g, const Tensor& add_mask, const ScoreMask& m,
                        ScoreRow score_row) {
-#if __has_include("nn/fast/attention_scores_fast.h")
+#if ROPEGRAD_HAS_ATTENTION_SCORES_FAST
   if (fast_forms_enabled()) {
     note_fast_form(FastForm::AttentionScores);
     fast::scores_to_probs<T>(p.data_ptr<T>(), g, add_mask, m, score_row);
@@ -103,7 +104,7 @@ Tensor scores_to_probs(const Tensor& p, const Blocks& g, const Tensor& add_mask,
 // dS = P * (dP - rowsum(dP * P)): the softmax's backward (the library's,
 // ex12-softmax), or its fast form.
 Tensor softmax_grad(const Tensor& p, const Tensor& dp) {
-#if __has_include("nn/fast/attention_scores_fast.h")
+#if ROPEGRAD_HAS_ATTENTION_SCORES_FAST
   if (fast_forms_enabled()) {
     note_fast_form(FastForm::AttentionScores);
     return fast::softmax_grad(p, dp);
@@ -337,7 +338,7 @@ void triple_score_grads_plain(T* am, T* bm, const T* pqk, const T* pkr, const T*
 template <typename T>
 void triple_score_grads(T* am, T* bm, const T* qk, const T* kr, const T* qq, const T* rr, const T* rq, const T* kk,
                         T* dqq, T* drr, T* drq, T* dkk, int64_t blocks, int64_t nq, int64_t nk, T scale) {
-#if __has_include("nn/fast/triple_scores_fast.h")
+#if ROPEGRAD_HAS_TRIPLE_SCORES_FAST
   if (fast_forms_enabled()) {
     note_fast_form(FastForm::TripleBackward);
     return fast::triple_score_grads<T>(am, bm, qk, kr, qq, rr, rq, kk, dqq, drr, drq, dkk, blocks, nq, nk, scale);

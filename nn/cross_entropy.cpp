@@ -8,7 +8,8 @@
 #include "tensor/elementwise.h"
 #include "tensor/exercise.h"
 #include "tensor/fast_forms.h"
-#if __has_include("nn/fast/cross_entropy_fast.h")
+#include "fast_forms_present.h"  // ROPEGRAD_HAS_<NAME> for each fast form here (CMakeLists.txt)
+#if ROPEGRAD_HAS_CROSS_ENTROPY_FAST
 #include "nn/fast/cross_entropy_fast.h"
 #endif
 
@@ -40,7 +41,7 @@ void cross_entropy_grad_plain(const T* lp, const int64_t* tgt, T* d, int64_t n, 
 // The one dispatch point of the fast form (tensor/fast_forms.h).
 template <typename T>
 void cross_entropy_grad(const T* lp, const int64_t* tgt, T* d, int64_t n, int64_t v, T scale, int64_t ignore_index) {
-#if __has_include("nn/fast/cross_entropy_fast.h")
+#if ROPEGRAD_HAS_CROSS_ENTROPY_FAST
   if (fast_forms_enabled()) {
     note_fast_form(FastForm::CrossEntropy);
     return fast::cross_entropy_grad<T>(lp, tgt, d, n, v, scale, ignore_index);

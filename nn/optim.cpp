@@ -2,7 +2,8 @@
 #include "tensor/elementwise.h"
 #include "tensor/exercise.h"
 #include "tensor/fast_forms.h"
-#if __has_include("nn/fast/adamw_fast.h")
+#include "fast_forms_present.h"  // ROPEGRAD_HAS_<NAME> for each fast form here (CMakeLists.txt)
+#if ROPEGRAD_HAS_ADAMW_FAST
 #include "nn/fast/adamw_fast.h"
 #endif
 
@@ -296,7 +297,7 @@ void adamw_update(T* p, const T* g, T* m, T* v, int64_t n, const AdamStepScalars
 // The one dispatch point of the update's fast form (tensor/fast_forms.h).
 template <typename T>
 void adamw_update_any(T* p, const T* g, T* m, T* v, int64_t n, const AdamStepScalars<T>& c) {
-#if __has_include("nn/fast/adamw_fast.h")
+#if ROPEGRAD_HAS_ADAMW_FAST
   if (fast_forms_enabled()) {
     note_fast_form(FastForm::AdamW);
     return fast::adamw_update<T>(p, g, m, v, n, c);

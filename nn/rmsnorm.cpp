@@ -9,7 +9,8 @@
 #include "tensor/elementwise.h"
 #include "tensor/exercise.h"
 #include "tensor/fast_forms.h"
-#if __has_include("nn/fast/rmsnorm_fast.h")
+#include "fast_forms_present.h"  // ROPEGRAD_HAS_<NAME> for each fast form here (CMakeLists.txt)
+#if ROPEGRAD_HAS_RMSNORM_FAST
 #include "nn/fast/rmsnorm_fast.h"
 #endif
 
@@ -70,7 +71,7 @@ void rms_norm_backward(const T* x, const T* g, const T* inv_rms, const T* dy, T*
 // The one dispatch point of RMSNorm's fast form (tensor/fast_forms.h).
 template <typename T>
 void forward_kernel(const T* x, const T* g, T* y, T* inv_rms, int64_t rows, int64_t d, double eps) {
-#if __has_include("nn/fast/rmsnorm_fast.h")
+#if ROPEGRAD_HAS_RMSNORM_FAST
   if (fast_forms_enabled()) {
     note_fast_form(FastForm::RmsNorm);
     return fast::rms_norm_forward<T>(x, g, y, inv_rms, rows, d, eps);
@@ -82,7 +83,7 @@ void forward_kernel(const T* x, const T* g, T* y, T* inv_rms, int64_t rows, int6
 template <typename T>
 void backward_kernel(const T* x, const T* g, const T* inv_rms, const T* dy, T* dx, double* dg, int64_t rows,
                      int64_t d) {
-#if __has_include("nn/fast/rmsnorm_fast.h")
+#if ROPEGRAD_HAS_RMSNORM_FAST
   if (fast_forms_enabled()) {
     note_fast_form(FastForm::RmsNorm);
     return fast::rms_norm_backward<T>(x, g, inv_rms, dy, dx, dg, rows, d);

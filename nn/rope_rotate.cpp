@@ -8,7 +8,8 @@
 #include "tensor/elementwise.h"
 #include "tensor/exercise.h"
 #include "tensor/fast_forms.h"
-#if __has_include("nn/fast/rope_rotate_fast.h")
+#include "fast_forms_present.h"  // ROPEGRAD_HAS_<NAME> for each fast form here (CMakeLists.txt)
+#if ROPEGRAD_HAS_ROPE_ROTATE_FAST
 #include "nn/fast/rope_rotate_fast.h"
 #endif
 
@@ -56,7 +57,7 @@ std::pair<Tensor, Tensor> pair_views(const Tensor& t, RopePairing pairing) {
 // A rotation of the pair (a, b) is the complex product (a + i b)(cos + i sin).
 Tensor rotate(const Tensor& x, const Tensor& cos, const Tensor& sin, RopePairing pairing, double sign) {
   Tensor out = Tensor::empty(x.shape(), x.dtype());
-#if __has_include("nn/fast/rope_rotate_fast.h")
+#if ROPEGRAD_HAS_ROPE_ROTATE_FAST
   // The one dispatch point of the one-pass rotation (tensor/fast_forms.h).
   if (fast_forms_enabled() && fast::rope_rotate_is_one_pass(x, cos, sin)) {
     note_fast_form(FastForm::RopeRotation);

@@ -7,7 +7,8 @@
 #include "tensor/elementwise.h"
 #include "tensor/exercise.h"
 #include "tensor/fast_forms.h"
-#if __has_include("nn/fast/swiglu_gate_fast.h")
+#include "fast_forms_present.h"  // ROPEGRAD_HAS_<NAME> for each fast form here (CMakeLists.txt)
+#if ROPEGRAD_HAS_SWIGLU_GATE_FAST
 #include "nn/fast/swiglu_gate_fast.h"
 #endif
 
@@ -22,7 +23,7 @@ Tensor silu_mul(const Tensor& a, const Tensor& b) {
   RG_CHECK(a.dtype() == b.dtype() && a.is_floating_point(), "silu_mul", "operands must share a float dtype, got {} and {}",
            dtype_name(a.dtype()), dtype_name(b.dtype()));
   broadcast_shapes(a.shape(), b.shape(), "silu_mul");  // an error naming the op, before any work
-#if __has_include("nn/fast/swiglu_gate_fast.h")
+#if ROPEGRAD_HAS_SWIGLU_GATE_FAST
   if (fast_forms_enabled()) {  // the one dispatch point of the fast form (tensor/fast_forms.h)
     note_fast_form(FastForm::SwigluGate);
     return fast::silu_mul(a, b);

@@ -40,7 +40,7 @@ int remove_stale_tmp_files(const std::string& path) {
     if (pid == ::getpid()) continue;
     if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive (or not ours to judge)
     std::error_code ignored;
-    if (fs::remove(it->path(), ignored)) ++removed;
+    if (fs::remove_all(it->path(), ignored) > 0) ++removed;  // a file, or a directory written whole (tokenize train)
   }
   return removed;
 }

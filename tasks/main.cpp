@@ -32,7 +32,6 @@ namespace {
 struct Option {
   std::string name, default_value, help;
   bool is_flag = false;
-  bool listed = true;  // false: parsed, but not in --help (named by the error that calls for it)
 };
 
 class Args {
@@ -90,7 +89,6 @@ class Args {
   void print_help() const {
     fmt::print("usage: ropegrad {} [options]\n\n{}\n\noptions:\n", command_, summary_);
     for (const Option& o : options_) {
-      if (!o.listed) continue;
       const std::string left = o.is_flag ? fmt::format("--{}", o.name)
                                          : fmt::format("--{} {}", o.name, o.default_value.empty() ? "X" : o.default_value);
       fmt::print("  {:<26} {}\n", left, o.help);
@@ -139,10 +137,7 @@ std::vector<Option> training_options(bool with_attention) {
     o.insert(o.begin() + 9, {"attention", "standard", "standard | w2 | triple"});
     o.push_back({"checkpoint-every", "0", "steps between checkpoints (0: only at the end)"});
     o.push_back({"resume", "", "continue from OUT/checkpoint.safetensors", true});
-    // Not listed in --help (chapter 18 shows the help verbatim); the --resume
-    // error about changed data names it.
-    o.push_back({"allow-changed-data", "", "with --resume: continue although --data changed (said, not silent)", true,
-                 false});
+    o.push_back({"allow-changed-data", "", "with --resume: continue although --data changed (said, not silent)", true});
     o.push_back({"stop-after", "0", "stop after this step, as if interrupted (0: run all)"});
   }
   return o;

@@ -1,7 +1,10 @@
 // `ropegrad tokenize train|encode|decode`: build a BPE tokenizer from a text
 // file, turn text into a .npy of token ids, and ids back into text.
+#include <fcntl.h>  // AT_FDCWD, for renameat2
+
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -83,6 +86,32 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
+namespace {
+// The tokenizer written into a fresh directory beside OUT, then swapped in
+// whole (renameat2 RENAME_EXCHANGE): an interrupted or failed run leaves the
+// old tokenizer or the new one, never a mix of their files; the directory it
+// leaves behind is removed by the next writer (nn/tmp_file.h).
+void save_tokenizer_whole(const tok::BpeModel& model, const std::string& out) {
+  namespace fs = std::filesystem;
+  const std::string tmp = nn::unique_tmp_path(out);
+  struct Cleanup {
+    std::string path;
+    ~Cleanup() {
+      std::error_code ignored;
+      fs::remove_all(path, ignored);
+    }
+  } cleanup{tmp};
+  tok::save_tokenizer(model, tmp);
+  if (fs::exists(out)) {
+    RG_CHECK(::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, out.c_str(), RENAME_EXCHANGE) == 0, "tokenize",
+             "cannot replace {} with the new tokenizer: {}", out, std::strerror(errno));
+  } else {
+    RG_CHECK(std::rename(tmp.c_str(), out.c_str()) == 0, "tokenize", "cannot move the new tokenizer to {}: {}", out,
+             std::strerror(errno));
+  }
+}
+}  // namespace
+
 int run_tokenize(int argc, char** argv) {
   if (argc < 1 || std::string(argv[0]) == "--help" || std::string(argv[0]) == "-h") {
     std::fputs(kUsage, argc < 1 ? stderr : stdout);
@@ -106,7 +135,7 @@ int run_tokenize(int argc, char** argv) {
     const OutputLock lock(o.out, "tokenize", {o.input}, /*directory=*/true);
     const std::string corpus = read_text(o.input);
     const tok::BpeModel model = tok::train_bpe(corpus, o.vocab_size, o.specials);
-    tok::save_tokenizer(model, o.out);
+    save_tokenizer_whole(model, o.out);
     std::printf("trained %zu tokens (%zu merges) on %zu bytes in %.2f s -> %s/{vocab.json,merges.txt,special_tokens.txt}\n",
                 model.vocab.size(), model.merges.size(), corpus.size(), seconds_since(t0), o.out.c_str());
     return 0;

@@ -10,8 +10,9 @@
 #include "tensor/elementwise.h"
 #include "tensor/exercise.h"
 #include "tensor/fast_forms.h"
+#include "fast_forms_present.h"  // ROPEGRAD_HAS_<NAME> for each fast form here (CMakeLists.txt)
 #include "tensor/kernels.h"
-#if __has_include("tensor/fast/softmax_fast.h")
+#if ROPEGRAD_HAS_SOFTMAX_FAST
 #include "tensor/fast/softmax_fast.h"
 #endif
 
@@ -75,7 +76,7 @@ Tensor softmax(const Tensor& t, int64_t dim) {
   dim = normalize_dim(dim, t.dim(), "softmax");
   return dispatch_floating(t.dtype(), "softmax", [&](auto tag) -> Tensor {
     using T = decltype(tag);
-#if __has_include("tensor/fast/softmax_fast.h")
+#if ROPEGRAD_HAS_SOFTMAX_FAST
     Tensor fast_out;
     if (fast_rows<T>(fast_out, {t}, dim, [](const std::vector<const T*>& in, T* o, int64_t lo, int64_t hi, int64_t n) {
           fast::softmax_rows<T>(in[0], o, lo, hi, n);
@@ -108,7 +109,7 @@ Tensor log_softmax(const Tensor& t, int64_t dim) {
   dim = normalize_dim(dim, t.dim(), "log_softmax");
   return dispatch_floating(t.dtype(), "log_softmax", [&](auto tag) -> Tensor {
     using T = decltype(tag);
-#if __has_include("tensor/fast/softmax_fast.h")
+#if ROPEGRAD_HAS_SOFTMAX_FAST
     Tensor fast_out;
     if (fast_rows<T>(fast_out, {t}, dim, [](const std::vector<const T*>& in, T* o, int64_t lo, int64_t hi, int64_t n) {
           fast::log_softmax_rows<T>(in[0], o, lo, hi, n);
@@ -141,7 +142,7 @@ Tensor softmax_backward(const Tensor& y, const Tensor& grad, int64_t dim) {
   dim = normalize_dim(dim, y.dim(), "softmax_backward");
   return dispatch_floating(y.dtype(), "softmax_backward", [&](auto tag) -> Tensor {
     using T = decltype(tag);
-#if __has_include("tensor/fast/softmax_fast.h")
+#if ROPEGRAD_HAS_SOFTMAX_FAST
     Tensor fast_out;
     if (fast_rows<T>(fast_out, {y, grad}, dim,
                      [](const std::vector<const T*>& in, T* o, int64_t lo, int64_t hi, int64_t n) {
@@ -168,7 +169,7 @@ Tensor log_softmax_backward(const Tensor& y, const Tensor& grad, int64_t dim) {
   dim = normalize_dim(dim, y.dim(), "log_softmax_backward");
   return dispatch_floating(y.dtype(), "log_softmax_backward", [&](auto tag) -> Tensor {
     using T = decltype(tag);
-#if __has_include("tensor/fast/softmax_fast.h")
+#if ROPEGRAD_HAS_SOFTMAX_FAST
     Tensor fast_out;
     if (fast_rows<T>(fast_out, {y, grad}, dim,
                      [](const std::vector<const T*>& in, T* o, int64_t lo, int64_t hi, int64_t n) {

@@ -802,6 +802,33 @@ TEST(TokenizeCli, TemporaryFilesOfAKilledWriterAreRemovedByTheNext) {
   std::filesystem::remove_all(dir);
 }
 
+// tokenize train writes its three files into a fresh directory beside --out
+// and swaps it in whole: a retrain replaces the old tokenizer at once (never
+// a mix of the two runs' files), nothing is left beside it, and a directory
+// a killed writer left is removed by the next train into the same --out.
+TEST(TokenizeCli, TrainReplacesTheTokenizerDirectoryWhole) {
+  const std::string dir = temp_dir("whole");
+  const std::string corpus = fixture_path("bpe/corpus.txt");
+  ASSERT_EQ(tokenize({"train", "--input", corpus, "--vocab-size", "300", "--out", dir + "/t"}), 0);
+  EXPECT_EQ(load_tokenizer(dir + "/t").vocab.size(), 300u);
+  const pid_t child = ::fork();  // a pid that is surely gone
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  ASSERT_EQ(::waitpid(child, nullptr, 0), child);
+  const std::string stale = dir + "/t." + std::to_string(child) + ".00c0ffee00c0ffee.tmp";
+  std::filesystem::create_directories(stale);
+  write_file(stale + "/vocab.json", "{");  // half a tokenizer
+  ASSERT_EQ(tokenize({"train", "--input", corpus, "--vocab-size", "350", "--special", "<|endoftext|>", "--out",
+                      dir + "/t"}),
+            0);
+  const tok::BpeModel model = load_tokenizer(dir + "/t");
+  EXPECT_EQ(model.vocab.size(), 350u);
+  EXPECT_EQ(model.specials, std::vector<std::string>{"<|endoftext|>"});
+  EXPECT_EQ(listing(dir), std::vector<std::string>{"t"}) << "the old directory and the stale one are gone";
+  EXPECT_EQ(listing(dir + "/t"), (std::vector<std::string>{"merges.txt", "special_tokens.txt", "vocab.json"}));
+  std::filesystem::remove_all(dir);
+}
+
 // --out equal to --input overwrote the input. Now refused, whatever the
 // spelling (another path, a link), and the input is left as it was.
 TEST(TokenizeCli, OutputThatIsTheInputIsRefused) {

@@ -22,7 +22,7 @@ prints; a screenshot of the page goes to SCREENS_DIR. A page fails when:
 Then the site's search (mkdocs-material's, a web worker over
 search/search_index.json) is asked for "RMSNorm" in the browser; no result
 fails. The search index of Debian's mkdocs-material needs the `options` that
-docs/tests/mkdocs_hooks.py adds, or the worker stops at "Initializing search".
+docs/hooks/search_index.py adds, or the worker stops at "Initializing search".
 
 Chromium runs on virtual time (`--virtual-time-budget`), which races ahead
 while the page only waits: the pages' checks wait with timers, in virtual

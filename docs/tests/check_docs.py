@@ -56,8 +56,9 @@ Checks, each failure naming the file, the block and the first differing line:
   the bullets and drops the numbers).
 * chapters 00-18: start with "After this chapter you can", end with their
   test command `ctest --test-dir build -L chNN` (the label from the table in
-  docs/README.md) and links to the previous and next chapter; no plain-text
-  "chapter N" outside a link.
+  docs/README.md); no plain-text "chapter N" outside a link. Every chapter
+  and appendix ends with links to the previous and the next file in reading
+  order.
 * the label table in docs/README.md names labels CTest knows, and the README's
   commands agree with it.
 * nothing in the sources, tests, scripts or docs names the specification or
@@ -503,6 +504,15 @@ def label_table():
 
 
 def chapter_shape(files, table, errors):
+    # every chapter and appendix ends linking the files before and after it in reading order
+    for i, f in enumerate(files):
+        body = [l for l in f.read_text().split("\n") if l.strip()]
+        tail = "\n".join(body[-3:])
+        prev = files[i - 1].name if i > 0 else None
+        nxt = files[i + 1].name if i + 1 < len(files) else None
+        for name, what in ((prev, "previous"), (nxt, "next")):
+            if name and f"]({name})" not in tail:
+                errors.append(f"{f.relative_to(ROOT)}: the last lines do not link the {what} chapter, {name}")
     numbered = [f for f in files if re.match(r"\d\d-", f.name)]
     for k, f in enumerate(numbered):
         rel = f.relative_to(ROOT)
@@ -515,12 +525,6 @@ def chapter_shape(files, table, errors):
             errors.append(f"{rel}: has no row in the label table of docs/README.md")
         elif f"ctest --test-dir build -L {label} " not in text:
             errors.append(f"{rel}: does not end with its test command `ctest --test-dir build -L {label} ...`")
-        tail = "\n".join(body[-3:])
-        prev = files[files.index(f) - 1].name if k > 0 else None
-        nxt = files[files.index(f) + 1].name if files.index(f) + 1 < len(files) else None
-        for name, what in ((prev, "previous"), (nxt, "next")):
-            if name and f"]({name})" not in tail:
-                errors.append(f"{rel}: the last lines do not link the {what} chapter, {name}")
         for n, line in enumerate(strip_code(text), 1):
             plain = LINK.sub("](x)", re.sub(r"\[[^\]]*\]\([^)]*\)", "", line))
             m = re.search(r"\b[Cc]hapters? \d+", plain)

@@ -11,8 +11,9 @@ prints; a screenshot of the page goes to SCREENS_DIR. A page fails when:
 * MathJax did not load, a formula was not typeset or not shown, or MathJax
   reported an error;
 * a `$` is typeset inside maths (two `$$` blocks run together, a `$` inside
-  `$...$`), or TeX is left in the text (`$...$`, `\\(`, a `\\command`) or in
-  the table of contents (a heading holding maths);
+  `$...$`), or a backslash is (`\\_` inside `\\text{}`: TeX shown, not read);
+* TeX is left in the text (`$...$`, `\\(`, a `\\command`) or in the table of
+  contents (a heading holding maths);
 * fewer formulas were typeset than the page's Markdown source holds (counted
   here the way pymdownx.arithmatex reads them, code left out);
 * an image did not load;
@@ -91,6 +92,11 @@ async function check(page) {
     dollar_tex: [...art.querySelectorAll('script[type^="math/tex"]')]
         .map(s => s.textContent).filter(t => /(^|[^\\])\$/.test(t)).slice(0, 3),
     dollar_glyphs: art.querySelectorAll('.MathJax_SVG use[*|href$="-24"]').length,
+    // a backslash drawn as a glyph: TeX that MathJax showed instead of reading (\_ inside \text{})
+    backslash_glyphs: [...art.querySelectorAll('script[type^="math/tex"]')].filter(s => {
+      const frame = s.previousElementSibling;
+      return frame && frame.querySelector('use[*|href$="-5C"]');
+    }).map(s => s.textContent).slice(0, 3),
     raw: (prose.textContent.match(TEX) || []).slice(0, 5),
     toc: toc.filter(t => t.match(TEX)).map(t => t.trim()).slice(0, 5),
     imgs: [...art.querySelectorAll("img")].map(
@@ -283,6 +289,8 @@ def check_pages(base, site, pages, docs, screens, problems):
             problems.append(f"{page}: {r['errors']} MathJax errors")
         if r["dollar_tex"] or r["dollar_glyphs"]:
             problems.append(f"{page}: a `$` typeset inside maths ({r['dollar_glyphs']} glyphs): {r['dollar_tex']}")
+        if r["backslash_glyphs"]:
+            problems.append(f"{page}: a backslash typeset inside maths (TeX shown, not read): {r['backslash_glyphs']}")
         if r["raw"]:
             problems.append(f"{page}: raw TeX left in the text: {r['raw']}")
         if r["toc"]:

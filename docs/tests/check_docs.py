@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The book's doc test: what a chapter shows is what the code does.
+r"""The book's doc test: what a chapter shows is what the code does.
 
     check_docs.py --build BUILD_DIR [--regen output|all]
     check_docs.py --regen solutions     rewrite the solution blocks only (no build needed)
@@ -51,7 +51,8 @@ Checks, each failure naming the file, the block and the first differing line:
 * rendering (what the site shows, docs/tests/browser_check.py checks it in
   the browser): no heading holds maths (the table of contents shows it as raw
   TeX), no two `$$` blocks on adjacent lines (they typeset as one formula
-  with a `$` in it), no control character (a `\v` lost from `\varepsilon`),
+  with a `$` in it), no `\_` inside `\text{}` (shown with its backslash), no
+  control character (a `\v` lost from `\varepsilon`),
   no numbered list right after a bullet list (Python-Markdown merges it into
   the bullets and drops the numbers).
 * chapters 00-18: start with "After this chapter you can", end with their
@@ -441,6 +442,8 @@ def rendering(path, errors):
                 and lines[n - 2].strip() != "$$":
             errors.append(f"{rel}:{n}: a $$ block right after another one: they typeset as one formula "
                           f"showing a `$` (one block, with \\begin{{aligned}}, or a blank line between)")
+        if re.search(r"\\text\{[^}]*\\_", line):
+            errors.append(f"{rel}:{n}: \\_ inside \\text{{}}, which MathJax shows with its backslash (write _)")
         if re.match(r"[-*+] ", line):
             prev_item = "bullet"
         elif re.match(r"\d+\. ", line):

@@ -1,8 +1,9 @@
 // The outputs chapter 10 (RoPE, complex form) shows, printed by the library
 // itself; the docs test compares them with the chapter. One mode per block:
-//   snippet_ch10_rope_complex views | complex-mul | real-vs-complex | conjugate
+//   snippet_ch10_rope_complex views | complex-mul | real-vs-complex | conjugate | conjugate-phase
 #include <iostream>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -72,8 +73,24 @@ int main(int argc, char** argv) {
     Tensor conj_zk = zk * tensor({1.0, -1.0}, DType::Float64);  // (re, -im)
     fmt::print("real dot {:.10f}, Re(sum zq conj(zk)) {:.10f}, Re(sum zq zk) {:.10f}\n", sum(q * k).item(),
                real_part_of_sum(zq, conj_zk), real_part_of_sum(zq, zk));
+  } else if (what == "conjugate-phase") {
+    // RoPE rotates q and k alike; the recipe that rotates the key by the
+    // conjugate phase e^{-i n w} gives scores that depend on m + n
+    nn::RotaryEmbedding rope(rope_config(64), DType::Float64);
+    Generator gen(0);
+    const Tensor q = randn({1, 64}, DType::Float64, &gen), k = randn({1, 64}, DType::Float64, &gen);
+    const Tensor flip = tensor({1.0, -1.0}, DType::Float64);  // (re, im) -> (re, -im)
+    const auto conj = [&](const Tensor& x) { return nn::view_as_real(nn::view_as_complex(x) * flip); };
+    for (const auto& [m, n] : {std::pair<int64_t, int64_t>{2, 0}, {12, 10}, {102, 100}}) {
+      const Tensor rq = rope.forward(q, tensor_i64({m}));
+      const Tensor rk = rope.forward(k, tensor_i64({n}));
+      const Tensor conj_phase_k = conj(rope.forward(conj(k), tensor_i64({n})));  // k e^{-i n w}
+      fmt::print("m = {:3}, n = {:3}: RoPE score {:.4f}, key rotated by the conjugate phase {:.4f}\n", m, n,
+                 sum(rq * rk).item(), sum(rq * conj_phase_k).item());
+    }
   } else {
-    std::cerr << "usage: snippet_ch10_rope_complex views | complex-mul | real-vs-complex | conjugate\n";
+    std::cerr << "usage: snippet_ch10_rope_complex views | complex-mul | real-vs-complex | conjugate | "
+                 "conjugate-phase\n";
     return 2;
   }
   return 0;

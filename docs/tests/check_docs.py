@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The book's doc test: what a chapter shows is what the code does.
+r"""The book's doc test: what a chapter shows is what the code does.
 
     check_docs.py --build BUILD_DIR [--regen output|all]
     check_docs.py --regen solutions     rewrite the solution blocks only (no build needed)
@@ -48,10 +48,18 @@ Checks, each failure naming the file, the block and the first differing line:
 * links: every relative link in docs/ and README.md names an existing file,
   nothing points outside the repository, and every repository path written
   in inline code (`nn/rope.h`) exists.
+* rendering (what the site shows, docs/tests/browser_check.py checks it in
+  the browser): no heading holds maths (the table of contents shows it as raw
+  TeX), no two `$$` blocks on adjacent lines (they typeset as one formula
+  with a `$` in it), no `\_` inside `\text{}` (shown with its backslash), no
+  control character (a `\v` lost from `\varepsilon`),
+  no numbered list right after a bullet list (Python-Markdown merges it into
+  the bullets and drops the numbers).
 * chapters 00-18: start with "After this chapter you can", end with their
   test command `ctest --test-dir build -L chNN` (the label from the table in
-  docs/README.md) and links to the previous and next chapter; no plain-text
-  "chapter N" outside a link.
+  docs/README.md); no plain-text "chapter N" outside a link. Every chapter
+  and appendix ends with links to the previous and the next file in reading
+  order.
 * the label table in docs/README.md names labels CTest knows, and the README's
   commands agree with it.
 * nothing in the sources, tests, scripts or docs names the specification or
@@ -417,6 +425,36 @@ def links(path, errors):
             errors.append(f"{path.relative_to(ROOT)}:{n}: names a source outside the book: {line.strip()}")
 
 
+def rendering(path, errors):
+    """Markdown that the site renders wrongly (see the docstring)."""
+    rel = path.relative_to(ROOT)
+    text = path.read_text()
+    for n, line in enumerate(text.split("\n"), 1):
+        control = re.search(r"[\x00-\x08\x0b-\x1f\x7f]", line)
+        if control:
+            errors.append(f"{rel}:{n}: a control character, {control.group(0)!r}")
+    lines = strip_code(text)
+    prev_item = None  # "bullet" while inside a bullet list (items and their continuation lines)
+    for n, line in enumerate(lines, 1):
+        if re.match(r"#{1,6} ", line) and re.search(r"(?<!\\)\$", line):
+            errors.append(f"{rel}:{n}: a heading with maths, which the table of contents shows as raw TeX: {line}")
+        if n > 1 and line.lstrip().startswith("$$") and lines[n - 2].rstrip().endswith("$$") \
+                and lines[n - 2].strip() != "$$":
+            errors.append(f"{rel}:{n}: a $$ block right after another one: they typeset as one formula "
+                          f"showing a `$` (one block, with \\begin{{aligned}}, or a blank line between)")
+        if re.search(r"\\text\{[^}]*\\_", line):
+            errors.append(f"{rel}:{n}: \\_ inside \\text{{}}, which MathJax shows with its backslash (write _)")
+        if re.match(r"[-*+] ", line):
+            prev_item = "bullet"
+        elif re.match(r"\d+\. ", line):
+            if prev_item == "bullet":
+                errors.append(f"{rel}:{n}: a numbered list right after a bullet list: the site merges it into the "
+                              f"bullets and drops the numbers")
+            prev_item = "number"
+        elif line.strip() and not line.startswith(" "):
+            prev_item = None
+
+
 def course_table(errors):
     """docs/course.md's table of exercises lists every exercise of
     course/exercises.txt, in order, with the files that hold its regions."""
@@ -469,6 +507,15 @@ def label_table():
 
 
 def chapter_shape(files, table, errors):
+    # every chapter and appendix ends linking the files before and after it in reading order
+    for i, f in enumerate(files):
+        body = [l for l in f.read_text().split("\n") if l.strip()]
+        tail = "\n".join(body[-3:])
+        prev = files[i - 1].name if i > 0 else None
+        nxt = files[i + 1].name if i + 1 < len(files) else None
+        for name, what in ((prev, "previous"), (nxt, "next")):
+            if name and f"]({name})" not in tail:
+                errors.append(f"{f.relative_to(ROOT)}: the last lines do not link the {what} chapter, {name}")
     numbered = [f for f in files if re.match(r"\d\d-", f.name)]
     for k, f in enumerate(numbered):
         rel = f.relative_to(ROOT)
@@ -481,12 +528,6 @@ def chapter_shape(files, table, errors):
             errors.append(f"{rel}: has no row in the label table of docs/README.md")
         elif f"ctest --test-dir build -L {label} " not in text:
             errors.append(f"{rel}: does not end with its test command `ctest --test-dir build -L {label} ...`")
-        tail = "\n".join(body[-3:])
-        prev = files[files.index(f) - 1].name if k > 0 else None
-        nxt = files[files.index(f) + 1].name if files.index(f) + 1 < len(files) else None
-        for name, what in ((prev, "previous"), (nxt, "next")):
-            if name and f"]({name})" not in tail:
-                errors.append(f"{rel}: the last lines do not link the {what} chapter, {name}")
         for n, line in enumerate(strip_code(text), 1):
             plain = LINK.sub("](x)", re.sub(r"\[[^\]]*\]\([^)]*\)", "", line))
             m = re.search(r"\b[Cc]hapters? \d+", plain)
@@ -537,6 +578,7 @@ def main():
     no_region_code(files + others, errors)
     for f in files + others:
         links(f, errors)
+        rendering(f, errors)
     table = label_table()
     chapter_shape(files, table, errors)
     course_table(errors)

@@ -11,6 +11,14 @@
 #include "nn/fast/attention_tiled.h"
 #endif
 
+namespace {
+#if ROPEGRAD_HAS_ATTENTION_TILED
+constexpr bool kTiledFormHere = true;
+#else
+constexpr bool kTiledFormHere = false;  // a workspace that stubs an attention exercise
+#endif
+}  // namespace
+
 namespace ropegrad::nn {
 
 namespace {
@@ -38,7 +46,7 @@ void set_attention_path(AttentionPath path) { g_forced_path.store(static_cast<in
 
 bool use_tiled_attention(const Tensor& q, const Tensor& k, const Tensor& v, const ScoreMask& mask, bool needs_probs,
                          int64_t min_keys) {
-  if (!ROPEGRAD_HAS_ATTENTION_TILED || !fast_forms_enabled()) return false;
+  if (!kTiledFormHere || !fast_forms_enabled()) return false;
   if (needs_probs) return false;                                      // only P can be returned or dropped out
   if (mask.mask.defined() && mask.mask.requires_grad()) return false;  // its gradient is a full dS
   if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4) return false;

@@ -128,7 +128,7 @@ stub() {
 # use the same launcher.
 ccache_launcher() {
   command -v ccache >/dev/null || return 0
-  echo "-DCMAKE_CXX_COMPILER_LAUNCHER=$(command -v cmake);-E;env;CCACHE_BASEDIR=$root;CCACHE_NOHASHDIR=1;ccache"
+  echo "-DCMAKE_CXX_COMPILER_LAUNCHER=$(command -v cmake);-E;env;CCACHE_BASEDIR=$root;CCACHE_NOHASHDIR=1;CCACHE_SLOPPINESS=pch_defines,time_macros;ccache"
 }
 
 configure() {

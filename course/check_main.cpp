@@ -10,7 +10,9 @@
 // '_' (ex07-rmsnorm -> TEST(ex07_rmsnorm, ...)), in course/checks/. A check
 // that fails because an exercise's stub threw is reported as "not written
 // yet" when the stub is this exercise's and "blocked by <id>" when it is an
-// earlier one's, never as a wrong number.
+// earlier one's, never as a wrong number. A gradient check whose function's
+// forward check failed is "skipped" (check_util.h: COURSE_AFTER_FORWARD),
+// naming that check: the forward's error would be diagnosed as a gradient's.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -27,6 +29,7 @@
 #include <vector>
 
 #include "course/exercises.h"
+#include "course/paths.h"
 #include "tensor/exercise.h"
 #include "tensor/fast_forms.h"
 
@@ -37,7 +40,7 @@ namespace {
 
 // ---- what one run of checks found ---------------------------------------------------------------
 
-enum class Verdict { Pass, Fail, NotWritten, Blocked };
+enum class Verdict { Pass, Fail, NotWritten, Blocked, Skipped };
 
 struct CheckLine {
   std::string suite, name;
@@ -88,11 +91,19 @@ class Collector : public ::testing::EmptyTestEventListener {
     current_.suite = info.test_suite_name();
     current_.name = info.name();
     messages_.clear();
+    skipped_.clear();
   }
   void OnTestPartResult(const ::testing::TestPartResult& r) override {
     if (r.failed()) messages_.push_back(r.message());
+    if (r.skipped()) skipped_ = r.message();
   }
   void OnTestEnd(const ::testing::TestInfo& info) override {
+    if (info.result()->Skipped() && !info.result()->Failed()) {
+      current_.verdict = Verdict::Skipped;
+      current_.detail = first_lines(skipped_, 1);
+      lines.push_back(current_);
+      return;
+    }
     if (!info.result()->Failed()) {
       lines.push_back(current_);
       return;
@@ -114,6 +125,7 @@ class Collector : public ::testing::EmptyTestEventListener {
   int detail_lines_;
   CheckLine current_;
   std::vector<std::string> messages_;
+  std::string skipped_;
 };
 
 // Runs the GoogleTest suites matching `filter` with the default printer off.
@@ -139,10 +151,20 @@ std::string where_to_write(const Exercise& e) {
   return s;
 }
 
+// A workspace (scripts/dev.sh course new) lists the exercises it stubbed.
+bool in_workspace() { return fs::exists(fs::path(ROPEGRAD_SOURCE_DIR) / ".course" / "stubbed"); }
+
 int check_one(const Exercise& e, bool verbose) {
   const auto& all = ropegrad::course::exercises();
   fmt::print("{}  {}  ({})\n", e.id, e.title, e.chapter);
+  // In the repository itself (no workspace) the region holds the reference
+  // solution unless it was stubbed in place (course stub): say which ran.
+  const bool reference = !in_workspace() && !ropegrad::course::is_stub(e.id);
   fmt::print("  you write: {}\n", where_to_write(e));
+  if (reference) {
+    fmt::print("  note: this is the repository, not a workspace: the checks run its reference solution (or your\n"
+               "  changes to it); to write the exercise yourself: scripts/dev.sh course new DIR\n");
+  }
   const std::vector<CheckLine> lines = run_checks(ropegrad::course::id_to_suite(e.id) + ".*", verbose ? 40 : 1);
   if (lines.empty()) {
     fmt::print("  no checks found for {} (course/checks/{}.cpp)\n", e.id, ropegrad::course::id_to_suite(e.id));
@@ -163,6 +185,7 @@ int check_one(const Exercise& e, bool verbose) {
         fmt::print("  BLOCKED  {}: blocked by {}\n", readable(l.name), l.blocked_by);
         blockers.insert(l.blocked_by);
         break;
+      case Verdict::Skipped: fmt::print("  SKIPPED  {}: {}\n", readable(l.name), l.detail); break;
     }
   }
   fmt::print("{}: {} of {} checks pass\n", e.id, passed, lines.size());
@@ -184,6 +207,10 @@ int check_one(const Exercise& e, bool verbose) {
     if (!verbose) fmt::print("(scripts/dev.sh course check {} --verbose shows each failure in full)\n", e.id);
     return 1;
   }
+  if (reference) {
+    fmt::print("{}: checked the reference solution (this is not a workspace)\n", e.id);
+    return 0;
+  }
   auto it = std::find_if(all.begin(), all.end(), [&](const Exercise& x) { return x.id == e.id; });
   if (it != all.end() && std::next(it) != all.end()) {
     const Exercise& next = *std::next(it);
@@ -202,6 +229,7 @@ int status() {
   for (const CheckLine& l : lines) by_id[ropegrad::course::suite_to_id(l.suite)].push_back(&l);
   int done = 0;
   const auto& all = ropegrad::course::exercises();
+  std::vector<std::string> states;
   for (const Exercise& e : all) {
     const auto& ls = by_id[e.id];
     const size_t passed = std::count_if(ls.begin(), ls.end(), [](const CheckLine* l) { return l->verdict == Verdict::Pass; });
@@ -218,13 +246,25 @@ int status() {
       state = blocked != ls.end() ? "blocked by " + (*blocked)->blocked_by
                                   : fmt::format("failing ({} of {} checks pass)", passed, ls.size());
     }
-    fmt::print("  {:<28} {:<14} {}\n", e.id, state, e.title);
+    states.push_back(state);
   }
+  // Columns as wide as their longest entry.
+  size_t id_width = 2, state_width = 5;
+  for (size_t i = 0; i < all.size(); ++i) {
+    id_width = std::max(id_width, all[i].id.size());
+    state_width = std::max(state_width, states[i].size());
+  }
+  fmt::print("  {:<{}}  {:<{}}  {}\n", "id", id_width, "state", state_width, "title");
+  for (size_t i = 0; i < all.size(); ++i)
+    fmt::print("  {:<{}}  {:<{}}  {}\n", all[i].id, id_width, states[i], state_width, all[i].title);
   fmt::print("{} of {} exercises done\n", done, all.size());
   // A workspace (scripts/dev.sh course new) lists the exercises it stubbed;
   // their fast forms were removed with them (tensor/fast_forms.h).
   std::ifstream stubbed(fs::path(ROPEGRAD_SOURCE_DIR) / ".course" / "stubbed");
-  if (stubbed) {
+  if (!stubbed) {
+    fmt::print("This is the reference tree, not a workspace: the checks ran the reference solution of every exercise\n"
+               "not stubbed in place. To write them yourself: scripts/dev.sh course new DIR\n");
+  } else {
     int n = 0;
     for (std::string line; std::getline(stubbed, line);) n += !line.empty();
     fmt::print("This workspace has no fast form of the {} exercises it stubbed: ropegrad train, the examples and these\n"
@@ -235,10 +275,44 @@ int status() {
 }
 
 int list() {
+  size_t id_width = 2, title_width = 5;
   for (const Exercise& e : ropegrad::course::exercises()) {
-    fmt::print("{:<28} {:<40} {}\n", e.id, e.title, e.chapter);
+    id_width = std::max(id_width, e.id.size());
+    title_width = std::max(title_width, e.title.size());
+  }
+  for (const Exercise& e : ropegrad::course::exercises()) {
+    fmt::print("{:<{}}  {:<{}}  {}\n", e.id, id_width, e.title, title_width, e.chapter);
   }
   return 0;
+}
+
+// Levenshtein distance, for "did you mean".
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+// The ids a mistyped `id` may have meant: the closest by edit distance (at
+// most 2 edits, 3 from 10 characters on), else those containing it (up to 6).
+std::vector<std::string> did_you_mean(const std::string& id) {
+  const Exercise* best = nullptr;
+  size_t best_d = 0;
+  std::vector<std::string> containing;
+  for (const Exercise& e : ropegrad::course::exercises()) {
+    const size_t d = edit_distance(id, e.id);
+    if (best == nullptr || d < best_d) best = &e, best_d = d;
+    if (!id.empty() && e.id.find(id) != std::string::npos) containing.push_back(e.id);
+  }
+  if (best != nullptr && best_d <= (id.size() >= 10 ? 3u : 2u)) return {best->id};
+  if (containing.size() <= 6) return containing;
+  return {};
 }
 
 }  // namespace
@@ -254,7 +328,11 @@ int main(int argc, char** argv) {
     const bool verbose = std::find(args.begin(), args.end(), "--verbose") != args.end();
     const Exercise* e = ropegrad::course::find(args[0]);
     if (e == nullptr) {
-      fmt::print(stderr, "course-check: no exercise '{}' (course-check --list shows them)\n", args[0]);
+      const std::vector<std::string> near = did_you_mean(args[0]);
+      std::string guess;
+      for (const std::string& n : near) guess += (guess.empty() ? "" : ", ") + n;
+      fmt::print(stderr, "course-check: no exercise '{}'{} (course-check --list shows them)\n", args[0],
+                 guess.empty() ? "" : "; did you mean " + guess + "?");
       return 2;
     }
     return check_one(*e, verbose);

@@ -1,4 +1,5 @@
 #include "course/exercises.h"
+#include "course/paths.h"
 
 #include <algorithm>
 #include <filesystem>

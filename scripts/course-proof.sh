@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
 # Proof that course mode works (CI runs it through `scripts/dev.sh course proof`):
-#   1. every exercise, stubbed alone, fails every one of its checks with its own
-#      "not implemented" (no check passes on a stub, none hides it as a wrong number);
-#   2. the workspace with every exercise stubbed builds, and `status` calls
-#      each exercise "not started";
-#   3. every typical wrong solution in course/mutations/*.patch, applied alone,
-#      is caught by its exercise's checks, with the words its "Expect:" line names.
+#   1. the reference passes every check;
+#   2. the order (course/exercises.txt): walking from the last exercise back to
+#      the first, stubbing one more each round, exercise k passes with 1..k
+#      written and k+1.. stubbed, and then, k stubbed too, every check of k
+#      says "not written yet" (its own stub: none passes on a stub, none hides
+#      it as a wrong number or as another exercise's stub);
+#   3. with every exercise stubbed the tree builds, `status` calls each "not
+#      started", and each exercise's checks reach its own stub or an earlier
+#      one's, never a later one's; the tokenizer's (ex21) pass with every
+#      tensor exercise stubbed;
+#   4. every typical wrong solution in course/mutations/*.patch, applied alone,
+#      is caught by its exercise's checks, with the words its "Expect:" line
+#      names; every accepted variant, course/mutations/*.variant (another
+#      algorithm's legitimate order, CS336's own), passes them all.
 # It edits the sources in place and puts every file back (also when stopped).
 set -euo pipefail
 
@@ -46,6 +54,52 @@ for id in $ids; do
   if out=$("$build_dir/course/course-check" "$id" 2>&1); then ok "$id: reference passes"; else bad "$id: reference fails"; echo "$out" | sed 's/^/        /'; fi
 done
 
+echo "course proof: the commands' messages"
+expect_out() {  # LABEL PATTERN COMMAND...: COMMAND's output (stdout and stderr) matches the extended regex PATTERN
+  local label=$1 pattern=$2 out
+  shift 2
+  out=$("$@" 2>&1 || true)
+  if echo "$out" | grep -qE -- "$pattern"; then ok "$label"; else bad "$label: no match for '$pattern' in:"; echo "$out" | sed 's/^/        /'; fi
+}
+expect_out "a mistyped id gets 'did you mean'" "did you mean ex07-rmsnorm\?" "${course[@]}" check ex07-rmsnrom
+expect_out "check without an id prints its usage" "^usage: scripts/dev.sh course check ID" "${course[@]}" check
+expect_out "an unknown command prints the whole usage" "puts one call in between" "${course[@]}" chek
+expect_out "course-check itself suggests ids" "did you mean ex07-rmsnorm\?" "$build_dir/course/course-check" ex07-rmsnrom
+expect_out "a check in the repository says it checked the reference" "checked the reference solution" \
+  "${course[@]}" check ex13-get-batch
+out=$("$build_dir/course/course-check" --status 2>&1 || true)
+# Where each exercise's title starts in its status row: one column for all.
+widths=$(echo "$out" | awk 'NR == FNR { if (sub(/^title: */, "")) titles[++n] = $0; next }
+  /^  ex[0-9]/ { row++; print index($0, titles[row]) }' course/exercises.txt - | sort -u | wc -l)
+if [ "$widths" -eq 1 ]; then ok "status: every title starts in one column"; else bad "status: the titles start in $widths columns"; echo "$out"; fi
+out=$("${course[@]}" list 2>&1)
+widths=$(echo "$out" | grep -E '^ex[0-9]' | awk '{ print index($0, "docs/") }' | sort -u | wc -l)
+if [ "$widths" -eq 1 ]; then ok "list: every chapter starts in one column"; else bad "list: the chapters start in $widths columns"; echo "$out"; fi
+# The build's progress: the tool's lines, and never more than 10 s without a word.
+progress_log=$(mktemp)
+out=$("${course[@]}" with-progress "$progress_log" bash -c '
+  echo "[ 10%] Building CXX object CMakeFiles/ropegrad.dir/nn/rmsnorm.cpp.o"; sleep 2
+  echo "[ 55%] Building CXX object CMakeFiles/ropegrad.dir/nn/rope.cpp.o"; sleep 12
+  echo "[100%] Linking CXX executable course-check"; sleep 1' | while IFS= read -r line; do echo "$SECONDS $line"; done)
+gaps=$(echo "$out" | awk 'NR > 1 && $1 - prev > 10 { print } { prev = $1 }')
+if echo "$out" | grep -q 'nn/rmsnorm.cpp' && echo "$out" | grep -q 'still at' && [ -z "$gaps" ]; then
+  ok "the build shows its progress, never 10 s silent ($(echo "$out" | wc -l) lines over 15 s)"
+else
+  bad "the build's progress:"; echo "$out" | sed 's/^/        /'
+fi
+rm -f "$progress_log"
+# A compile error: its first error with file:line, the log's path, not pages of notes.
+sed -i 's|^  // BEGIN EXERCISE ex07-rmsnorm$|  // BEGIN EXERCISE ex07-rmsnorm\n  this_is_not_cpp;|' nn/rmsnorm.cpp
+sed -i '0,/this_is_not_cpp;/!{/this_is_not_cpp;/d}' nn/rmsnorm.cpp
+out=$("${course[@]}" check ex07-rmsnorm 2>&1 || true)
+if echo "$out" | grep -qE '^  nn/rmsnorm\.cpp:[0-9]+:[0-9]+: error: ' && echo "$out" | grep -q 'course-build.log' &&
+   [ "$(echo "$out" | wc -l)" -le 14 ]; then
+  ok "a compile error shows its first error and the log's path ($(echo "$out" | wc -l) lines)"
+else
+  bad "a compile error's report:"; echo "$out" | sed 's/^/        /'
+fi
+restore
+
 echo "course proof: no region holds SIMD dispatch, intrinsics or one-pass helpers"
 if out=$(python3 scripts/course_leaks.py simd . 2>&1); then ok "regions are plain: $(echo "$out" | tail -1)"; else bad "regions use fast-form machinery:"; echo "$out" | sed 's/^/        /'; fi
 
@@ -60,42 +114,94 @@ else
 fi
 rm -rf "$workspace"
 
-echo "course proof: each exercise stubbed alone fails its own checks"
-for id in $ids; do
-  "${course[@]}" stub "$id" >/dev/null
-  if ! build; then
-    bad "$id: the stubbed tree does not build"
-  else
-    out=$("$build_dir/course/course-check" "$id" 2>&1) && rc=0 || rc=$?
-    checks=$(echo "$out" | grep -cE '^  (ok|FAIL|TODO|BLOCKED) ' || true)
-    todo=$(echo "$out" | grep -cE '^  TODO ' || true)
-    if [ "$rc" -ne 0 ] && [ "$checks" -gt 0 ] && [ "$todo" -eq "$checks" ]; then
-      ok "$id: $todo of $checks checks say not written yet"
-    else
-      bad "$id: exit $rc, $todo of $checks checks say not written yet"
-      echo "$out" | sed 's/^/        /'
-    fi
-  fi
-  restore
-done
+# ---- the order ----------------------------------------------------------------------
+all_ids=$(sed -n 's/^\[\(ex[0-9a-z-]*\)\]$/\1/p' course/exercises.txt)
+all_ids=$(echo $all_ids)
+order=($all_ids)
+position() { local i; for i in "${!order[@]}"; do [ "${order[i]}" = "$1" ] && { echo "$i"; return; }; done; echo -1; }
+wanted() { case " $ids " in *" $1 "*) return 0 ;; esac; return 1; }
+check_lines() { echo "$1" | grep -E '^  (ok|FAIL|TODO|BLOCKED|SKIPPED) ' || true; }
 
-echo "course proof: every exercise stubbed at once builds, and status says not started"
-for id in $ids; do "${course[@]}" stub "$id" >/dev/null; done
+echo "course proof: in course order, exercise k passes with 1..k written and k+1.. stubbed, and says TODO once stubbed"
+walk_start=$SECONDS
+first_wanted=${#order[@]}
+for id in $ids; do
+  p=$(position "$id")
+  if [ "$p" -ge 0 ] && [ "$p" -lt "$first_wanted" ]; then first_wanted=$p; fi
+done
+rounds=0
+for ((i = ${#order[@]} - 1; i >= first_wanted; i--)); do
+  id=${order[i]}
+  if wanted "$id"; then
+    # 1..i written (this one included), i+1.. stubbed: it passes.
+    out=$("$build_dir/course/course-check" "$id" 2>&1) && rc=0 || rc=$?
+    if [ "$rc" -eq 0 ]; then ok "$id passes with the $(( ${#order[@]} - i - 1 )) exercises after it stubbed"
+    else bad "$id fails with the exercises after it stubbed (it uses a later one?)"; echo "$out" | sed 's/^/        /'; fi
+  fi
+  "${course[@]}" stub "$id" >/dev/null
+  rounds=$((rounds + 1))
+  if ! build; then bad "$id: the tree with it and every later exercise stubbed does not build"; continue; fi
+  wanted "$id" || continue
+  out=$("$build_dir/course/course-check" "$id" 2>&1) && rc=0 || rc=$?
+  checks=$(check_lines "$out" | grep -c . || true)
+  todo=$(check_lines "$out" | grep -cE '^  TODO ' || true)
+  if [ "$rc" -ne 0 ] && [ "$checks" -gt 0 ] && [ "$todo" -eq "$checks" ]; then
+    ok "$id stubbed: $todo of $checks checks say not written yet"
+  else
+    bad "$id stubbed: exit $rc, $todo of $checks checks say not written yet"
+    echo "$out" | sed 's/^/        /'
+  fi
+done
+echo "course proof: the order walk took $((SECONDS - walk_start)) s ($rounds stub-and-build rounds)"
+
+echo "course proof: every exercise stubbed at once builds; status says not started; checks reach no later stub"
+for ((i = first_wanted - 1; i >= 0; i--)); do "${course[@]}" stub "${order[i]}" >/dev/null; done
 if build; then
   out=$("$build_dir/course/course-check" --status 2>&1 || true)
   not_started=$(echo "$out" | grep -c ' not started ' || true)
-  total=$(echo "$ids" | wc -w)
+  total=${#order[@]}
   if [ "$not_started" -eq "$total" ]; then ok "all $total stubbed: builds, status says not started"; else bad "status: $not_started of $total not started"; echo "$out"; fi
+  for id in $ids; do
+    out=$("$build_dir/course/course-check" "$id" 2>&1 || true)
+    me=$(position "$id")
+    later=""
+    todo=$(check_lines "$out" | grep -cE '^  TODO ' || true)
+    blockers=$(check_lines "$out" | sed -n 's/^  BLOCKED .*: blocked by \(ex[0-9a-z-]*\)$/\1/p' | sort -u)
+    others=$(check_lines "$out" | grep -vcE '^  (TODO|BLOCKED) ' || true)
+    for b in $blockers; do [ "$(position "$b")" -lt "$me" ] || later="$later $b"; done
+    if [ -z "$later" ] && [ "$others" -eq 0 ]; then
+      ok "$id: $todo TODO$( [ -n "$blockers" ] && echo ", blocked by earlier $(echo $blockers | tr ' ' ',')")"
+    else
+      bad "$id: blocked by a later exercise or not stopped by a stub:${later:- $others other lines}"
+      echo "$out" | sed 's/^/        /'
+    fi
+  done
 else
   bad "the workspace with every exercise stubbed does not build"
+fi
+
+# CS336's assignment starts with the tokenizer: its exercises need no tensor exercise.
+tok_ids=$(for id in $ids; do case "$id" in ex21-*) echo "$id" ;; esac; done)
+if [ -n "$tok_ids" ]; then
+  echo "course proof: the tokenizer exercises pass with every tensor exercise stubbed"
+  for f in $region_files; do case "$f" in tokenizer/*) cp "$backup/$f" "$f" ;; esac; done
+  if build; then
+    for id in $tok_ids; do
+      if out=$("$build_dir/course/course-check" "$id" 2>&1); then ok "$id passes with every tensor exercise stubbed"
+      else bad "$id fails with the tensor exercises stubbed"; echo "$out" | sed 's/^/        /'; fi
+    done
+  else
+    bad "the tree with only the tokenizer written does not build"
+  fi
 fi
 restore
 
 echo "course proof: every typical wrong solution is caught"
 caught=0
 mutations=0
+mutation_ids=${ROPEGRAD_COURSE_MUTATION_IDS:-$ids}  # ROPEGRAD_COURSE_MUTATION_IDS="ex07-rmsnorm ...": only their mutations
 for patch in course/mutations/*.patch; do
-  case " $ids " in *" $(sed -n "s/^Exercise: *//p" "$patch" | head -1) "*) ;; *) continue ;; esac
+  case " $mutation_ids " in *" $(sed -n "s/^Exercise: *//p" "$patch" | head -1) "*) ;; *) continue ;; esac
   [ -e "$patch" ] || continue
   mutations=$((mutations + 1))
   id=$(sed -n 's/^Exercise: *//p' "$patch" | head -1)
@@ -129,10 +235,27 @@ for patch in course/mutations/*.patch; do
 done
 echo "course proof: $caught of $mutations mutations caught"
 
+echo "course proof: every accepted variant passes its exercise's checks"
+for variant in course/mutations/*.variant; do
+  [ -e "$variant" ] || continue
+  id=$(sed -n 's/^Exercise: *//p' "$variant" | head -1)
+  wanted "$id" || continue
+  name=$(basename "$variant" .variant)
+  if ! git apply "$variant" 2>/dev/null; then bad "$name: does not apply"; continue; fi
+  if ! build; then
+    bad "$name: does not build"
+  elif out=$("$build_dir/course/course-check" "$id" 2>&1); then
+    ok "$name: accepted by $id ($(sed -n 's/^Variant: *//p' "$variant" | cut -c1-80))"
+  else
+    bad "$name: a legitimate variant fails $id"; echo "$out" | sed 's/^/        /'
+  fi
+  restore
+done
+
 # The final check: the reference (fast forms on) trains as its committed
 # trace, and a wrong RMSNorm backward is named as such.
 echo "course proof: the final check"
-if [ -z "${ROPEGRAD_COURSE_IDS:-}" ]; then
+if [ -z "${ROPEGRAD_COURSE_IDS:-}" ] && [ -z "${ROPEGRAD_COURSE_MUTATION_IDS:-}" ]; then
   if out=$("${course[@]}" final 2>&1); then ok "course final passes on the reference: $(echo "$out" | tail -1 | cut -c1-100)"; else bad "course final fails on the reference"; echo "$out" | tail -8 | sed 's/^/        /'; fi
   # (course-final itself: `course final` would first refuse, ex07 failing its checks.)
   git apply course/mutations/ex07-rmsnorm--no-mean-term.patch

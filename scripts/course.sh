@@ -6,7 +6,7 @@
 #                                                 exercise ID and every later one stubbed
 #                                                 (all of them without --from)
 #   scripts/dev.sh course check ID [--verbose]    build what the checks need, run ID's checks
-#   scripts/dev.sh course status                  every exercise: done / failing / not started
+#   scripts/dev.sh course status                  every exercise: done / failing / blocked / not started
 #   scripts/dev.sh course final [--write-reference]
 #                                                 when every exercise passes: your LM trained on
 #                                                 Debian's fortunes with your tokenizer, against
@@ -35,6 +35,51 @@ field() {  # field ID KEY
     inside && index($0, key ":") == 1 { sub("^" key ":[ \t]*", ""); print; exit }' "$registry"
 }
 known() { ids | grep -qx -- "$1"; }
+
+# The usage: this file's header comment, from its second line to the first line
+# that is not a comment.
+usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; }
+
+# Levenshtein distance between $1 and each line of stdin; prints the closest
+# line when it is close enough to be a typo (at most 2 edits, 3 for long
+# words), else every line that contains $1 (at most six), else nothing.
+closest() {
+  awk -v want="$1" '
+    function lev(a, b,    la, lb, i, j, cost, prev, cur, t) {
+      la = length(a); lb = length(b)
+      for (j = 0; j <= lb; j++) prev[j] = j
+      for (i = 1; i <= la; i++) {
+        cur[0] = i
+        for (j = 1; j <= lb; j++) {
+          cost = substr(a, i, 1) == substr(b, j, 1) ? 0 : 1
+          t = prev[j - 1] + cost
+          if (prev[j] + 1 < t) t = prev[j] + 1
+          if (cur[j - 1] + 1 < t) t = cur[j - 1] + 1
+          cur[j] = t
+        }
+        for (j = 0; j <= lb; j++) prev[j] = cur[j]
+      }
+      return prev[lb]
+    }
+    { d = lev(want, $0); if (best == "" || d < bestd) { best = $0; bestd = d }
+      if (want != "" && index($0, want)) contains[++n] = $0 }
+    END {
+      if (best != "" && bestd <= (length(want) >= 10 ? 3 : 2)) { print best; exit }
+      if (n >= 1 && n <= 6) for (i = 1; i <= n; i++) print contains[i]
+    }'
+}
+
+# Says that ID is no exercise, with the closest ids; exits 2.
+unknown_id() {
+  local near
+  near=$(ids | closest "$1" | paste -sd, - | sed 's/,/, /g')
+  if [ -n "$near" ]; then
+    echo "course: no exercise '$1'; did you mean $near? (scripts/dev.sh course list shows them all)" >&2
+  else
+    echo "course: no exercise '$1' (scripts/dev.sh course list shows them all)" >&2
+  fi
+  exit 2
+}
 
 # The source files that hold a region of exercise ID.
 files_of() {
@@ -77,28 +122,103 @@ stub() {
   for f in $(fast_forms_of "$id"); do rm -f "$f"; done
 }
 
+# ccache with the tree as its base directory: the compiler sees paths relative
+# to the build directory, so an unchanged file hits the cache from any tree
+# (the repository, every workspace, wherever they are). scripts/dev.sh's builds
+# use the same launcher.
+ccache_launcher() {
+  command -v ccache >/dev/null || return 0
+  echo "-DCMAKE_CXX_COMPILER_LAUNCHER=$(command -v cmake);-E;env;CCACHE_BASEDIR=$root;CCACHE_NOHASHDIR=1;CCACHE_SLOPPINESS=pch_defines,time_macros;ccache"
+}
+
 configure() {
   if [ ! -f "$build_dir/CMakeCache.txt" ]; then
-    local launcher=()
-    command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-    cmake -S . -B "$build_dir" "${launcher[@]}" -DCMAKE_BUILD_TYPE=Release -DROPEGRAD_BENCH=OFF >/dev/null
+    local launcher
+    launcher=$(ccache_launcher)
+    echo "course: configuring $build_dir/ (cmake; first time only)"
+    # Only what the checks need: no benchmarks.
+    with_progress "$build_dir/course-configure.log" \
+      cmake -S . -B "$build_dir" ${launcher:+"$launcher"} -DCMAKE_BUILD_TYPE=Release -DROPEGRAD_BENCH=OFF || {
+      tail -20 "$build_dir/course-configure.log" >&2
+      echo "course: cmake failed (all of it in $build_dir/course-configure.log)" >&2
+      exit 1
+    }
   fi
+}
+
+# with_progress LOG COMMAND...: runs COMMAND with its output in LOG, and shows
+# the build tool's progress meanwhile (make's "[ NN%] Building ... x.cpp",
+# ninja's "[N/M]"): on a terminal one line rewritten in place, otherwise a line
+# whenever the percentage moves on; never more than 8 s without a word.
+with_progress() {
+  local log=$1 pid rc last_seen="" now shown=$SECONDS start=$SECONDS tty=0 line what pct printed=0
+  shift
+  [ -t 1 ] && tty=1
+  mkdir -p "$(dirname "$log")"
+  "$@" >"$log" 2>&1 &
+  pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 1
+    line=$(grep -aE '^\[ *[0-9]+(%|/[0-9]+)\] (Building|Linking)' "$log" 2>/dev/null | tail -1 || true)
+    now=$SECONDS
+    if [ -n "$line" ] && [ "$line" != "$last_seen" ]; then
+      last_seen=$line
+      pct=$(echo "$line" | sed -E 's/^\[ *([0-9]+(%|\/[0-9]+))\].*/\1/')
+      what=$(echo "$line" | sed -E 's/^\[[^]]*\] //; s#CMakeFiles/[^ /]*\.dir/##; s#\.o$##; s# CXX object##; s# CXX executable# #; s# CXX static library# #')
+      if [ "$tty" -eq 1 ]; then
+        printf '\r\033[K  [%5s] %s  (%d s)' "$pct" "$what" $((now - start)); printed=1
+      elif [ $((now - shown)) -ge 3 ] || [ "$printed" -eq 0 ]; then
+        printf '  [%5s] %s  (%d s)\n' "$pct" "$what" $((now - start)); printed=1; shown=$now
+      fi
+      [ "$tty" -eq 1 ] && shown=$now
+    elif [ $((now - shown)) -ge 8 ]; then
+      if [ "$tty" -eq 1 ]; then printf '\r\033[K  ... %s  (%d s)' "${what:-working}" $((now - start))
+      else printf '  ... still at %s  (%d s)\n' "${what:-the start}" $((now - start)); fi
+      printed=1; shown=$now
+    fi
+  done
+  wait "$pid" && rc=0 || rc=$?
+  [ "$tty" -eq 1 ] && [ "$printed" -eq 1 ] && printf '\r\033[K'
+  [ "$printed" -eq 1 ] && [ "$rc" -eq 0 ] && echo "  done in $((SECONDS - start)) s (log: $log)"
+  return "$rc"
+}
+
+# The first compiler error of a failed build, as "file:line:col: error: ..."
+# relative to the tree, with the source line and caret the compiler printed
+# under it; then how many more there are.
+first_error() {  # LOG
+  local log=$1 n
+  awk -v root="$root/" '
+    function rel(s) { gsub(root, "", s); while (sub(/^(\.\.\/)+/, "", s)) {} ; return s }
+    found && (/^[^ ].*:[0-9]+:[0-9]+: / || /^(In file included|[^ ].*: In |g?make|ninja|\[)/ || ++after > 3) { exit }
+    found { print "  " $0; next }
+    /: (fatal )?error: / || /undefined reference to/ { found = 1; print "  " rel($0) }' "$log" >&2
+  n=$(grep -cE ': (fatal )?error: |undefined reference to' "$log" || true)
+  [ "$n" -gt 1 ] && echo "  (and $((n - 1)) more error lines after it)" >&2
+  return 0
 }
 
 build_checks() {
   configure
   local log=$build_dir/course-build.log
-  if ! cmake --build "$build_dir" -j"$jobs" --target course-check >"$log" 2>&1; then
-    grep -vE '^\[ *[0-9]+%\]|^g?make(\[[0-9]+\])?:' "$log" >&2 || true
-    echo "course: the build failed (the compiler's messages are above; all of it in $log)" >&2
+  if ! with_progress "$log" cmake --build "$build_dir" -j"$jobs" --target course-check; then
+    echo "course: the build failed; the first error:" >&2
+    first_error "$log"
+    echo "course: the compiler's full output is in $log" >&2
     exit 1
   fi
 }
 
 case "${1:-}" in
   list)
-    printf '%-28s %-44s %s\n' id title chapter
-    for id in $(ids); do printf '%-28s %-44s %s\n' "$id" "$(field "$id" title)" "$(field "$id" chapter)"; done
+    # Columns as wide as their longest entry.
+    table=$(for id in $(ids); do printf '%s\t%s\t%s\n' "$id" "$(field "$id" title)" "$(field "$id" chapter)"; done)
+    printf 'id\ttitle\tchapter\n%s\n' "$table" | awk -F'\t' '
+      { for (i = 1; i <= NF; i++) { cell[NR, i] = $i; if (length($i) > w[i]) w[i] = length($i) } }
+      END { for (r = 1; r <= NR; r++) printf "%-*s  %-*s  %s\n", w[1], cell[r, 1], w[2], cell[r, 2], cell[r, 3] }'
+    echo
+    echo "Start with $(ids | head -1). Or begin as CS336's assignment does, with the tokenizer: the ex21"
+    echo "exercises need no tensor exercise (docs/21-tokenizer.md), from $(ids | grep '^ex21-' | head -1) on."
     ;;
   new)
     dir=${2:-}
@@ -106,7 +226,7 @@ case "${1:-}" in
     from=$(ids | head -1)
     if [ "${3:-}" = "--from" ]; then
       from=${4:-}
-      known "$from" || { echo "course: no exercise '$from' (scripts/dev.sh course list shows them)" >&2; exit 2; }
+      known "$from" || unknown_id "$from"
     fi
     [ ! -e "$dir" ] || [ -z "$(ls -A "$dir" 2>/dev/null)" ] || { echo "course: $dir exists and is not empty" >&2; exit 1; }
     mkdir -p "$dir"
@@ -127,10 +247,19 @@ case "${1:-}" in
     git init -q . && git add -A && git -c user.name=course -c user.email=course@localhost commit -qm "workspace: ${#stubbed[@]} exercises stubbed from $from" || true
     echo "workspace $dir: ${#stubbed[@]} exercises stubbed, from $from to ${stubbed[-1]}"
     echo "next: cd $dir && scripts/dev.sh course check $from"
+    if [ "$from" = "$(ids | head -1)" ]; then
+      echo "(or begin as CS336's assignment does, with the tokenizer, which needs no tensor exercise:"
+      echo " scripts/dev.sh course check $(ids | grep '^ex21-' | head -1))"
+    fi
     ;;
   check)
     id=${2:-}
-    known "$id" || { echo "course: no exercise '${id}' (scripts/dev.sh course list shows them)" >&2; exit 2; }
+    if [ -z "$id" ] || [ "${id#-}" != "$id" ]; then
+      echo "usage: scripts/dev.sh course check ID [--verbose]" >&2
+      echo "  ID is an exercise id from scripts/dev.sh course list; the first is $(ids | head -1)." >&2
+      exit 2
+    fi
+    known "$id" || unknown_id "$id"
     build_checks
     "$build_dir/course/course-check" "$id" "${@:3}"
     ;;
@@ -147,8 +276,8 @@ case "${1:-}" in
       echo "course final: every exercise must pass first (the table above says which do not)" >&2
       exit 1
     fi
-    cmake --build "$build_dir" -j"$jobs" --target course-final >"$build_dir/course-build.log" 2>&1 || {
-      grep -E 'error' "$build_dir/course-build.log" | head -20 >&2; echo "course final: the build failed ($build_dir/course-build.log)" >&2; exit 1; }
+    with_progress "$build_dir/course-build.log" cmake --build "$build_dir" -j"$jobs" --target course-final || {
+      first_error "$build_dir/course-build.log"; echo "course final: the build failed (all of it in $build_dir/course-build.log)" >&2; exit 1; }
     fortunes=/usr/share/games/fortunes
     [ -d "$fortunes" ] || { echo "course final: Debian's fortunes are missing: apt-get install fortunes" >&2; exit 1; }
     out=runs/course-final
@@ -172,13 +301,25 @@ case "${1:-}" in
     ;;
   stub)
     shift
-    for id in "$@"; do known "$id" || { echo "course: no exercise '$id'" >&2; exit 2; }; stub "$id"; done
+    for id in "$@"; do known "$id" || unknown_id "$id"; done
+    for id in "$@"; do stub "$id"; done
     ;;
   proof)
     exec bash "$root/scripts/course-proof.sh"
     ;;
+  with-progress)
+    # Internal (scripts/course-proof.sh tests it): with-progress LOG COMMAND...
+    shift
+    with_progress "$@"
+    ;;
+  "" | help | -h | --help)
+    usage
+    [ -n "${1:-}" ] || exit 2
+    ;;
   *)
-    sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
+    near=$(printf '%s\n' list new check status final stub proof | closest "$1" | head -1)
+    echo "course: no command '$1'${near:+; did you mean '$near'?}" >&2
+    usage >&2
     exit 2
     ;;
 esac

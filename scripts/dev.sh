@@ -61,9 +61,13 @@ build() {
   done
   set -- "${args[@]}"
   # ccache, when present, makes rebuilds of unchanged files free (the course
-  # proof compiles each stubbed file and then the restored one again).
+  # proof compiles each stubbed file and then the restored one again). With
+  # the tree as its base directory the compiler sees relative paths, so an
+  # unchanged file hits from any tree: this one and every course workspace
+  # (scripts/course.sh configures the same launcher).
   local launcher=()
-  command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  command -v ccache >/dev/null &&
+    launcher=("-DCMAKE_CXX_COMPILER_LAUNCHER=$(command -v cmake);-E;env;CCACHE_BASEDIR=$(pwd);CCACHE_NOHASHDIR=1;CCACHE_SLOPPINESS=pch_defines,time_macros;ccache")
   cmake -S . -B "$dir" "${launcher[@]}" "$@" >/dev/null
   cmake --build "$dir" -j"$jobs" ${targets[@]+--target "${targets[@]}"}
 }

@@ -335,6 +335,93 @@ TEST(WrongRules, DetachedInputNeverReaches) {
   EXPECT_THAT(r.diagnosis, HasSubstr("never reaches"));
 }
 
+// ---- mistakes no scale fits: what can still be said ---------------------------------
+
+namespace {
+
+// A @ B, both operands learned: dA = g B^T, dB = A^T g (right), or dA = g B
+// (wrong: B where B^T was meant; square operands, so the shapes hide it).
+template <bool kRight>
+struct MatmulBoth : Function<MatmulBoth<kRight>> {
+  static Tensor forward(FunctionCtx& ctx, const Tensor& a, const Tensor& b) {
+    ctx.save_for_backward({a, b});
+    return matmul(a, b);
+  }
+  static Grads backward(FunctionCtx& ctx, const Tensor& g) {
+    const Tensor a = ctx.saved_tensors()[0], b = ctx.saved_tensors()[1];
+    return {matmul(g, kRight ? transpose(b, 0, 1) : b), matmul(transpose(a, 0, 1), g)};
+  }
+};
+
+// exp whose backward multiplies by x instead of exp(x) (the derivative,
+// written with the output, evaluated at the input).
+struct ExpTimesInput : Function<ExpTimesInput> {
+  static Tensor forward(FunctionCtx& ctx, const Tensor& x) {
+    ctx.save_for_backward({x});
+    return exp(x);
+  }
+  static Grads backward(FunctionCtx& ctx, const Tensor& g) { return {g * ctx.saved_tensors()[0]}; }
+};
+
+// log whose backward divides by the output log(x) instead of x.
+struct LogOverOutput : Function<LogOverOutput> {
+  static Tensor forward(FunctionCtx& ctx, const Tensor& x) {
+    const Tensor y = log(x);
+    ctx.save_for_backward({y});
+    return y;
+  }
+  static Grads backward(FunctionCtx& ctx, const Tensor& g) { return {g / ctx.saved_tensors()[0]}; }
+};
+
+// x^2 computed in float32 on float64 input, with the right backward 2x: the
+// forward's rounding (u32 ~ 6e-8) ruins the eps = 1e-6 differences.
+struct SquareInFloat32 : Function<SquareInFloat32> {
+  static Tensor forward(FunctionCtx& ctx, const Tensor& x) {
+    ctx.save_for_backward({x});
+    const Tensor x32 = to(x, DType::Float32);
+    return to(x32 * x32, DType::Float64);
+  }
+  static Grads backward(FunctionCtx& ctx, const Tensor& g) { return {g * ctx.saved_tensors()[0] * 2.0}; }
+};
+
+}  // namespace
+
+TEST(WrongRules, MatmulOperandNotTransposed) {
+  Tensor a = sample({3, 3}, 21), b = sample({3, 3}, 22);
+  const GradcheckResult r = gradcheck([](In in) { return MatmulBoth<false>::apply(in[0], in[1]); }, {a, b});
+  expect_readable_failure(r, 0, {3, 3});  // dB is right
+  EXPECT_THAT(r.diagnosis, HasSubstr("an operand transposed"));
+  EXPECT_THAT(r.diagnosis, HasSubstr("input 1's last two dims swapped"));
+  EXPECT_THAT(r.diagnosis, ::testing::Not(HasSubstr("wrong sign")));
+  // ...and the right rule passes.
+  EXPECT_TRUE(gradcheck([](In in) { return MatmulBoth<true>::apply(in[0], in[1]); }, {a, b}).passed);
+}
+
+TEST(WrongRules, ExpGradientTakenAtTheInput) {
+  Tensor x = sample({2, 3}, 23);
+  const GradcheckResult r = gradcheck([](In in) { return ExpTimesInput::apply(in[0]); }, {x});
+  expect_readable_failure(r, 0, {2, 3});
+  EXPECT_THAT(r.diagnosis, HasSubstr("taken at the input where it needs the output"));
+  EXPECT_EQ(x.to_vector<double>(), sample({2, 3}, 23).to_vector<double>());  // values put back
+  EXPECT_FALSE(x.grad().defined());
+}
+
+TEST(WrongRules, LogGradientTakenAtTheOutput) {
+  Generator gen(24);
+  Tensor x = (rand({5}, kF64, &gen) + 2.0).detach().requires_grad_();  // log(x) in (0.69, 1.1): defined at y too
+  const GradcheckResult r = gradcheck([](In in) { return LogOverOutput::apply(in[0]); }, {x});
+  expect_readable_failure(r, 0, {5});
+  EXPECT_THAT(r.diagnosis, HasSubstr("taken at the output where it needs the input"));
+}
+
+TEST(WrongRules, ForwardRoundedToFloat32IsNotAGradientMistake) {
+  Tensor x = sample({6}, 25);
+  const GradcheckResult r = gradcheck([](In in) { return SquareInFloat32::apply(in[0]); }, {x});
+  EXPECT_FALSE(r.passed);
+  EXPECT_THAT(r.diagnosis, HasSubstr("the forward is not smooth at the scale of eps"));
+  EXPECT_THAT(r.diagnosis, HasSubstr("float32"));
+}
+
 TEST(RightRules, TheCorrectVersionsPass) {
   const std::vector<std::pair<std::string, Fn>> fns = {
       {"sin", [](In in) { return Sin<true>::apply(in[0]); }},

@@ -73,7 +73,7 @@ inline ParityRun layer_parity_run(std::function<std::unique_ptr<nn::AttentionLay
     Tensor x = ls[0];
     x.requires_grad_(true);
     const Tensor out = m->forward(x, call);
-    backward(sum(mul(out, ls[1])));
+    backward(out, clone(ls[1]));  // d sum(out * w)
     NamedTensors r = {{"out", out.detach()}, {"grad_x", x.grad()}};
     for (const auto& [name, p] : m->named_parameters())
       for (const std::string& want : params)

@@ -96,14 +96,15 @@ TEST(ex02_sum_mean, add_with_broadcasting_gradcheck) {  // (2, 1, 4) + (3, 1): b
                    {randn64({2, 1, 4}, 5), randn64({3, 1}, 6)}, "add with broadcasting");
 }
 
-// The hard case (minitorch's): a broadcast product, reshaped, then reduced.
-// x (2, 3, 4) * b (3, 1) -> (2, 3, 4) -> reshape (6, 4) -> sum over dim 0 -> (1, 4).
+// The hard case (minitorch's): a broadcast difference, reshaped, then reduced.
+// x (2, 3, 4) - b (3, 1) -> (2, 3, 4) -> reshape (6, 4) -> sum over dim 0 -> (1, 4).
 // Backward: the sum's gradient expanded to (6, 4) (a stride-0 view), reshaped
-// back to (2, 3, 4) (a copy: no view can), then summed to b's (3, 1).
+// back to (2, 3, 4) (a copy: no view can), then summed to b's (3, 1), negated.
+// (A difference, not a product: mul's rule is the next exercise's.)
 TEST(ex02_sum_mean, sum_over_a_reshape_of_a_broadcast_gradcheck) {
   expect_gradcheck(
-      [](const std::vector<Tensor>& x) { return sum(reshape(mul(x[0], x[1]), {6, 4}), {0}, true); },
-      {randn64({2, 3, 4}, 7), randn64({3, 1}, 8)}, "sum(reshape(x * b, (6, 4)), 0, keepdim)");
+      [](const std::vector<Tensor>& x) { return sum(reshape(sub(x[0], x[1]), {6, 4}), {0}, true); },
+      {randn64({2, 3, 4}, 7), randn64({3, 1}, 8)}, "sum(reshape(x - b, (6, 4)), 0, keepdim)");
 }
 // mean over a reshape of a broadcast sum: b (4) is added to every row, then
 // (2, 3, 4) -> (2, 12) -> mean over dim 1 -> (2).

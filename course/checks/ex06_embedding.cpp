@@ -20,7 +20,7 @@ Run fixture_run(const std::string& dt) {
   nn::Embedding m(7, 4, nullptr, dt == "f64" ? DType::Float64 : DType::Float32);
   m.load_state_dict({{"weight", nn_fixture("embedding", dt, "weight")}});
   const Tensor out = m.forward(nn_fixture("embedding", dt, "ids"));  // (2, 3, 4)
-  backward(sum(mul(out, nn_fixture("embedding", dt, "w"))));
+  backward(out, clone(nn_fixture("embedding", dt, "w")));  // d sum(out * w)
   return {out.detach(), m.weight.grad()};
 }
 
@@ -33,11 +33,13 @@ TEST(ex06_embedding, rows_match_torch_float32_exactly) {  // a lookup copies: no
 }
 
 TEST(ex06_embedding, gradient_of_the_table_matches_torch_float64) {  // id 2 occurs three times
+  COURSE_AFTER_FORWARD("rows_match_torch_float64");
   expect_values(fixture_run("f64").grad_weight, nn_fixture("embedding", "f64", "grad_weight"), f64_tol(),
                 "d weight");
 }
 
 TEST(ex06_embedding, gradient_of_the_table_matches_torch_float32) {
+  COURSE_AFTER_FORWARD("rows_match_torch_float64");
   // Row v of d weight sums the upstream rows w_n over the positions whose id
   // is v: at most K = 6 (B T) terms, one rounded stage (the sum; each term is
   // w_n itself, exact). The condition of row v is sum |w_n| over those positions.
@@ -58,11 +60,12 @@ TEST(ex06_embedding, gradient_of_the_table_matches_torch_float32) {
 }
 
 TEST(ex06_embedding, a_repeated_id_gets_the_sum_of_its_gradients) {
+  COURSE_AFTER_FORWARD("rows_match_torch_float64");
   // ids [1, 3, 1, 1], upstream gradient rows g_n = (n + 1) [1, 1]: row 1 must
   // get g_0 + g_2 + g_3 = [8, 8], row 3 g_1 = [2, 2], rows 0 and 2 nothing.
   nn::Embedding m(4, 2, nullptr, DType::Float64);
   const Tensor out = m.forward(tensor_i64({1, 3, 1, 1}, {4}));
-  backward(sum(mul(out, tensor({1, 1, 2, 2, 3, 3, 4, 4}, {4, 2}, DType::Float64))));
+  backward(out, tensor({1, 1, 2, 2, 3, 3, 4, 4}, {4, 2}, DType::Float64));  // d sum(out * w)
   const Tensor g = m.weight.grad();
   if (!g.defined()) {
     ADD_FAILURE() << "d weight: no gradient reached the table";
@@ -77,6 +80,7 @@ TEST(ex06_embedding, a_repeated_id_gets_the_sum_of_its_gradients) {
 }
 
 TEST(ex06_embedding, gradient_passes_gradcheck_with_repeated_ids) {
+  COURSE_AFTER_FORWARD("rows_match_torch_float64");
   Generator gen(3);
   const Tensor ids = tensor_i64({2, 0, 2, 4, 2, 0}, {2, 3});
   expect_gradcheck([&](const std::vector<Tensor>& in) { return embedding(ids, in[0]); },

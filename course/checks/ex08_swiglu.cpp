@@ -51,6 +51,7 @@ TEST(ex08_swiglu, silu_is_x_times_sigmoid_x) {
 }
 
 TEST(ex08_swiglu, the_derivative_of_silu_has_both_terms) {
+  COURSE_AFTER_FORWARD("silu_is_x_times_sigmoid_x", "swiglu_forward_matches_torch_float32");
   // d silu / dx = s + x s (1 - s), s = sigmoid(x).
   const std::vector<double> xs = {-2, -0.5, 1, 3};
   std::vector<double> want, only_s;
@@ -60,7 +61,7 @@ TEST(ex08_swiglu, the_derivative_of_silu_has_both_terms) {
     only_s.push_back(s);
   }
   Tensor a = tensor(xs, {4}, DType::Float64).requires_grad_();
-  backward(sum(nn::silu_mul(a, ones({4}, DType::Float64))));
+  backward(nn::silu_mul(a, ones({4}, DType::Float64)), ones({4}, DType::Float64));  // d sum(silu(a))
   if (!a.grad().defined()) {
     ADD_FAILURE() << "d a: no gradient";
     return;
@@ -74,6 +75,7 @@ TEST(ex08_swiglu, the_derivative_of_silu_has_both_terms) {
 }
 
 TEST(ex08_swiglu, gradients_of_the_gate_pass_gradcheck) {
+  COURSE_AFTER_FORWARD("silu_is_x_times_sigmoid_x", "swiglu_forward_matches_torch_float32");
   Generator gen(8);
   expect_gradcheck([](const std::vector<Tensor>& in) { return nn::silu_mul(in[0], in[1]); },
                    {randn({3, 4}, DType::Float64, &gen).requires_grad_(),
@@ -82,6 +84,7 @@ TEST(ex08_swiglu, gradients_of_the_gate_pass_gradcheck) {
 }
 
 TEST(ex08_swiglu, a_broadcast_operand_gets_its_gradient_summed_back) {  // a (3, 4), b (4)
+  COURSE_AFTER_FORWARD("silu_is_x_times_sigmoid_x", "swiglu_forward_matches_torch_float32");
   Generator gen(9);
   expect_gradcheck([](const std::vector<Tensor>& in) { return nn::silu_mul(in[0], in[1]); },
                    {randn({3, 4}, DType::Float64, &gen).requires_grad_(),

@@ -6,6 +6,7 @@
 // weight_decay 0.1, lr from the cosine schedule (lr_max 3e-2, lr_min 3e-3,
 // warmup 100, cycle 800; the fixture's adamw_<f32|f64>_lrs.npy holds each step's lr).
 #include <cmath>
+#include <map>
 
 #include "course/checks/check_util.h"
 #include "nn/optim.h"
@@ -38,63 +39,206 @@ struct Problem {
   }
 };
 
-// Steps t in [0, 1000) with the fixture's schedule; at each checkpoint, params against torch.
-void check_run(const std::string& tag, Tol tol) {
+// ---- the accepted orders of one step ----------------------------------------------------
+//
+// Two orders of the decoupled weight decay are the same algorithm to O(lr^2 wd)
+// per step (chapter 13), and both are accepted:
+//   torch.optim.AdamW (and CS336's 2026 handout): p <- p (1 - lr wd) first, then
+//       m, v, and p <- p - lr m^ / (sqrt(v^) + eps), m^ = m / (1 - b1^t), v^ = v / (1 - b2^t);
+//   CS336's spring 2025 handout (Algorithm 1): m, v, then
+//       p <- p - a_t m / (sqrt(v) + eps) with a_t = lr sqrt(1 - b2^t) / (1 - b1^t),
+//       then p <- p - lr wd p (the uncorrected lr).
+// The handout's a_t form also puts eps on sqrt(v) rather than on sqrt(v^): each
+// order is accepted with either place of eps.
+struct Variant {
+  bool decay_after;      // p <- p - lr wd p after the Adam update (the handout), else before it (torch)
+  bool eps_on_raw_root;  // a_t m / (sqrt(v) + eps) (the handout), else lr m^ / (sqrt(v^) + eps) (torch)
+  const char* name;
+};
+const Variant kVariants[] = {
+    {false, false, "torch's order (decay first)"},
+    {true, true, "CS336's Algorithm 1 (decay after the update, a_t m / (sqrt(v) + eps))"},
+    {true, false, "decay after the update, eps on sqrt(v^)"},
+    {false, true, "decay first, a_t m / (sqrt(v) + eps)"},
+};
+
+constexpr double kBeta1 = 0.9, kBeta2 = 0.95, kEps = 1e-8, kWeightDecay = 0.1;
+
+// Parameters w, b, s (values) at each checkpoint, and the final moments.
+struct Trajectory {
+  std::map<int64_t, std::vector<std::vector<double>>> params;
+  std::vector<std::vector<double>> exp_avg, exp_avg_sq;
+};
+
+// The fixture's problem stepped in plain double loops, in one variant's order.
+Trajectory plain_adamw(const std::string& tag, const Variant& v, const std::vector<int64_t>& checkpoints) {
+  const std::vector<double> lrs = optim_fixture(tag, "lrs").to_vector<double>();
+  std::vector<std::vector<double>> p, curv, target, noise, m, s;
+  for (size_t k = 0; k < 3; ++k) {
+    p.push_back(optim_fixture(tag, kNames[k] + "_init").to_vector<double>());
+    curv.push_back(optim_fixture(tag, kNames[k] + "_curv").to_vector<double>());
+    target.push_back(optim_fixture(tag, kNames[k] + "_target").to_vector<double>());
+    noise.push_back(optim_fixture(tag, kNames[k] + "_noise").to_vector<double>());
+    m.emplace_back(p[k].size(), 0.0);
+    s.emplace_back(p[k].size(), 0.0);
+  }
+  std::vector<int64_t> steps(3, 0);
+  Trajectory out;
+  int64_t done = 0;
+  for (int64_t checkpoint : checkpoints) {
+    for (; done < checkpoint; ++done) {
+      const double lr = lrs[done];
+      for (size_t k = 0; k < 3; ++k) {
+        if (k == 1 && done % 7 == 3) continue;  // b has no gradient at this step: no step at all
+        const double t = static_cast<double>(++steps[k]);
+        const double bc1 = 1 - std::pow(kBeta1, t), bc2 = 1 - std::pow(kBeta2, t);
+        const size_t n = p[k].size();
+        for (size_t i = 0; i < n; ++i) {
+          const double g = curv[k][i] * (p[k][i] - target[k][i]) + noise[k][(done % 16) * n + i];
+          double pi = v.decay_after ? p[k][i] : p[k][i] * (1 - lr * kWeightDecay);
+          m[k][i] = m[k][i] * kBeta1 + (1 - kBeta1) * g;
+          s[k][i] = s[k][i] * kBeta2 + (1 - kBeta2) * g * g;
+          if (v.eps_on_raw_root)
+            pi -= lr * std::sqrt(bc2) / bc1 * m[k][i] / (std::sqrt(s[k][i]) + kEps);
+          else
+            pi += -(lr / bc1) * m[k][i] / (std::sqrt(s[k][i]) / std::sqrt(bc2) + kEps);
+          if (v.decay_after) pi -= lr * kWeightDecay * pi;
+          p[k][i] = pi;
+        }
+      }
+    }
+    out.params[checkpoint] = p;
+  }
+  out.exp_avg = m;
+  out.exp_avg_sq = s;
+  return out;
+}
+
+const std::vector<int64_t> kCheckpoints = {1, 2, 10, 100, 500, 1000};
+
+// The learner's nn::AdamW on the fixture's problem, in the parameters' dtype.
+Trajectory learner_run(const std::string& tag, const std::vector<int64_t>& checkpoints, bool& frozen_untouched) {
   Problem pb(tag);
-  nn::AdamW opt(pb.params, 0.0, {0.9, 0.95}, 1e-8, 0.1);
+  nn::AdamW opt(pb.params, 0.0, {kBeta1, kBeta2}, kEps, kWeightDecay);
   const Tensor frozen = clone(pb.params[3]);
   const std::vector<double> lrs = optim_fixture(tag, "lrs").to_vector<double>();
+  Trajectory out;
   int64_t done = 0;
-  for (int64_t checkpoint : {1, 2, 10, 100, 500, 1000}) {
+  for (int64_t checkpoint : checkpoints) {
     for (; done < checkpoint; ++done) {
       opt.set_lr(lrs[done]);
       pb.set_grads(done);
       opt.step();
     }
-    for (size_t k = 0; k < 3; ++k)
-      expect_values(pb.params[k], optim_fixture(tag, kNames[k] + "_after" + std::to_string(done)), tol,
-                    kNames[k] + " after " + std::to_string(done) + " steps");
-    if (::testing::Test::HasFailure()) return;  // the first checkpoint that differs says enough
+    for (size_t k = 0; k < 3; ++k) out.params[checkpoint].push_back(pb.params[k].to_vector<double>());
   }
   for (size_t k = 0; k < 3; ++k) {
-    expect_values(opt.state(k)->exp_avg, optim_fixture(tag, kNames[k] + "_exp_avg"), tol, kNames[k] + " exp_avg");
-    expect_values(opt.state(k)->exp_avg_sq, optim_fixture(tag, kNames[k] + "_exp_avg_sq"), {tol.rtol, tol.atol * tol.atol},
-                  kNames[k] + " exp_avg_sq");
+    out.exp_avg.push_back(opt.state(k)->exp_avg.to_vector<double>());
+    out.exp_avg_sq.push_back(opt.state(k)->exp_avg_sq.to_vector<double>());
   }
-  expect_values(pb.params[3], frozen, {0, 0}, "frozen (never a gradient)");
+  frozen_untouched = pb.params[3].to_vector<double>() == frozen.to_vector<double>();
+  return out;
 }
 
-TEST(ex13_adamw, a_thousand_steps_match_torch_float64) { check_run("f64", {1e-12, 1e-14}); }
+bool near(const std::vector<double>& a, const std::vector<double>& b, Tol tol) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!(std::abs(a[i] - b[i]) <= tol.atol + tol.rtol * std::abs(b[i]))) return false;
+  return true;
+}
 
-TEST(ex13_adamw, ten_steps_match_torch_float32) {
+// Does the learner's run follow `ref` at every checkpoint and end with its moments?
+bool follows(const Trajectory& run, const Trajectory& ref, Tol tol) {
+  for (const auto& [checkpoint, params] : ref.params)
+    for (size_t k = 0; k < params.size(); ++k)
+      if (!near(run.params.at(checkpoint)[k], params[k], tol)) return false;
+  for (size_t k = 0; k < ref.exp_avg.size(); ++k)
+    if (!near(run.exp_avg[k], ref.exp_avg[k], tol) || !near(run.exp_avg_sq[k], ref.exp_avg_sq[k], {tol.rtol, tol.atol * tol.atol}))
+      return false;
+  return true;
+}
+
+Tensor as_tensor(const std::vector<double>& v, const Tensor& like) {
+  return reshape(tensor(v, {static_cast<int64_t>(v.size())}, DType::Float64), like.shape());
+}
+
+TEST(ex13_adamw, a_thousand_steps_match_torch_or_cs336_float64) {
+  const Tol tol{1e-12, 1e-14};
+  bool frozen_untouched = false;
+  const Trajectory run = learner_run("f64", kCheckpoints, frozen_untouched);
+  if (!frozen_untouched) ADD_FAILURE() << "frozen (never a gradient) changed: a parameter without a gradient takes no step";
+  // torch's order: against torch's own numbers (the fixture).
+  Trajectory torch_ref;
+  for (int64_t checkpoint : kCheckpoints)
+    for (size_t k = 0; k < 3; ++k)
+      torch_ref.params[checkpoint].push_back(
+          optim_fixture("f64", kNames[k] + "_after" + std::to_string(checkpoint)).to_vector<double>());
+  for (size_t k = 0; k < 3; ++k) {
+    torch_ref.exp_avg.push_back(optim_fixture("f64", kNames[k] + "_exp_avg").to_vector<double>());
+    torch_ref.exp_avg_sq.push_back(optim_fixture("f64", kNames[k] + "_exp_avg_sq").to_vector<double>());
+  }
+  if (follows(run, torch_ref, tol)) return;
+  // The check's own loop must reproduce torch before it stands for the other orders.
+  if (!follows(plain_adamw("f64", kVariants[0], kCheckpoints), torch_ref, tol)) {
+    ADD_FAILURE() << "the check's plain loop of torch's order does not reproduce the fixture (a bug in this check)";
+    return;
+  }
+  for (const Variant& v : kVariants)
+    if (follows(run, plain_adamw("f64", v, kCheckpoints), tol)) return;  // an accepted order
+  // None: say where it leaves torch's numbers first.
+  for (int64_t checkpoint : kCheckpoints) {
+    for (size_t k = 0; k < 3; ++k) {
+      const Tensor want = optim_fixture("f64", kNames[k] + "_after" + std::to_string(checkpoint));
+      if (near(run.params.at(checkpoint)[k], torch_ref.params.at(checkpoint)[k], tol)) continue;
+      expect_values(as_tensor(run.params.at(checkpoint)[k], want), want, tol,
+                    kNames[k] + " after " + std::to_string(checkpoint) +
+                        " steps, against torch's (CS336's order, decay after the update, does not match either)");
+      return;
+    }
+  }
+  ADD_FAILURE() << "the parameters follow torch's, but the final moments m and v do not";
+}
+
+TEST(ex13_adamw, ten_steps_match_torch_or_cs336_float32) {
   // A step rounds through 6 float32 stages (the decay, the two moments, the
   // root, the quotient, the sum), K = 1: each within u of a value no larger
   // than |p| or the step's update, at most lr (|m^| <~ sqrt(v^) for these
   // steady gradients). The problem contracts (curv > 0) and m^ / sqrt(v^) is
   // invariant to a relative error in g, so errors add up over steps without
   // growing: after n steps, 6 n stages with condition |p| + sum of the n lrs.
-  Problem pb("f32");
-  nn::AdamW opt(pb.params, 0.0, {0.9, 0.95}, 1e-8, 0.1);
+  // Against torch's float32 numbers, or an accepted order's float64 ones.
+  const std::vector<int64_t> checkpoints = {1, 2, 10};
+  bool frozen_untouched = false;
+  const Trajectory run = learner_run("f32", checkpoints, frozen_untouched);
   const std::vector<double> lrs = optim_fixture("f32", "lrs").to_vector<double>();
-  int64_t done = 0;
-  for (int64_t checkpoint : {1, 2, 10}) {
-    for (; done < checkpoint; ++done) {
-      opt.set_lr(lrs[done]);
-      pb.set_grads(done);
-      opt.step();
-    }
+  std::vector<Trajectory> refs;
+  for (const Variant& v : kVariants) refs.push_back(plain_adamw("f32", v, checkpoints));
+  std::string first_failure;
+  const auto within = [&](int64_t checkpoint, size_t k, const Tensor& want, bool keep_message) {
     double lr_sum = 0;
-    for (int64_t t = 0; t < done; ++t) lr_sum += lrs[t];
-    for (size_t k = 0; k < 3; ++k) {
-      const Tensor want = optim_fixture("f32", kNames[k] + "_after" + std::to_string(done));
-      const Tensor cond = add(abs(to(want, DType::Float64)), lr_sum);
-      const auto r = within_f32_bound(pb.params[k], want, cond, {1, static_cast<int>(6 * done)});
-      if (!r) {
-        ADD_FAILURE() << kNames[k] << " after " << done << " steps: " << r.message();
-        return;
+    for (int64_t t = 0; t < checkpoint; ++t) lr_sum += lrs[t];
+    const Tensor cond = add(abs(to(want, DType::Float64)), lr_sum);
+    const Tensor got = to(as_tensor(run.params.at(checkpoint)[k], want), want.dtype());
+    const auto r = within_f32_bound(got, want, cond, {1, static_cast<int>(6 * checkpoint)});
+    if (!r && keep_message && first_failure.empty())
+      first_failure = kNames[k] + " after " + std::to_string(checkpoint) + " steps: " + r.message();
+    return static_cast<bool>(r);
+  };
+  bool torch_ok = true;
+  for (int64_t checkpoint : checkpoints)
+    for (size_t k = 0; k < 3; ++k)
+      torch_ok = torch_ok && within(checkpoint, k, optim_fixture("f32", kNames[k] + "_after" + std::to_string(checkpoint)), true);
+  if (torch_ok) return;
+  for (const Trajectory& ref : refs) {
+    bool ok = true;
+    for (int64_t checkpoint : checkpoints)
+      for (size_t k = 0; k < 3 && ok; ++k) {
+        const Tensor like = optim_fixture("f32", kNames[k] + "_init");
+        ok = within(checkpoint, k, as_tensor(ref.params.at(checkpoint)[k], like), false);
       }
-    }
+    if (ok) return;
   }
+  ADD_FAILURE() << first_failure;
 }
 
 // One parameter p = 1 with gradient 2, lr 0.1, one step.
@@ -109,25 +253,35 @@ double one_step(double weight_decay) {
 TEST(ex13_adamw, the_first_step_is_bias_corrected) {
   // m = 0.1 g and v = 0.05 g^2 after one step; divided by 1 - beta^1 they are
   // g and g^2, so p moves by lr g / (|g| + eps) = 0.1 (not 0.1 x 0.1 / sqrt(0.05) = 0.0447).
+  // (1e-8: where eps sits, on sqrt(v^) or on sqrt(v), moves p by 2e-9 here.)
   const double got = one_step(0.0), want = 1 - 0.1 * 2 / (2 + 1e-8);
   if (std::abs(got - (1 - 0.1 * 0.1 * 2 / (std::sqrt(0.05 * 4) + 1e-8))) < 1e-9)
     ADD_FAILURE() << "bias correction missing: the first step moved p by " << 1 - got
                   << ", expected lr m / (1 - beta1) / (sqrt(v / (1 - beta2)) + eps) = " << 1 - want;
-  else if (std::abs(got - want) > 1e-15)
+  else if (std::abs(got - want) > 1e-8)
     ADD_FAILURE() << "after one step p = " << got << ", expected " << want;
 }
 
-TEST(ex13_adamw, weight_decay_scales_p_before_the_adam_update) {
-  // torch: p = p (1 - lr wd) - lr m^ / (sqrt(v^) + eps) = 0.95 - 0.1 = 0.85 with wd = 0.5;
-  // decaying after the update would give (1 - 0.1) 0.95 = 0.855.
-  const double adam = 0.1 * 2 / (2 + 1e-8);
-  const double got = one_step(0.5), want = 1 * (1 - 0.1 * 0.5) - adam;
-  if (std::abs(got - (1 - adam) * (1 - 0.1 * 0.5)) < 1e-12)
-    ADD_FAILURE() << "weight decay applied after the Adam update: p = " << got
-                  << " = (p - lr m^ / (sqrt(v^) + eps)) (1 - lr wd), expected p (1 - lr wd) - lr m^ / (sqrt(v^) + eps) = "
-                  << want << " (torch decays p first)";
-  else if (std::abs(got - want) > 1e-15)
-    ADD_FAILURE() << "after one step with weight_decay 0.5, p = " << got << ", expected " << want;
+TEST(ex13_adamw, weight_decay_is_decoupled_and_scaled_by_lr) {
+  // wd = 0.5, lr = 0.1, the Adam update u = lr m^ / (sqrt(v^) + eps) = 0.1:
+  //   torch, decay first:               p (1 - lr wd) - u = 0.95 - 0.1 = 0.85
+  //   CS336's Algorithm 1, decay after: (p - u) (1 - lr wd) = 0.9 x 0.95 = 0.855
+  // Both are AdamW (chapter 13: they differ by lr wd u = O(lr^2 wd)).
+  const double u = 0.1 * 2 / (2 + 1e-8), got = one_step(0.5);
+  const double first = 1 * (1 - 0.1 * 0.5) - u, after = (1 - u) * (1 - 0.1 * 0.5);
+  if (std::abs(got - first) <= 1e-8 || std::abs(got - after) <= 1e-8) return;
+  const double g_l2 = 2 + 0.5 * 1;  // the decay folded into the gradient
+  if (std::abs(got - (1 - 0.1 * g_l2 / (g_l2 + 1e-8))) <= 1e-8)
+    ADD_FAILURE() << "weight decay added to the gradient: p = " << got
+                  << " is Adam with an L2 penalty (g + wd p through m and v), not AdamW: decay p itself, by lr wd p, "
+                     "outside the moments; expected "
+                  << first << " (decay first, torch) or " << after << " (decay after the update, CS336's Algorithm 1)";
+  else if (std::abs(got - (1 - 0.5) + u) <= 1e-8 || std::abs(got - (1 - u) * (1 - 0.5)) <= 1e-8)
+    ADD_FAILURE() << "weight decay not scaled by lr: p = " << got << " = p (1 - wd) ...; the decay is lr wd p; expected "
+                  << first << " (decay first, torch) or " << after << " (decay after the update, CS336's Algorithm 1)";
+  else
+    ADD_FAILURE() << "after one step with weight_decay 0.5, p = " << got << ", expected " << first
+                  << " (decay first, torch) or " << after << " (decay after the update, CS336's Algorithm 1)";
 }
 
 }  // namespace

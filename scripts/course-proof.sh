@@ -215,7 +215,8 @@ for patch in course/mutations/*.patch; do
     bad "$name: does not build"
   else
     out=$("$build_dir/course/course-check" "$id" --verbose 2>&1) && rc=0 || rc=$?
-    if [ "$rc" -ne 0 ] && echo "$out" | grep -q '^  FAIL ' && echo "$out" | grep -qiF -- "$expect"; then
+    # Here-strings, not pipes: with pipefail, grep -q leaving early can fail the pipe.
+    if [ "$rc" -ne 0 ] && grep -q '^  FAIL ' <<<"$out" && grep -qiF -- "$expect" <<<"$out"; then
       caught=$((caught + 1))
       ok "$name: caught by $id ($(echo "$out" | grep -m1 '^  FAIL ' | cut -c1-110 | sed 's/^ *FAIL *//'))"
     else

@@ -96,16 +96,11 @@ Jacobian numerical_jacobian(const GradcheckFn& f, const std::vector<Tensor>& inp
   return n;
 }
 
-// Row j of each checked input's block: the backward of the one-hot gradient
-// e_j. Throws what backward throws; leaves the inputs' .grad undefined.
-std::vector<Jacobian> analytical_jacobians(const GradcheckFn& f, const std::vector<Tensor>& inputs,
-                                           const std::vector<size_t>& checked) {
-  const Tensor output = f(inputs);
-  const int64_t n_out = output.numel();
-  std::vector<Jacobian> a(inputs.size());
-  for (size_t k : checked) a[k] = {n_out, inputs[k].numel(), std::vector<double>(n_out * inputs[k].numel(), 0.0)};
-  if (!output.requires_grad()) return a;
-  for (int64_t j = 0; j < n_out; ++j) {
+// Row j of each checked input's Jacobian (preallocated, n_out x numel) from
+// the backward of the one-hot gradient e_j. Throws what backward throws.
+void fill_analytical(const Tensor& output, const std::vector<Tensor>& inputs, const std::vector<size_t>& checked,
+                     std::vector<Jacobian>& a) {
+  for (int64_t j = 0; j < output.numel(); ++j) {
     for (size_t k : checked) inputs[k].set_grad(Tensor());
     Tensor one_hot = zeros(output.shape(), DType::Float64);
     reinterpret_cast<double*>(one_hot.raw_data())[j] = 1.0;
@@ -117,6 +112,18 @@ std::vector<Jacobian> analytical_jacobians(const GradcheckFn& f, const std::vect
       std::copy(row.begin(), row.end(), a[k].values.begin() + j * inputs[k].numel());
     }
   }
+}
+
+// Row j of each checked input's block: the backward of the one-hot gradient
+// e_j. Throws what backward throws; leaves the inputs' .grad undefined.
+std::vector<Jacobian> analytical_jacobians(const GradcheckFn& f, const std::vector<Tensor>& inputs,
+                                           const std::vector<size_t>& checked) {
+  const Tensor output = f(inputs);
+  const int64_t n_out = output.numel();
+  std::vector<Jacobian> a(inputs.size());
+  for (size_t k : checked) a[k] = {n_out, inputs[k].numel(), std::vector<double>(n_out * inputs[k].numel(), 0.0)};
+  if (!output.requires_grad()) return a;
+  fill_analytical(output, inputs, checked, a);
   for (size_t k : checked) inputs[k].set_grad(Tensor());
   return a;
 }
@@ -299,18 +306,7 @@ GradcheckResult gradcheck(const GradcheckFn& f, const std::vector<Tensor>& input
   std::string backward_error;
   if (output.requires_grad()) {
     try {
-      for (int64_t j = 0; j < n_out; ++j) {
-        for (size_t k : checked) inputs[k].set_grad(Tensor());
-        Tensor one_hot = zeros(output.shape(), DType::Float64);
-        reinterpret_cast<double*>(one_hot.raw_data())[j] = 1.0;
-        backward(output, one_hot, /*retain_graph=*/true);
-        for (size_t k : checked) {
-          const Tensor g = inputs[k].grad();
-          if (!g.defined()) continue;
-          const std::vector<double> row = g.to_vector<double>();
-          std::copy(row.begin(), row.end(), analytical[k].values.begin() + j * inputs[k].numel());
-        }
-      }
+      fill_analytical(output, inputs, checked, analytical);
     } catch (const Error& e) {
       backward_error = e.what();
     }

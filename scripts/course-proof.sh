@@ -59,7 +59,7 @@ expect_out() {  # LABEL PATTERN COMMAND...: COMMAND's output (stdout and stderr)
   local label=$1 pattern=$2 out
   shift 2
   out=$("$@" 2>&1 || true)
-  if echo "$out" | grep -qE -- "$pattern"; then ok "$label"; else bad "$label: no match for '$pattern' in:"; echo "$out" | sed 's/^/        /'; fi
+  if grep -qE -- "$pattern" <<<"$out"; then ok "$label"; else bad "$label: no match for '$pattern' in:"; echo "$out" | sed 's/^/        /'; fi
 }
 expect_out "a mistyped id gets 'did you mean'" "did you mean ex07-rmsnorm\?" "${course[@]}" check ex07-rmsnrom
 expect_out "check without an id prints its usage" "^usage: scripts/dev.sh course check ID" "${course[@]}" check
@@ -82,7 +82,7 @@ out=$("${course[@]}" with-progress "$progress_log" bash -c '
   echo "[ 55%] Building CXX object CMakeFiles/ropegrad.dir/nn/rope.cpp.o"; sleep 12
   echo "[100%] Linking CXX executable course-check"; sleep 1' | while IFS= read -r line; do echo "$SECONDS $line"; done)
 gaps=$(echo "$out" | awk 'NR > 1 && $1 - prev > 10 { print } { prev = $1 }')
-if echo "$out" | grep -q 'nn/rmsnorm.cpp' && echo "$out" | grep -q 'still at' && [ -z "$gaps" ]; then
+if grep -q 'nn/rmsnorm.cpp' <<<"$out" && grep -q 'still at' <<<"$out" && [ -z "$gaps" ]; then
   ok "the build shows its progress, never 10 s silent ($(echo "$out" | wc -l) lines over 15 s)"
 else
   bad "the build's progress:"; echo "$out" | sed 's/^/        /'
@@ -92,7 +92,7 @@ rm -f "$progress_log"
 sed -i 's|^  // BEGIN EXERCISE ex07-rmsnorm$|  // BEGIN EXERCISE ex07-rmsnorm\n  this_is_not_cpp;|' nn/rmsnorm.cpp
 sed -i '0,/this_is_not_cpp;/!{/this_is_not_cpp;/d}' nn/rmsnorm.cpp
 out=$("${course[@]}" check ex07-rmsnorm 2>&1 || true)
-if echo "$out" | grep -qE '^  nn/rmsnorm\.cpp:[0-9]+:[0-9]+: error: ' && echo "$out" | grep -q 'course-build.log' &&
+if grep -qE '^  nn/rmsnorm\.cpp:[0-9]+:[0-9]+: error: ' <<<"$out" && grep -q 'course-build.log' <<<"$out" &&
    [ "$(echo "$out" | wc -l)" -le 14 ]; then
   ok "a compile error shows its first error and the log's path ($(echo "$out" | wc -l) lines)"
 else
@@ -229,7 +229,7 @@ for patch in course/mutations/*.patch; do
   for doc in $(grep -lF -- "<!-- mutation-output: $name -->" docs/*.md 2>/dev/null || true); do
     shown=$(awk -v m="<!-- mutation-output: $name -->" '$0 == m { f = 1; next } f && /^```/ { if (in_block) exit; in_block = 1; next } f && in_block { print }' "$doc")
     plain=$("$build_dir/course/course-check" "$id" 2>&1 || true)
-    missing=$(echo "$shown" | while IFS= read -r line; do [ "$line" = "..." ] || echo "$plain" | grep -qxF -- "$line" || echo "$line"; done)
+    missing=$(while IFS= read -r line; do [ "$line" = "..." ] || grep -qxF -- "$line" <<<"$plain" || echo "$line"; done <<<"$shown")
     if [ -z "$missing" ]; then ok "$doc shows what $name prints"; else bad "$doc: lines for $name that the check no longer prints:"; echo "$missing" | sed 's/^/        /'; fi
   done
   restore
@@ -264,7 +264,7 @@ if [ -z "${ROPEGRAD_COURSE_IDS:-}" ] && [ -z "${ROPEGRAD_COURSE_MUTATION_IDS:-}"
   out=$(ROPEGRAD_FAST_FORMS=0 OPENBLAS_CORETYPE=Haswell OPENBLAS_NUM_THREADS=1 ROPEGRAD_NUM_THREADS=1 \
         "$build_dir/course/course-final" --corpus runs/course-final/corpus.txt --out "$build_dir/course-final-mutated" \
         --reference course/final/reference.trace 2>&1) && rc=0 || rc=$?
-  if [ "$rc" -ne 0 ] && echo "$out" | grep -q "ln_final (RMSNorm, ex07-rmsnorm) passes back"; then
+  if [ "$rc" -ne 0 ] && grep -q "ln_final (RMSNorm, ex07-rmsnorm) passes back" <<<"$out"; then
     ok "course final names RMSNorm for ex07-rmsnorm--no-mean-term: $(echo "$out" | grep -m1 'leaves the reference' | cut -c1-110)"
   else
     bad "course final does not name RMSNorm for ex07-rmsnorm--no-mean-term (exit $rc)"; echo "$out" | tail -8 | sed 's/^/        /'

@@ -34,7 +34,7 @@ field() {  # field ID KEY
     /^\[/ { inside = ($0 == id); next }
     inside && index($0, key ":") == 1 { sub("^" key ":[ \t]*", ""); print; exit }' "$registry"
 }
-known() { ids | grep -qx -- "$1"; }
+known() { grep -qx -- "$1" <<<"$(ids)"; }
 
 # The usage: this file's header comment, from its second line to the first line
 # that is not a comment.
@@ -223,7 +223,7 @@ case "${1:-}" in
   new)
     dir=${2:-}
     [ -n "$dir" ] || { echo "usage: scripts/dev.sh course new DIR [--from ID]" >&2; exit 2; }
-    from=$(ids | head -1)
+    from=$(ids | sed -n 1p)
     if [ "${3:-}" = "--from" ]; then
       from=${4:-}
       known "$from" || unknown_id "$from"
@@ -271,7 +271,7 @@ case "${1:-}" in
     # Every exercise first: the final run uses all of them.
     build_checks
     status=$("$build_dir/course/course-check" --status 2>&1 || true)
-    if ! echo "$status" | grep -qE '^([0-9]+) of \1 exercises done$'; then
+    if ! grep -qE '^([0-9]+) of \1 exercises done$' <<<"$status"; then
       echo "$status"
       echo "course final: every exercise must pass first (the table above says which do not)" >&2
       exit 1
@@ -317,7 +317,7 @@ case "${1:-}" in
     [ -n "${1:-}" ] || exit 2
     ;;
   *)
-    near=$(printf '%s\n' list new check status final stub proof | closest "$1" | head -1)
+    near=$(printf '%s\n' list new check status final stub proof | closest "$1" | sed -n 1p)
     echo "course: no command '$1'${near:+; did you mean '$near'?}" >&2
     usage >&2
     exit 2

@@ -24,12 +24,12 @@ has avx2 && kernels+=(Haswell Zen)
 has avx512f && kernels+=(SkylakeX)
 has avx512_bf16 && kernels+=(Cooperlake)
 
-echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'); OpenBLAS default: $(OPENBLAS_VERBOSE=2 "$build/tests/test_matmul" --gtest_filter=NONE 2>&1 | sed -n 's/^Core: //p' | head -1)"
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'); OpenBLAS default: $(OPENBLAS_VERBOSE=2 "$build/tests/test_matmul" --gtest_filter=NONE 2>&1 | sed -n "s/^Core: //p" | sed -n 1p)"
 printf '| %-12s | %-12s | %-20s | %-20s | %-20s |\n' kernel core "1 thread" "2 threads" "3 threads"
 printf '|%s|%s|%s|%s|%s|\n' -------------- -------------- ---------------------- ---------------------- ----------------------
 status=0
 for k in "${kernels[@]}"; do
-  core=$(OPENBLAS_CORETYPE=$k OPENBLAS_VERBOSE=2 "$build/tests/test_matmul" --gtest_filter=NONE 2>&1 | sed -n 's/^Core: //p' | head -1)
+  core=$(OPENBLAS_CORETYPE=$k OPENBLAS_VERBOSE=2 "$build/tests/test_matmul" --gtest_filter=NONE 2>&1 | sed -n "s/^Core: //p" | sed -n 1p)
   row=()
   for t in 1 2 3; do
     out=$(OPENBLAS_CORETYPE=$k OPENBLAS_NUM_THREADS=$t ROPEGRAD_NUM_THREADS=$t \

@@ -5,7 +5,7 @@
 //
 // scripts/dev.sh course final prepares the corpus (Debian's fortunes) and
 // runs it in a workspace where every exercise passes. Everything it runs is
-// the learner's code: the BPE training and encoding (ex21), the modules, the
+// the learner's code: the BPE training and encoding (ex19), the modules, the
 // loss, AdamW, the schedule, clipping, get_batch and the training step; the
 // fast forms of those exercises are not in a workspace (tensor/fast_forms.h).
 //
@@ -282,7 +282,7 @@ int main(int argc, char** argv) try {
   fs::create_directories(args.out);
   std::vector<Record> trace;
 
-  // 1. The learner's tokenizer on the corpus (ex21).
+  // 1. The learner's tokenizer on the corpus (ex19).
   const std::string corpus = read_file(args.corpus);
   trace.push_back({0, "meta", "corpus_bytes", static_cast<int64_t>(corpus.size()), 0, 0,
                    static_cast<double>(fnv1a(corpus.data(), corpus.size()) % 1000000007ull)});
@@ -426,8 +426,8 @@ int main(int argc, char** argv) try {
                      r.n, r.wsum, e.n, e.wsum);
         } else {
           fmt::print("course final: your tokenizer gives other ids than the reference's on this corpus ({} ids, "
-                     "checksum {}; the reference: {} ids, checksum {}). Check ex21 first: scripts/dev.sh course "
-                     "check ex21-train-bpe (and ex21-encode).\n",
+                     "checksum {}; the reference: {} ids, checksum {}). Check ex19 first: scripts/dev.sh course "
+                     "check ex19-train-bpe (and ex19-encode).\n",
                      r.n, r.wsum, e.n, e.wsum);
         }
         return 1;

@@ -8,7 +8,7 @@
 #      it as a wrong number or as another exercise's stub);
 #   3. with every exercise stubbed the tree builds, `status` calls each "not
 #      started", and each exercise's checks reach its own stub or an earlier
-#      one's, never a later one's; the tokenizer's (ex21) pass with every
+#      one's, never a later one's; the tokenizer's (ex19) pass with every
 #      tensor exercise stubbed;
 #   4. every typical wrong solution in course/mutations/*.patch, applied alone,
 #      is caught by its exercise's checks, with the words its "Expect:" line
@@ -181,7 +181,7 @@ else
 fi
 
 # CS336's assignment starts with the tokenizer: its exercises need no tensor exercise.
-tok_ids=$(for id in $ids; do case "$id" in ex21-*) echo "$id" ;; esac; done)
+tok_ids=$(for id in $ids; do case "$id" in ex19-*) echo "$id" ;; esac; done)
 if [ -n "$tok_ids" ]; then
   echo "course proof: the tokenizer exercises pass with every tensor exercise stubbed"
   for f in $region_files; do case "$f" in tokenizer/*) cp "$backup/$f" "$f" ;; esac; done

@@ -217,8 +217,8 @@ case "${1:-}" in
       { for (i = 1; i <= NF; i++) { cell[NR, i] = $i; if (length($i) > w[i]) w[i] = length($i) } }
       END { for (r = 1; r <= NR; r++) printf "%-*s  %-*s  %s\n", w[1], cell[r, 1], w[2], cell[r, 2], cell[r, 3] }'
     echo
-    echo "Start with $(ids | head -1). Or begin as CS336's assignment does, with the tokenizer: the ex21"
-    echo "exercises need no tensor exercise (docs/21-tokenizer.md), from $(ids | grep '^ex21-' | head -1) on."
+    echo "Start with $(ids | head -1). Or begin as CS336's assignment does, with the tokenizer: the ex19"
+    echo "exercises need no tensor exercise (docs/19-tokenizer.md), from $(ids | grep '^ex19-' | head -1) on."
     ;;
   new)
     dir=${2:-}
@@ -249,7 +249,7 @@ case "${1:-}" in
     echo "next: cd $dir && scripts/dev.sh course check $from"
     if [ "$from" = "$(ids | head -1)" ]; then
       echo "(or begin as CS336's assignment does, with the tokenizer, which needs no tensor exercise:"
-      echo " scripts/dev.sh course check $(ids | grep '^ex21-' | head -1))"
+      echo " scripts/dev.sh course check $(ids | grep '^ex19-' | head -1))"
     fi
     ;;
   check)

@@ -38,7 +38,7 @@ BpeModel train_bpe(std::string_view corpus, int64_t vocab_size, const std::vecto
     RG_CHECK(bad < 0, "train_bpe", "special token '{}' is not valid UTF-8 (byte offset {})", replace_invalid_utf8(s), bad);
   }
 
-  // BEGIN EXERCISE ex21-train-bpe
+  // BEGIN EXERCISE ex19-train-bpe
   const int64_t base = 256 + static_cast<int64_t>(specials.size());
   RG_CHECK(vocab_size >= base, "train_bpe", "vocab size {} is smaller than 256 bytes + {} special tokens = {}",
            vocab_size, specials.size(), base);
@@ -51,7 +51,7 @@ BpeModel train_bpe(std::string_view corpus, int64_t vocab_size, const std::vecto
     if (!merge_step(state, model)) break;  // every pre-token is a single token
   }
   return model;
-  // END EXERCISE ex21-train-bpe
+  // END EXERCISE ex19-train-bpe
 }
 
 }  // namespace ropegrad::tok

@@ -7,7 +7,7 @@
 namespace ropegrad::tok {
 
 std::string Tokenizer::decode_bytes(const std::vector<int32_t>& ids) const {
-  // BEGIN EXERCISE ex21-decode
+  // BEGIN EXERCISE ex19-decode
   std::string out;
   const int64_t n = vocab_size();
   for (size_t i = 0; i < ids.size(); ++i) {
@@ -16,13 +16,13 @@ std::string Tokenizer::decode_bytes(const std::vector<int32_t>& ids) const {
     out += model_.vocab[ids[i]];
   }
   return out;
-  // END EXERCISE ex21-decode
+  // END EXERCISE ex19-decode
 }
 
 std::string Tokenizer::decode(const std::vector<int32_t>& ids) const {
-  // BEGIN EXERCISE ex21-decode
+  // BEGIN EXERCISE ex19-decode
   return replace_invalid_utf8(decode_bytes(ids));
-  // END EXERCISE ex21-decode
+  // END EXERCISE ex19-decode
 }
 
 }  // namespace ropegrad::tok

@@ -41,7 +41,7 @@ Tokenizer::Tokenizer(BpeModel model) : model_(std::move(model)) {
 }
 
 std::vector<int32_t> Tokenizer::encode_pretoken(std::string_view piece) const {
-  // BEGIN EXERCISE ex21-encode
+  // BEGIN EXERCISE ex19-encode
   std::vector<int32_t> ids;
   for (char c : piece) ids.push_back(byte_id_[static_cast<uint8_t>(c)]);
   // Merge the lowest-rank pair present, everywhere in the piece, until none is left.
@@ -60,11 +60,11 @@ std::vector<int32_t> Tokenizer::encode_pretoken(std::string_view piece) const {
     merge_pair_in_word(ids, left, right, merged);
   }
   return ids;
-  // END EXERCISE ex21-encode
+  // END EXERCISE ex19-encode
 }
 
 std::vector<int32_t> Tokenizer::encode(std::string_view text) const {
-  // BEGIN EXERCISE ex21-encode
+  // BEGIN EXERCISE ex19-encode
   std::vector<int32_t> out;
   for (const Piece& piece : split_at_specials(text, model_.specials)) {
     if (piece.special >= 0) {
@@ -81,7 +81,7 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text) const {
     });
   }
   return out;
-  // END EXERCISE ex21-encode
+  // END EXERCISE ex19-encode
 }
 
 std::vector<int32_t> Tokenizer::encode_linear(std::string_view text) const {

@@ -7,7 +7,7 @@
 namespace ropegrad::tok {
 
 bool merge_pair_in_word(std::vector<int32_t>& ids, int32_t left, int32_t right, int32_t merged) {
-  // BEGIN EXERCISE ex21-merge-step
+  // BEGIN EXERCISE ex19-merge-step
   size_t out = 0;
   bool changed = false;
   for (size_t i = 0; i < ids.size();) {
@@ -21,18 +21,18 @@ bool merge_pair_in_word(std::vector<int32_t>& ids, int32_t left, int32_t right, 
   }
   ids.resize(out);
   return changed;
-  // END EXERCISE ex21-merge-step
+  // END EXERCISE ex19-merge-step
 }
 
 bool PairOrder::operator()(const PairEntry& x, const PairEntry& y) const {
-  // BEGIN EXERCISE ex21-merge-step
+  // BEGIN EXERCISE ex19-merge-step
   // A lower count first; on a tie the smaller (left bytes, right bytes).
   if (x.count != y.count) return x.count < y.count;
   const std::string& xl = (*vocab)[left_of(x.pair)];
   const std::string& yl = (*vocab)[left_of(y.pair)];
   if (xl != yl) return xl < yl;
   return (*vocab)[right_of(x.pair)] < (*vocab)[right_of(y.pair)];
-  // END EXERCISE ex21-merge-step
+  // END EXERCISE ex19-merge-step
 }
 
 MergeState::MergeState(std::vector<Word> words_in, const std::vector<std::string>& vocab)
@@ -50,7 +50,7 @@ MergeState::MergeState(std::vector<Word> words_in, const std::vector<std::string
 }
 
 bool merge_step(MergeState& state, BpeModel& model) {
-  // BEGIN EXERCISE ex21-merge-step
+  // BEGIN EXERCISE ex19-merge-step
   auto& [words, pair_count, where, heap, delta] = state;
   // The best pair whose heap entry is current.
   while (!heap.empty()) {
@@ -94,7 +94,7 @@ bool merge_step(MergeState& state, BpeModel& model) {
     }
   }
   return true;
-  // END EXERCISE ex21-merge-step
+  // END EXERCISE ex19-merge-step
 }
 
 }  // namespace ropegrad::tok

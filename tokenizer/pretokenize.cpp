@@ -37,7 +37,7 @@ enum class Class { kLetter, kNumber, kSpace, kOther };
 }  // namespace
 
 size_t pretoken_end(std::string_view text, size_t pos) {
-  // BEGIN EXERCISE ex21-pretokenize
+  // BEGIN EXERCISE ex19-pretokenize
   const size_t n = text.size();
   // '(?:[sdmt]|ll|ve|re)
   if (text[pos] == '\'' && pos + 1 < n) {
@@ -69,7 +69,7 @@ size_t pretoken_end(std::string_view text, size_t pos) {
   }
   if (end == n || last == pos) return end;
   return last;
-  // END EXERCISE ex21-pretokenize
+  // END EXERCISE ex19-pretokenize
 }
 
 void for_each_pretoken(std::string_view text, const std::function<void(std::string_view)>& fn) {
@@ -81,7 +81,7 @@ void for_each_pretoken(std::string_view text, const std::function<void(std::stri
 }
 
 std::vector<Piece> split_at_specials(std::string_view text, const std::vector<std::string>& specials) {
-  // BEGIN EXERCISE ex21-pretokenize
+  // BEGIN EXERCISE ex19-pretokenize
   std::vector<Piece> pieces;
   size_t plain_start = 0;
   size_t pos = 0;
@@ -105,7 +105,7 @@ std::vector<Piece> split_at_specials(std::string_view text, const std::vector<st
   }
   if (plain_start < text.size()) pieces.push_back({text.substr(plain_start), -1});
   return pieces;
-  // END EXERCISE ex21-pretokenize
+  // END EXERCISE ex19-pretokenize
 }
 
 std::vector<Piece> split_at_specials_linear(std::string_view text, const std::vector<std::string>& specials) {

@@ -1,4 +1,4 @@
-// What the tokenizer's checks (course/checks/ex21_*.cpp) share: the fixtures
+// What the tokenizer's checks (course/checks/ex19_*.cpp) share: the fixtures
 // of the independent Python reference (tests/fixtures/make_bpe_fixtures.py,
 // in tests/fixtures/bpe/) and readable strings for failure messages.
 #pragma once

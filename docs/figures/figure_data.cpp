@@ -14,7 +14,7 @@
 //                                         BLAS, read from a GemmTrace
 //   snippet_figure_data gram              chapter 16: q, r and three keys in R^3, the Gram determinant of
 //                                         each, and the key's height above the (q, r) plane
-//   snippet_figure_data bpe               chapter 21: a real BPE run: each merge and how the words are
+//   snippet_figure_data bpe               chapter 19: a real BPE run: each merge and how the words are
 //                                         split after it
 //
 // Every line is "KEY value value ...", numbers in fixed formats, so the output

@@ -1,4 +1,4 @@
-// ex21-pretokenize: pretoken_end (the GPT-2 pattern matched by hand) and
+// ex19-pretokenize: pretoken_end (the GPT-2 pattern matched by hand) and
 // split_at_specials (tokenizer/pretokenize.cpp). The expected pre-tokens are
 // Python's `regex` module's (tests/fixtures/make_bpe_fixtures.py).
 #include <algorithm>
@@ -44,7 +44,7 @@ void expect_cases(const std::vector<Case>& cases) {
   }
 }
 
-TEST(ex21_pretokenize, corpus_and_sample_split_as_the_python_regex_does) {
+TEST(ex19_pretokenize, corpus_and_sample_split_as_the_python_regex_does) {
   for (const std::string name : {"corpus", "sample"}) {
     const std::string text = tokcheck::read_bpe_fixture(name + ".txt");
     std::istringstream ref(tokcheck::read_bpe_fixture(name + "_pretokens.txt"));
@@ -75,7 +75,7 @@ TEST(ex21_pretokenize, corpus_and_sample_split_as_the_python_regex_does) {
   }
 }
 
-TEST(ex21_pretokenize, a_space_before_a_word_joins_the_word_not_the_whitespace_run) {
+TEST(ex19_pretokenize, a_space_before_a_word_joins_the_word_not_the_whitespace_run) {
   expect_cases({
       {"a   b", {"a", "  ", " b"}, {{{"a", "   ", "b"}, kPlainRun}}},
       {"Spaces   before tabs", {"Spaces", "  ", " before", " tabs"}, {{{"Spaces", "   ", "before", " tabs"}, kPlainRun}}},
@@ -87,7 +87,7 @@ TEST(ex21_pretokenize, a_space_before_a_word_joins_the_word_not_the_whitespace_r
   });
 }
 
-TEST(ex21_pretokenize, a_whitespace_run_at_the_end_or_before_whitespace_stays_whole) {
+TEST(ex19_pretokenize, a_whitespace_run_at_the_end_or_before_whitespace_stays_whole) {
   const std::string split = "a whitespace run followed by the end of the text stays whole (\\s+(?!\\S) matches it all)";
   expect_cases({
       {"a   b  ", {"a", "  ", " b", "  "}, {{{"a", "  ", " b", " ", " "}, split}, {{"a", "   ", "b", "  "}, kPlainRun}}},
@@ -97,7 +97,7 @@ TEST(ex21_pretokenize, a_whitespace_run_at_the_end_or_before_whitespace_stays_wh
   });
 }
 
-TEST(ex21_pretokenize, contractions_are_lowercase_only) {
+TEST(ex19_pretokenize, contractions_are_lowercase_only) {
   const std::string upper = "an uppercase contraction matched: the pattern's [sdmt]|ll|ve|re is lowercase only";
   const std::string missed = "a lowercase contraction was not cut: '(?:[sdmt]|ll|ve|re) comes first";
   expect_cases({
@@ -111,7 +111,7 @@ TEST(ex21_pretokenize, contractions_are_lowercase_only) {
   });
 }
 
-TEST(ex21_pretokenize, letters_numbers_and_others_take_one_optional_space) {
+TEST(ex19_pretokenize, letters_numbers_and_others_take_one_optional_space) {
   expect_cases({
       {"Hello, world!", {"Hello", ",", " world", "!"}},
       {"abc123 45", {"abc", "123", " 45"}},
@@ -142,7 +142,7 @@ std::string show(const std::vector<std::pair<std::string, int>>& v) {
   return out + "]";
 }
 
-TEST(ex21_pretokenize, special_tokens_are_cut_out_whole_and_never_merged) {
+TEST(ex19_pretokenize, special_tokens_are_cut_out_whole_and_never_merged) {
   using P = std::vector<std::pair<std::string, int>>;
   const V specials = tokcheck::fixture_specials();
   const std::vector<std::pair<std::string, P>> cases = {
@@ -161,7 +161,7 @@ TEST(ex21_pretokenize, special_tokens_are_cut_out_whole_and_never_merged) {
   }
 }
 
-TEST(ex21_pretokenize, of_overlapping_special_tokens_the_longest_wins) {
+TEST(ex19_pretokenize, of_overlapping_special_tokens_the_longest_wins) {
   // The short one first in the list: a split that takes the first special
   // found at a place cuts the long one in two.
   const V specials = {"<|a|>", "<|a|><|a|>"};

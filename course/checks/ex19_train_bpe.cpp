@@ -1,4 +1,4 @@
-// ex21-train-bpe: train_bpe's loop (tokenizer/bpe_train.cpp), against the
+// ex19-train-bpe: train_bpe's loop (tokenizer/bpe_train.cpp), against the
 // Python reference's vocabulary and merges (tests/fixtures/make_bpe_fixtures.py).
 #include "course/checks/tok_util.h"
 
@@ -16,7 +16,7 @@ std::string size_diagnosis(int64_t got, int64_t want) {
   return std::to_string(d > 0 ? d : -d) + (d > 0 ? " merges too many" : " merges too few");
 }
 
-TEST(ex21_train_bpe, vocab_and_merges_match_the_python_reference) {
+TEST(ex19_train_bpe, vocab_and_merges_match_the_python_reference) {
   const BpeModel model = tok::train_bpe(tokcheck::read_bpe_fixture("corpus.txt"), 400, tokcheck::fixture_specials());
   std::istringstream vocab(tokcheck::read_bpe_fixture("vocab_ref.txt"));
   std::vector<std::string> expected;
@@ -49,7 +49,7 @@ TEST(ex21_train_bpe, vocab_and_merges_match_the_python_reference) {
   }
 }
 
-TEST(ex21_train_bpe, the_vocabulary_has_exactly_vocab_size_tokens) {
+TEST(ex19_train_bpe, the_vocabulary_has_exactly_vocab_size_tokens) {
   const std::string corpus = tokcheck::read_bpe_fixture("corpus.txt");
   for (const auto& [size, specials] : std::vector<std::pair<int64_t, std::vector<std::string>>>{
            {259, {}}, {300, {}}, {258, {"<|endoftext|>", "<|pad|>"}}, {259, {"<|endoftext|>", "<|pad|>"}},
@@ -66,7 +66,7 @@ TEST(ex21_train_bpe, the_vocabulary_has_exactly_vocab_size_tokens) {
   }
 }
 
-TEST(ex21_train_bpe, ids_are_bytes_then_specials_then_one_per_merge) {
+TEST(ex19_train_bpe, ids_are_bytes_then_specials_then_one_per_merge) {
   const std::vector<std::string> specials = {"<|pad|>", "<|endoftext|>"};
   const BpeModel model = tok::train_bpe(tokcheck::read_bpe_fixture("corpus.txt"), 300, specials);
   if (model.vocab.size() != 300 || model.merges.size() != 42 || model.specials != specials) {
@@ -95,7 +95,7 @@ TEST(ex21_train_bpe, ids_are_bytes_then_specials_then_one_per_merge) {
   }
 }
 
-TEST(ex21_train_bpe, a_vocab_size_below_256_plus_the_specials_is_refused) {
+TEST(ex19_train_bpe, a_vocab_size_below_256_plus_the_specials_is_refused) {
   expect_error([] { tok::train_bpe("abc", 257, {"<a>", "<b>"}); }, {"train_bpe", "257", "258"},
                "vocab_size 257 with 2 special tokens");
   expect_error([] { tok::train_bpe("abc", 100, {}); }, {"train_bpe", "100", "256"}, "vocab_size 100");
@@ -106,7 +106,7 @@ TEST(ex21_train_bpe, a_vocab_size_below_256_plus_the_specials_is_refused) {
                   << model.merges.size() << " merges, expected 257 and none";
 }
 
-TEST(ex21_train_bpe, training_stops_early_when_no_pair_is_left) {
+TEST(ex19_train_bpe, training_stops_early_when_no_pair_is_left) {
   const BpeModel model = tok::train_bpe("xy<|s|>xy<|s|>xy", 300, {"<|s|>"});
   if (model.vocab.size() != 258 || model.vocab.back() != "xy")
     ADD_FAILURE() << "\"xy<|s|>xy<|s|>xy\" with vocab_size 300 gave " << model.vocab.size()

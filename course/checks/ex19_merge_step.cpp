@@ -1,4 +1,4 @@
-// ex21-merge-step: merge_pair_in_word, PairOrder and merge_step
+// ex19-merge-step: merge_pair_in_word, PairOrder and merge_step
 // (tokenizer/merge_step.cpp): one merge of BPE training with incrementally
 // maintained pair counts, against tests/fixtures/make_bpe_fixtures.py.
 #include <map>
@@ -73,7 +73,7 @@ bool counts_agree(const MergeState& state, const BpeModel& model, size_t rank) {
   return false;
 }
 
-TEST(ex21_merge_step, merges_match_the_python_reference_on_the_corpus) {
+TEST(ex19_merge_step, merges_match_the_python_reference_on_the_corpus) {
   const auto reference = tokcheck::reference_merges();
   BpeModel model = byte_model(tokcheck::fixture_specials());
   MergeState state(tok::pretoken_words(tokcheck::read_bpe_fixture("corpus.txt"), model.specials), model.vocab);
@@ -109,7 +109,7 @@ TEST(ex21_merge_step, merges_match_the_python_reference_on_the_corpus) {
   }
 }
 
-TEST(ex21_merge_step, ties_go_to_the_lexicographically_greater_pair) {
+TEST(ex19_merge_step, ties_go_to_the_lexicographically_greater_pair) {
   // "ab ab cd cd": (a, b), (' ', c) and (c, d) all occur twice; (c, d) is the
   // greatest. Then (a, b) and (' ', cd) tie; "a" > " ".
   BpeModel model = byte_model();
@@ -130,7 +130,7 @@ TEST(ex21_merge_step, ties_go_to_the_lexicographically_greater_pair) {
   }
 }
 
-TEST(ex21_merge_step, ties_compare_unsigned_bytes_not_token_ids) {
+TEST(ex19_merge_step, ties_compare_unsigned_bytes_not_token_ids) {
   // After (a, a), the pairs ("aa", "b") and ("z", "b") tie: "z" > "aa" as
   // bytes, though the id of "aa" (256) is greater than that of "z" (122).
   // Then ("\xff", "b") and ("a", "b") tie: byte 0xff is the greatest.
@@ -152,7 +152,7 @@ TEST(ex21_merge_step, ties_compare_unsigned_bytes_not_token_ids) {
   }
 }
 
-TEST(ex21_merge_step, pair_counts_equal_a_recount_after_every_merge) {
+TEST(ex19_merge_step, pair_counts_equal_a_recount_after_every_merge) {
   BpeModel model = byte_model();
   MergeState state(words_of({{"banana", 3}, {" bandana", 2}, {"aaaa", 1}, {"aaa", 2}, {"abab", 1}, {"nana", 4}, {"n", 7}}),
                    model.vocab);
@@ -166,7 +166,7 @@ TEST(ex21_merge_step, pair_counts_equal_a_recount_after_every_merge) {
   ADD_FAILURE() << "merge_step still merged after 40 steps: these words allow fewer merges";
 }
 
-TEST(ex21_merge_step, a_run_of_one_token_merges_left_to_right) {
+TEST(ex19_merge_step, a_run_of_one_token_merges_left_to_right) {
   // (a, a) in "aaa" is "aa" + "a"; in "aaaa" it is "aa" + "aa".
   std::vector<int32_t> ids = {'a', 'a', 'a'};
   const bool changed = tok::merge_pair_in_word(ids, 'a', 'a', 256);
@@ -193,7 +193,7 @@ TEST(ex21_merge_step, a_run_of_one_token_merges_left_to_right) {
   if (!mismatch.empty()) ADD_FAILURE() << mismatch << " (\"aaa\" after merging (a, a): only (aa, a) is left, once)";
 }
 
-TEST(ex21_merge_step, no_pair_left_means_false_and_nothing_changed) {
+TEST(ex19_merge_step, no_pair_left_means_false_and_nothing_changed) {
   BpeModel model = byte_model();
   MergeState state(words_of({{"a", 5}, {"b", 1}}), model.vocab);
   const bool merged = tok::merge_step(state, model);

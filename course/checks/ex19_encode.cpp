@@ -1,4 +1,4 @@
-// ex21-encode: Tokenizer::encode_pretoken and Tokenizer::encode
+// ex19-encode: Tokenizer::encode_pretoken and Tokenizer::encode
 // (tokenizer/encode.cpp), with the Python reference's model and encodings
 // (tests/fixtures/make_bpe_fixtures.py) read from the fixture files.
 #include "course/checks/tok_util.h"
@@ -72,7 +72,7 @@ void expect_encoding(const Tokenizer& tok, const std::string& text, const std::v
                 << id_list(std::vector<int32_t>(expected.begin() + i, expected.begin() + e));
 }
 
-TEST(ex21_encode, corpus_and_sample_match_the_python_reference) {
+TEST(ex19_encode, corpus_and_sample_match_the_python_reference) {
   const Tokenizer tok(tokcheck::reference_model());
   for (const std::string name : {"sample", "corpus"}) {
     const std::string text = tokcheck::read_bpe_fixture(name + ".txt");
@@ -82,7 +82,7 @@ TEST(ex21_encode, corpus_and_sample_match_the_python_reference) {
   }
 }
 
-TEST(ex21_encode, merges_apply_in_rank_order_not_left_to_right) {
+TEST(ex19_encode, merges_apply_in_rank_order_not_left_to_right) {
   // Ranks: 0 (b, c), 1 (a, b), 2 (ab, c). "abc" is a + bc (rank 0 first, and
   // (a, bc) is no merge); taking the leftmost mergeable pair gives ab + c, then abc.
   BpeModel model = tokcheck::byte_model();
@@ -93,14 +93,14 @@ TEST(ex21_encode, merges_apply_in_rank_order_not_left_to_right) {
   expect_encoding(tok, "abcabc ab", {'a', 256, 'a', 256, ' ', 257}, "\"abcabc ab\"");
 }
 
-TEST(ex21_encode, special_tokens_are_single_ids_the_longest_first) {
+TEST(ex19_encode, special_tokens_are_single_ids_the_longest_first) {
   BpeModel model = tokcheck::byte_model({"<|a|>", "<|a|><|a|>"});
   const Tokenizer tok(model);
   expect_encoding(tok, "x<|a|><|a|>y<|a|>", {'x', 257, 'y', 256}, "\"x<|a|><|a|>y<|a|>\"");
   expect_encoding(tok, "<|a|><|a|><|a|>", {257, 256}, "\"<|a|><|a|><|a|>\"");
 }
 
-TEST(ex21_encode, special_tokens_never_merge_with_their_neighbours) {
+TEST(ex19_encode, special_tokens_never_merge_with_their_neighbours) {
   // Ids from the Python reference (tests/fixtures/make_bpe_fixtures.py's encode).
   const Tokenizer tok(tokcheck::reference_model());
   expect_encoding(tok, "the<|endoftext|>the", {116, 258, 256, 116, 258}, "\"the<|endoftext|>the\"");
@@ -108,7 +108,7 @@ TEST(ex21_encode, special_tokens_never_merge_with_their_neighbours) {
   expect_encoding(tok, "they're there", {116, 258, 121, 39, 264, 263, 264}, "\"they're there\"");
 }
 
-TEST(ex21_encode, empty_text_and_invalid_bytes) {
+TEST(ex19_encode, empty_text_and_invalid_bytes) {
   const Tokenizer tok(tokcheck::reference_model());
   expect_encoding(tok, "", {}, "the empty text");
   // Bytes that are not UTF-8 are still bytes: each its own token here (no merge has them).

@@ -1,4 +1,4 @@
-// ex21-decode: Tokenizer::decode_bytes and Tokenizer::decode
+// ex19-decode: Tokenizer::decode_bytes and Tokenizer::decode
 // (tokenizer/decode.cpp), with the Python reference's model and encodings
 // (tests/fixtures/make_bpe_fixtures.py) read from the fixture files.
 #include <algorithm>
@@ -51,19 +51,19 @@ void expect_decoded(const std::vector<int32_t>& ids, const std::string& text, co
                 << " (from byte " << at << ")";
 }
 
-TEST(ex21_decode, the_reference_encodings_decode_to_their_text) {
+TEST(ex19_decode, the_reference_encodings_decode_to_their_text) {
   for (const std::string name : {"sample", "corpus"})
     expect_decoded(tokcheck::read_ids(name + "_ids.txt"), tokcheck::read_bpe_fixture(name + ".txt"), name + "_ids.txt");
 }
 
-TEST(ex21_decode, a_character_split_across_tokens_decodes_whole) {
+TEST(ex19_decode, a_character_split_across_tokens_decodes_whole) {
   // The reference encodes "🙂" as "\xf0\x9f" + "\x99" + "\x82": no token alone is UTF-8.
   expect_decoded({289, 153, 130}, "🙂", "\"🙂\"");
   expect_decoded({340, 153, 130, 289, 153, 130}, " 🙂🙂", "\" 🙂🙂\"");
   expect_decoded({0xC3, 0xA9}, "é", "\"é\" byte by byte");
 }
 
-TEST(ex21_decode, invalid_utf8_becomes_u_fffd_as_python_does) {
+TEST(ex19_decode, invalid_utf8_becomes_u_fffd_as_python_does) {
   // Python's bytes.decode("utf-8", errors="replace"): one U+FFFD per maximal ill-formed subpart.
   expect_decoded({'a', 0xFF, 'b'}, "a\uFFFDb", "a, 0xff, b");
   expect_decoded({0xE2, 0x82, 'x'}, "\uFFFDx", "a truncated \"€\", then x");
@@ -71,7 +71,7 @@ TEST(ex21_decode, invalid_utf8_becomes_u_fffd_as_python_does) {
   expect_decoded({0xC0, 0xAF}, "\uFFFD\uFFFD", "an overlong \"/\"");
 }
 
-TEST(ex21_decode, decode_bytes_keeps_every_byte) {
+TEST(ex19_decode, decode_bytes_keeps_every_byte) {
   const std::vector<int32_t> ids = {0xFF, 340, 256, 0xFE, 257};
   const std::string got = reference_tokenizer().decode_bytes(ids);
   const std::string want = "\xff \xf0\x9f<|endoftext|>\xfe<|pad|>";
@@ -81,7 +81,7 @@ TEST(ex21_decode, decode_bytes_keeps_every_byte) {
   expect_decoded({}, "", "no ids");
 }
 
-TEST(ex21_decode, an_id_outside_the_vocabulary_is_an_error_naming_it) {
+TEST(ex19_decode, an_id_outside_the_vocabulary_is_an_error_naming_it) {
   expect_error([] { reference_tokenizer().decode({116, 258, 400}); }, {"decode", "400", "position 2", "[0, 400)"},
                "id 400 of a 400-token vocabulary");
   expect_error([] { reference_tokenizer().decode_bytes({-1}); }, {"decode", "-1", "position 0"}, "id -1");

@@ -64,15 +64,17 @@ inline std::vector<Tensor> parameters_named(const nn::Module& m, const std::vect
 
 // The ParityRun of an attention layer: leaves are x, w, then the parameters
 // named in `params`; `call` says the masking. Returns "out" and the gradients
-// of sum(out * w) w.r.t. x and each named parameter ("grad_<name>").
+// of sum(out * w) w.r.t. x and each named parameter ("grad_<name>"); without
+// `with_backward` only "out" (a forward check never runs the backward).
 inline ParityRun layer_parity_run(std::function<std::unique_ptr<nn::AttentionLayer>(DType)> make,
-                                  std::vector<std::string> params, nn::AttentionCall call) {
-  return [make = std::move(make), params = std::move(params), call](const std::vector<Tensor>& ls) {
+                                  std::vector<std::string> params, nn::AttentionCall call, bool with_backward = true) {
+  return [make = std::move(make), params = std::move(params), call, with_backward](const std::vector<Tensor>& ls) {
     std::unique_ptr<nn::AttentionLayer> m = make(ls[0].dtype());
     load_leaves(*m, params, ls, 2);
     Tensor x = ls[0];
     x.requires_grad_(true);
     const Tensor out = m->forward(x, call);
+    if (!with_backward) return NamedTensors{{"out", out.detach()}};
     backward(out, clone(ls[1]));  // d sum(out * w)
     NamedTensors r = {{"out", out.detach()}, {"grad_x", x.grad()}};
     for (const auto& [name, p] : m->named_parameters())
@@ -145,11 +147,12 @@ inline void expect_f32_forward(const ForwardRun& run, const std::vector<Tensor>&
   if (!r) ADD_FAILURE() << label << ": " << r.message();
 }
 
-// Every result of run on `leaves` (float64) equals expected(name) within f64_tol().
+// Every result of run on `leaves` (float64) in `part` equals expected(name) within f64_tol().
 inline void expect_f64_results(const ParityRun& run, const std::vector<Tensor>& leaves,
-                               const std::function<Tensor(const std::string&)>& expected, const std::string& label) {
+                               const std::function<Tensor(const std::string&)>& expected, const std::string& label,
+                               Part part = Part::All) {
   for (const auto& [name, t] : run(testing::detail::fresh(leaves, DType::Float64)))
-    expect_values(t, expected(name), f64_tol(), label + " " + name);
+    if (in_part(name, part)) expect_values(t, expected(name), f64_tol(), label + " " + name);
 }
 
 }  // namespace ropegrad::course

@@ -146,11 +146,11 @@ inline void expect_error(const std::function<void()>& f, const std::vector<std::
   ADD_FAILURE() << label << ": no error was raised";
 }
 
-// Which results of a parity run a check compares: the forward's output
-// ("out"), the gradients ("grad_..."), or both.
+// Which results of a parity run a check compares: the forward's outputs
+// ("out", "out0", ...), the gradients ("grad_x", "grad.x", ...), or both.
 enum class Part { Forward, Gradients, All };
 inline bool in_part(const std::string& name, Part part) {
-  return part == Part::All || (name == "out") == (part == Part::Forward);
+  return part == Part::All || (name.rfind("grad", 0) != 0) == (part == Part::Forward);
 }
 
 // A module's parity run against nn/<case>/<dt>/ (make_nn_fixtures.py): its

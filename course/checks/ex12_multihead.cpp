@@ -16,9 +16,10 @@ namespace {
 // (tests/fixtures/make_attention_fixtures.py).
 Tensor fixture(const std::string& name) { return load_fixture("attention/" + name); }
 
-ParityRun mha_run(const std::string& name, bool has_mask, bool causal) {
+// Without `with_backward` only "out": a forward check never runs the backward.
+ParityRun mha_run(const std::string& name, bool has_mask, bool causal, bool with_backward = true) {
   const Tensor mask = has_mask ? fixture(name + ".mask") : Tensor();
-  return [mask, causal](const std::vector<Tensor>& ls) {
+  return [mask, causal, with_backward](const std::vector<Tensor>& ls) {
     const DType dt = ls[0].dtype();
     nn::MultiHeadAttention mha(16, 2, make_rope(8, dt), nullptr, dt);
     mha.load_state_dict(
@@ -29,6 +30,7 @@ ParityRun mha_run(const std::string& name, bool has_mask, bool causal) {
     call.causal = causal;
     call.mask = mask;
     const Tensor out = mha.forward(x, call);
+    if (!with_backward) return NamedTensors{{"out", out.detach()}};
     backward(out, clone(ls[1]));  // d sum(out * w)
     return NamedTensors{{"out", out.detach()},
                         {"grad_x", x.grad()},
@@ -45,45 +47,19 @@ std::vector<Tensor> mha_leaves(const std::string& name) {
   return leaves;
 }
 
-TEST(ex12_multihead, output_and_gradients_match_torch_float64_with_a_causal_mask) {
-  expect_f64_results(mha_run("mha_causal", false, true), mha_leaves("mha_causal"),
-                     [](const std::string& n) { return fixture("mha_causal.f64." + n); }, "mha_causal");
+void expect_torch_f64(const std::string& name, bool has_mask, bool causal, Part part) {
+  const ParityRun run = mha_run(name, has_mask, causal, part != Part::Forward);
+  for (const auto& [n, t] : run(testing::detail::fresh(mha_leaves(name), DType::Float64)))
+    if (in_part(n, part)) expect_values(t, fixture(name + ".f64." + n), f64_tol(), name + " " + n);
 }
 
-TEST(ex12_multihead, output_and_gradients_match_torch_float64_with_a_padding_mask) {
-  expect_f64_results(mha_run("mha_bool_padding", true, false), mha_leaves("mha_bool_padding"),
-                     [](const std::string& n) { return fixture("mha_bool_padding.f64." + n); }, "mha_bool_padding");
+// The forward first: these run no backward.
+TEST(ex12_multihead, output_matches_torch_float64_with_a_causal_mask) {
+  expect_torch_f64("mha_causal", false, true, Part::Forward);
 }
 
-TEST(ex12_multihead, output_matches_torch_float32_within_the_error_bound) {
-  // K: the longest sum, over D = 16 features; stages: the projections, RoPE,
-  // the scores, the softmax (exp, sum), P V, the output projection: 7.
-  const ForwardRun run = [](const std::vector<Tensor>& ls) {
-    const DType dt = ls[0].dtype();
-    auto mha = std::make_shared<nn::MultiHeadAttention>(16, 2, make_rope(8, dt), nullptr, dt);
-    mha->load_state_dict(
-        {{"q_proj.weight", ls[1]}, {"k_proj.weight", ls[2]}, {"v_proj.weight", ls[3]}, {"output_proj.weight", ls[4]}});
-    Tensor x = ls[0];
-    x.requires_grad_(true);
-    nn::AttentionCall call;
-    call.causal = true;
-    return std::make_pair(mha->forward(x, call), std::vector<Tensor>{x, mha->q_proj->weight, mha->k_proj->weight,
-                                                                     mha->v_proj->weight, mha->output_proj->weight});
-  };
-  std::vector<Tensor> leaves;
-  for (const char* n : {".x", ".wq", ".wk", ".wv", ".wo"}) leaves.push_back(fixture(std::string("mha_causal") + n));
-  expect_f32_forward(run, leaves, fixture("mha_causal.f32.out"), {16, 7}, "mha_causal/f32 out");
-}
-
-TEST(ex12_multihead, gradients_of_the_input_and_all_projections_pass_gradcheck) {
-  Generator gen(23);
-  nn::MultiHeadAttention mha(8, 2, make_rope(4, DType::Float64), &gen, DType::Float64);  // D 8, H 2, dh 4
-  std::vector<Tensor> inputs = {randn({1, 5, 8}, DType::Float64, &gen).requires_grad_()};
-  for (const Tensor& p : mha.parameters()) inputs.push_back(p);  // perturbed in place: the module sees them
-  nn::AttentionCall call;
-  call.causal = true;
-  expect_gradcheck([&](const std::vector<Tensor>& in) { return mha.forward(in[0], call); }, inputs,
-                   "MultiHeadAttention");
+TEST(ex12_multihead, output_matches_torch_float64_with_a_padding_mask) {
+  expect_torch_f64("mha_bool_padding", true, false, Part::Forward);
 }
 
 TEST(ex12_multihead, heads_are_contiguous_blocks_of_features_and_merge_undoes_split) {
@@ -151,6 +127,51 @@ TEST(ex12_multihead, the_output_at_position_t_does_not_depend_on_later_tokens) {
           }
         }
   }
+}
+
+// The gradients, once the forward is right.
+#define AFTER_MHA_FORWARD()                                                                        \
+  COURSE_AFTER_FORWARD("output_matches_torch_float64_with_a_causal_mask",                          \
+                       "output_matches_torch_float64_with_a_padding_mask",                         \
+                       "heads_are_contiguous_blocks_of_features_and_merge_undoes_split")
+
+TEST(ex12_multihead, gradients_match_torch_float64_with_a_causal_and_a_padding_mask) {
+  AFTER_MHA_FORWARD();
+  expect_torch_f64("mha_causal", false, true, Part::Gradients);
+  expect_torch_f64("mha_bool_padding", true, false, Part::Gradients);
+}
+
+TEST(ex12_multihead, output_matches_torch_float32_within_the_error_bound) {
+  AFTER_MHA_FORWARD();
+  // K: the longest sum, over D = 16 features; stages: the projections, RoPE,
+  // the scores, the softmax (exp, sum), P V, the output projection: 7.
+  const ForwardRun run = [](const std::vector<Tensor>& ls) {
+    const DType dt = ls[0].dtype();
+    auto mha = std::make_shared<nn::MultiHeadAttention>(16, 2, make_rope(8, dt), nullptr, dt);
+    mha->load_state_dict(
+        {{"q_proj.weight", ls[1]}, {"k_proj.weight", ls[2]}, {"v_proj.weight", ls[3]}, {"output_proj.weight", ls[4]}});
+    Tensor x = ls[0];
+    x.requires_grad_(true);
+    nn::AttentionCall call;
+    call.causal = true;
+    return std::make_pair(mha->forward(x, call), std::vector<Tensor>{x, mha->q_proj->weight, mha->k_proj->weight,
+                                                                     mha->v_proj->weight, mha->output_proj->weight});
+  };
+  std::vector<Tensor> leaves;
+  for (const char* n : {".x", ".wq", ".wk", ".wv", ".wo"}) leaves.push_back(fixture(std::string("mha_causal") + n));
+  expect_f32_forward(run, leaves, fixture("mha_causal.f32.out"), {16, 7}, "mha_causal/f32 out");
+}
+
+TEST(ex12_multihead, gradients_of_the_input_and_all_projections_pass_gradcheck) {
+  AFTER_MHA_FORWARD();
+  Generator gen(23);
+  nn::MultiHeadAttention mha(8, 2, make_rope(4, DType::Float64), &gen, DType::Float64);  // D 8, H 2, dh 4
+  std::vector<Tensor> inputs = {randn({1, 5, 8}, DType::Float64, &gen).requires_grad_()};
+  for (const Tensor& p : mha.parameters()) inputs.push_back(p);  // perturbed in place: the module sees them
+  nn::AttentionCall call;
+  call.causal = true;
+  expect_gradcheck([&](const std::vector<Tensor>& in) { return mha.forward(in[0], call); }, inputs,
+                   "MultiHeadAttention");
 }
 
 }  // namespace

@@ -19,15 +19,17 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // (tests/fixtures/make_attention_fixtures.py).
 Tensor fixture(const std::string& name) { return load_fixture("attention/" + name); }
 
-ParityRun sdpa_run(const std::string& name, bool has_mask, bool causal) {
+// Without `with_backward` only "out": a forward check never runs the backward.
+ParityRun sdpa_run(const std::string& name, bool has_mask, bool causal, bool with_backward = true) {
   const Tensor mask = has_mask ? fixture(name + ".mask") : Tensor();
-  return [mask, causal](const std::vector<Tensor>& ls) {
+  return [mask, causal, with_backward](const std::vector<Tensor>& ls) {
     Tensor q = ls[0], k = ls[1], v = ls[2];
     for (Tensor* t : {&q, &k, &v}) t->requires_grad_(true);
     nn::AttentionOptions o;
     o.causal = causal;
     if (mask.defined()) o.mask = mask.dtype() == DType::Bool ? mask : to(mask, q.dtype());
     const Tensor out = nn::scaled_dot_product_attention(q, k, v, o);
+    if (!with_backward) return NamedTensors{{"out", out.detach()}};
     backward(out, clone(ls[3]));  // d sum(out * w)
     return NamedTensors{{"out", out.detach()}, {"grad_q", q.grad()}, {"grad_k", k.grad()}, {"grad_v", v.grad()}};
   };
@@ -39,62 +41,36 @@ std::vector<Tensor> sdpa_leaves(const std::string& name) {
   return leaves;
 }
 
-void expect_torch_f64(const std::string& name, bool has_mask, bool causal) {
-  expect_f64_results(sdpa_run(name, has_mask, causal), sdpa_leaves(name),
-                     [&](const std::string& n) { return fixture(name + ".f64." + n); }, name);
+void expect_torch_f64(const std::string& name, bool has_mask, bool causal, Part part) {
+  const ParityRun run = sdpa_run(name, has_mask, causal, part != Part::Forward);
+  for (const auto& [n, t] : run(testing::detail::fresh(sdpa_leaves(name), DType::Float64)))
+    if (in_part(n, part)) expect_values(t, fixture(name + ".f64." + n), f64_tol(), name + " " + n);
 }
 
-TEST(ex12_sdpa, output_and_gradients_match_torch_float64_without_a_mask) {
-  expect_torch_f64("sdpa_no_mask", false, false);
-}
+// The five cases: name, has a mask, causal.
+struct SdpaCase {
+  const char* name;
+  bool has_mask, causal;
+};
+constexpr SdpaCase kNoMask{"sdpa_no_mask", false, false}, kCausal{"sdpa_causal", false, true},
+    kBoolPadding{"sdpa_bool_padding", true, false}, kAdditive{"sdpa_additive", true, false},
+    kCross{"sdpa_cross", true, false};  // cross: Nq 3, Nk 6, padding mask
 
-TEST(ex12_sdpa, output_and_gradients_match_torch_float64_with_a_causal_mask) {
-  expect_torch_f64("sdpa_causal", false, true);
+// The forward first: these run no backward.
+TEST(ex12_sdpa, output_matches_torch_float64_without_a_mask) {
+  expect_torch_f64(kNoMask.name, kNoMask.has_mask, kNoMask.causal, Part::Forward);
 }
-
-TEST(ex12_sdpa, output_and_gradients_match_torch_float64_with_a_bool_padding_mask) {
-  expect_torch_f64("sdpa_bool_padding", true, false);
+TEST(ex12_sdpa, output_matches_torch_float64_with_a_causal_mask) {
+  expect_torch_f64(kCausal.name, kCausal.has_mask, kCausal.causal, Part::Forward);
 }
-
-TEST(ex12_sdpa, output_and_gradients_match_torch_float64_with_an_additive_mask) {
-  expect_torch_f64("sdpa_additive", true, false);
+TEST(ex12_sdpa, output_matches_torch_float64_with_a_bool_padding_mask) {
+  expect_torch_f64(kBoolPadding.name, kBoolPadding.has_mask, kBoolPadding.causal, Part::Forward);
 }
-
-TEST(ex12_sdpa, output_and_gradients_match_torch_float64_for_cross_attention) {  // Nq 3, Nk 6, padding mask
-  expect_torch_f64("sdpa_cross", true, false);
+TEST(ex12_sdpa, output_matches_torch_float64_with_an_additive_mask) {
+  expect_torch_f64(kAdditive.name, kAdditive.has_mask, kAdditive.causal, Part::Forward);
 }
-
-TEST(ex12_sdpa, output_and_gradients_match_torch_float32_within_the_error_bound) {
-  // K: the longest sum, over dh = 4 or Nk = 5 keys (6 in cross); stages: the
-  // scores, the softmax (max, exp, sum), P V, and the backward's three
-  // contractions (dP = dO V^T, dS, dq/dk): 7.
-  for (const auto& item : std::vector<std::pair<std::string, bool>>{{"sdpa_bool_padding", true},
-                                                                     {"sdpa_additive", true}}) {
-    const std::string name = item.first;  // a plain variable: clang 14 cannot capture a structured binding
-    const bool has_mask = item.second;
-    expect_f32_results(sdpa_run(name, has_mask, false), sdpa_leaves(name),
-                       [&](const std::string& n) { return fixture(name + ".f32." + n); }, {6, 7}, name + "/f32");
-  }
-}
-
-TEST(ex12_sdpa, gradients_of_q_k_v_pass_gradcheck_with_each_kind_of_mask) {
-  Generator gen(12);
-  const Tensor padding = padding_mask(2, 5), bias = alibi_bias(2, 4, 5);  // (2, 1, 1, 5), (1, 2, 4, 5)
-  for (int kind = 0; kind < 3; ++kind) {
-    expect_gradcheck(
-        [&](const std::vector<Tensor>& in) {
-          nn::AttentionOptions o;
-          if (kind == 0) o.mask = padding;
-          if (kind == 1) o.mask = bias;
-          o.causal = kind == 2;
-          o.causal_offset = 1;
-          return nn::scaled_dot_product_attention(in[0], in[1], in[2], o);
-        },
-        {randn({2, 2, 4, 3}, DType::Float64, &gen).requires_grad_(),
-         randn({2, 2, 5, 3}, DType::Float64, &gen).requires_grad_(),
-         randn({2, 2, 5, 2}, DType::Float64, &gen).requires_grad_()},
-        kind == 0 ? "bool mask" : kind == 1 ? "additive mask" : "causal, offset 1");
-  }
+TEST(ex12_sdpa, output_matches_torch_float64_for_cross_attention) {
+  expect_torch_f64(kCross.name, kCross.has_mask, kCross.causal, Part::Forward);
 }
 
 TEST(ex12_sdpa, a_bool_mask_is_true_where_a_query_may_attend) {
@@ -144,30 +120,97 @@ TEST(ex12_sdpa, scores_are_scaled_by_one_over_the_square_root_of_the_head_size) 
     ADD_FAILURE() << "options.scale = 0.25 is ignored: weight " << explicit_scale << ", expected " << sigmoid(1);
 }
 
+// q (1, 2, 3, 4), k (1, 2, 5, 4), v (1, 2, 5, 3) with query 1 masked from
+// every key, by a bool mask all false or an additive mask all -inf; the
+// leaves q, k, v go to *qkv when given.
+Tensor fully_masked_query_run(bool bool_mask, std::vector<Tensor>* qkv) {
+  Generator gen(bool_mask ? 25 : 27);
+  Tensor q = randn({1, 2, 3, 4}, DType::Float64, &gen).requires_grad_();
+  Tensor k = randn({1, 2, 5, 4}, DType::Float64, &gen).requires_grad_();
+  Tensor v = randn({1, 2, 5, 3}, DType::Float64, &gen).requires_grad_();
+  std::vector<bool> keep(15, true);
+  std::vector<double> bias(15, 0.0);
+  for (int j = 0; j < 5; ++j) keep[5 + j] = false, bias[5 + j] = -kInf;  // query 1 sees no key
+  nn::AttentionOptions o;
+  o.mask = bool_mask ? tensor_bool(keep, {3, 5}) : tensor(bias, {3, 5}, DType::Float64);
+  if (qkv != nullptr) *qkv = {q, k, v};
+  return nn::scaled_dot_product_attention(q, k, v, o);
+}
+
 TEST(ex12_sdpa, a_query_that_may_attend_no_key_gives_zeros_not_nan) {
-  Generator gen(25);
   for (const bool bool_mask : {true, false}) {
-    Tensor q = randn({1, 2, 3, 4}, DType::Float64, &gen).requires_grad_();
-    Tensor k = randn({1, 2, 5, 4}, DType::Float64, &gen).requires_grad_();
-    Tensor v = randn({1, 2, 5, 3}, DType::Float64, &gen).requires_grad_();
-    std::vector<bool> keep(15, true);
-    std::vector<double> bias(15, 0.0);
-    for (int j = 0; j < 5; ++j) keep[5 + j] = false, bias[5 + j] = -kInf;  // query 1 sees no key
-    nn::AttentionOptions o;
-    o.mask = bool_mask ? tensor_bool(keep, {3, 5}) : tensor(bias, {3, 5}, DType::Float64);
     const std::string what = bool_mask ? "bool mask all false" : "additive mask all -inf";
-    const Tensor out = nn::scaled_dot_product_attention(q, k, v, o);  // (1, 2, 3, 3)
-    const std::vector<double> row = select(out, 2, 1).to_vector<double>();
-    for (double x : row) {
+    const Tensor out = fully_masked_query_run(bool_mask, nullptr);  // (1, 2, 3, 3)
+    for (double x : select(out, 2, 1).to_vector<double>()) {
       if (x != 0) {
-        ADD_FAILURE() << "query 1 (" << what << ") gives " << fmt::format("{:.6g}", x) << ", expected zeros (never NaN, never a mean of v)";
+        ADD_FAILURE() << "query 1 (" << what << ") gives " << fmt::format("{:.6g}", x)
+                      << ", expected zeros (never NaN, never a mean of v)";
         return;
       }
     }
+  }
+}
+
+// The gradients, once the forward is right.
+#define AFTER_SDPA_FORWARD()                                                                                 \
+  COURSE_AFTER_FORWARD("output_matches_torch_float64_without_a_mask", "output_matches_torch_float64_with_a_causal_mask", \
+                       "output_matches_torch_float64_with_a_bool_padding_mask",                             \
+                       "output_matches_torch_float64_with_an_additive_mask",                                \
+                       "output_matches_torch_float64_for_cross_attention")
+
+TEST(ex12_sdpa, gradients_match_torch_float64_with_each_kind_of_mask) {
+  AFTER_SDPA_FORWARD();
+  for (const SdpaCase& c : {kNoMask, kCausal, kBoolPadding, kAdditive, kCross})
+    expect_torch_f64(c.name, c.has_mask, c.causal, Part::Gradients);
+}
+
+TEST(ex12_sdpa, output_and_gradients_match_torch_float32_within_the_error_bound) {
+  AFTER_SDPA_FORWARD();
+  // K: the longest sum, over dh = 4 or Nk = 5 keys (6 in cross); stages: the
+  // scores, the softmax (max, exp, sum), P V, and the backward's three
+  // contractions (dP = dO V^T, dS, dq/dk): 7.
+  for (const auto& item : std::vector<std::pair<std::string, bool>>{{"sdpa_bool_padding", true},
+                                                                     {"sdpa_additive", true}}) {
+    const std::string name = item.first;  // a plain variable: clang 14 cannot capture a structured binding
+    const bool has_mask = item.second;
+    expect_f32_results(sdpa_run(name, has_mask, false), sdpa_leaves(name),
+                       [&](const std::string& n) { return fixture(name + ".f32." + n); }, {6, 7}, name + "/f32");
+  }
+}
+
+TEST(ex12_sdpa, gradients_of_q_k_v_pass_gradcheck_with_each_kind_of_mask) {
+  AFTER_SDPA_FORWARD();
+  Generator gen(12);
+  const Tensor padding = padding_mask(2, 5), bias = alibi_bias(2, 4, 5);  // (2, 1, 1, 5), (1, 2, 4, 5)
+  for (int kind = 0; kind < 3; ++kind) {
+    expect_gradcheck(
+        [&](const std::vector<Tensor>& in) {
+          nn::AttentionOptions o;
+          if (kind == 0) o.mask = padding;
+          if (kind == 1) o.mask = bias;
+          o.causal = kind == 2;
+          o.causal_offset = 1;
+          return nn::scaled_dot_product_attention(in[0], in[1], in[2], o);
+        },
+        {randn({2, 2, 4, 3}, DType::Float64, &gen).requires_grad_(),
+         randn({2, 2, 5, 3}, DType::Float64, &gen).requires_grad_(),
+         randn({2, 2, 5, 2}, DType::Float64, &gen).requires_grad_()},
+        kind == 0 ? "bool mask" : kind == 1 ? "additive mask" : "causal, offset 1");
+  }
+}
+
+TEST(ex12_sdpa, gradients_stay_finite_when_a_query_may_attend_no_key) {
+  AFTER_SDPA_FORWARD();
+  COURSE_AFTER_FORWARD("a_query_that_may_attend_no_key_gives_zeros_not_nan");
+  for (const bool bool_mask : {true, false}) {
+    std::vector<Tensor> qkv;
+    const Tensor out = fully_masked_query_run(bool_mask, &qkv);
+    Generator gen(26);
     backward(out, randn(out.shape(), DType::Float64, &gen));  // d sum(out * w)
-    for (const Tensor& g : {q.grad(), k.grad(), v.grad()}) {
-      if (!g.defined() || !all_finite(g)) {
-        ADD_FAILURE() << "a gradient is missing or not finite after a fully masked query (" << what << ")";
+    for (const Tensor& t : qkv) {
+      if (!t.grad().defined() || !all_finite(t.grad())) {
+        ADD_FAILURE() << "a gradient is missing or not finite after a fully masked query ("
+                      << (bool_mask ? "bool mask all false" : "additive mask all -inf") << ")";
         return;
       }
     }

@@ -18,30 +18,29 @@ OpFn along(Tensor (*op)(const Tensor&, int64_t), int64_t dim) {
   return [op, dim](const OpInputs& in) -> std::vector<Tensor> { return {op(in.at("x"), dim)}; };
 }
 
-void softmax_cases(const std::string& dt) {
-  expect_op_parity("softmax_last", dt, along(softmax, -1), kBound15);  // (3, 5), rows
-  expect_op_parity("softmax_dim0", dt, along(softmax, 0), kBound15);   // (3, 5), columns
-  expect_op_parity("softmax_mid", dt, along(softmax, 1), kBound24);    // (2, 3, 4), the middle dim
+void softmax_cases(const std::string& dt, Part part) {
+  expect_op_parity("softmax_last", dt, along(softmax, -1), kBound15, part);  // (3, 5), rows
+  expect_op_parity("softmax_dim0", dt, along(softmax, 0), kBound15, part);   // (3, 5), columns
+  expect_op_parity("softmax_mid", dt, along(softmax, 1), kBound24, part);    // (2, 3, 4), the middle dim
 }
-void log_softmax_cases(const std::string& dt) {
-  expect_op_parity("log_softmax_last", dt, along(log_softmax, -1), kBound15);
-  expect_op_parity("log_softmax_dim0", dt, along(log_softmax, 0), kBound15);
-  expect_op_parity("log_softmax_mid", dt, along(log_softmax, 1), kBound24);
+void log_softmax_cases(const std::string& dt, Part part) {
+  expect_op_parity("log_softmax_last", dt, along(log_softmax, -1), kBound15, part);
+  expect_op_parity("log_softmax_dim0", dt, along(log_softmax, 0), kBound15, part);
+  expect_op_parity("log_softmax_mid", dt, along(log_softmax, 1), kBound24, part);
 }
-
-TEST(ex12_softmax, softmax_matches_torch_float64) { softmax_cases("f64"); }
-TEST(ex12_softmax, softmax_matches_torch_float32) { softmax_cases("f32"); }
-TEST(ex12_softmax, log_softmax_matches_torch_float64) { log_softmax_cases("f64"); }
-TEST(ex12_softmax, log_softmax_matches_torch_float32) { log_softmax_cases("f32"); }
-
 // Logits of size 1000 (x = 1000 * randn) and logits near 1000: exp(1000)
 // overflows even float64, so only the stable form gives torch's values.
-TEST(ex12_softmax, large_logits_match_torch_float64) {
-  expect_op_parity("softmax_large", "f64", along(softmax, 1));
-  expect_op_parity("softmax_large_close", "f64", along(softmax, -1));
-  expect_op_parity("log_softmax_large", "f64", along(log_softmax, 1));
-  expect_op_parity("log_softmax_large_close", "f64", along(log_softmax, -1));
+void large_cases(Part part) {
+  expect_op_parity("softmax_large", "f64", along(softmax, 1), {}, part);
+  expect_op_parity("softmax_large_close", "f64", along(softmax, -1), {}, part);
+  expect_op_parity("log_softmax_large", "f64", along(log_softmax, 1), {}, part);
+  expect_op_parity("log_softmax_large_close", "f64", along(log_softmax, -1), {}, part);
 }
+
+// The forward first: these run no backward.
+TEST(ex12_softmax, softmax_matches_torch_float64) { softmax_cases("f64", Part::Forward); }
+TEST(ex12_softmax, log_softmax_matches_torch_float64) { log_softmax_cases("f64", Part::Forward); }
+TEST(ex12_softmax, large_logits_match_torch_float64) { large_cases(Part::Forward); }
 
 // Logits at +100 in float32: exp(100) = 2.7e43 is beyond float32's largest
 // value (3.4e38), so softmax without subtracting the row's max gives inf / inf.
@@ -87,11 +86,36 @@ Tensor randn64(Shape shape, uint64_t seed) {
   return randn(std::move(shape), DType::Float64, &gen).requires_grad_();
 }
 
+// The gradients, once the forward is right.
+#define AFTER_SOFTMAX_FORWARD() COURSE_AFTER_FORWARD("softmax_matches_torch_float64", "log_softmax_matches_torch_float64")
+
+TEST(ex12_softmax, gradients_match_torch_float64) {
+  AFTER_SOFTMAX_FORWARD();
+  softmax_cases("f64", Part::Gradients);
+  log_softmax_cases("f64", Part::Gradients);
+}
+TEST(ex12_softmax, gradients_of_large_logits_match_torch_float64) {
+  COURSE_AFTER_FORWARD("large_logits_match_torch_float64");
+  large_cases(Part::Gradients);
+}
+// float32: the bound's condition numbers of the gradients come from the
+// backward, so these wait for the forward too.
+TEST(ex12_softmax, softmax_and_its_gradient_match_torch_float32) {
+  AFTER_SOFTMAX_FORWARD();
+  softmax_cases("f32", Part::All);
+}
+TEST(ex12_softmax, log_softmax_and_its_gradient_match_torch_float32) {
+  AFTER_SOFTMAX_FORWARD();
+  log_softmax_cases("f32", Part::All);
+}
+
 TEST(ex12_softmax, softmax_gradcheck) {
+  AFTER_SOFTMAX_FORWARD();
   expect_gradcheck([](const std::vector<Tensor>& x) { return softmax(x[0], 1); }, {randn64({2, 3, 4}, 1)},
                    "softmax over dim 1");
 }
 TEST(ex12_softmax, log_softmax_gradcheck) {
+  AFTER_SOFTMAX_FORWARD();
   expect_gradcheck([](const std::vector<Tensor>& x) { return log_softmax(x[0], -1); }, {randn64({3, 4}, 2)},
                    "log_softmax over the last dim");
 }
@@ -99,6 +123,7 @@ TEST(ex12_softmax, log_softmax_gradcheck) {
 // d log_softmax: g - softmax * sum(g). With g = 1 everywhere (the gradient of
 // sum(log_softmax(x))) sum(g) = 3 per row, so the gradient is 1 - 3 softmax.
 TEST(ex12_softmax, log_softmax_backward_scales_softmax_by_the_sum_of_g) {
+  AFTER_SOFTMAX_FORWARD();
   const std::vector<double> xs = {0.5, -1, 2};
   Tensor x = param(xs, {3});
   backward(log_softmax(x, 0), ones({3}, kF64));

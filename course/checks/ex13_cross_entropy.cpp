@@ -10,22 +10,64 @@
 namespace ropegrad::course {
 namespace {
 
-NamedTensors ce_run(const std::string& c, const Tensor& logits_in, const Tensor& w) {
+// The loss ("out") and, `with_backward`, d (loss w) / d logits ("grad_logits").
+// A forward check runs no backward.
+NamedTensors ce_run(const std::string& c, const Tensor& logits_in, const Tensor& w, bool with_backward = true) {
   const Tensor targets = nn_fixture(c, "f64", "targets");
   Tensor logits = logits_in.detach().requires_grad_();
   const Tensor loss = nn::cross_entropy(logits, targets, nn_fixture(c, "f64", "ignore_index").item<int64_t>());
+  if (!with_backward) return {{"out", loss.detach()}};
   backward(mul(loss, to(w, logits_in.dtype())));
   return {{"out", loss.detach()}, {"grad_logits", logits.grad()}};
 }
 
-void expect_f64_case(const std::string& c) {
-  for (const auto& [n, t] : ce_run(c, nn_fixture(c, "f64", "logits"), nn_fixture(c, "f64", "w")))
-    expect_values(t, nn_fixture(c, "f64", n), f64_tol(), n == "out" ? "loss" : n);
+void expect_f64_case(const std::string& c, Part part) {
+  for (const auto& [n, t] : ce_run(c, nn_fixture(c, "f64", "logits"), nn_fixture(c, "f64", "w"), part != Part::Forward))
+    if (in_part(n, part)) expect_values(t, nn_fixture(c, "f64", n), f64_tol(), c + " " + (n == "out" ? "loss" : n));
 }
 
-TEST(ex13_cross_entropy, random_logits_match_torch_float64) { expect_f64_case("ce_basic"); }  // (6, 10)
+// The forward first: these run no backward.
+TEST(ex13_cross_entropy, the_loss_of_random_logits_matches_torch_float64) {  // (6, 10)
+  expect_f64_case("ce_basic", Part::Forward);
+}
 
-TEST(ex13_cross_entropy, random_logits_match_torch_float32) {
+TEST(ex13_cross_entropy, logits_of_magnitude_1e30_give_a_finite_loss) {  // exp overflows unless the max is subtracted first
+  expect_f64_case("ce_huge", Part::Forward);
+}
+
+TEST(ex13_cross_entropy, ignored_targets_are_left_out_of_the_mean) {  // ce_ignore: two of six targets are -100
+  const Tensor logits = nn_fixture("ce_ignore", "f64", "logits");
+  const double loss = ce_run("ce_ignore", logits, nn_fixture("ce_ignore", "f64", "w"), false)[0].second.item<double>();
+  const std::vector<int64_t> t = nn_fixture("ce_ignore", "f64", "targets").to_vector<int64_t>();
+  double kept = 0;
+  for (int64_t v : t) kept += v != -100;
+  const double want = nn_fixture("ce_ignore", "f64", "out").item<double>();
+  if (std::abs(loss - want * kept / static_cast<double>(t.size())) < 1e-9 * std::abs(want))
+    ADD_FAILURE() << "the mean counts the ignored targets: loss " << loss << " = " << kept << "/" << t.size()
+                  << " x the expected " << want << " (divide by the " << kept << " targets that are not ignored)";
+  else
+    expect_f64_case("ce_ignore", Part::Forward);
+}
+
+TEST(ex13_cross_entropy, an_ignore_index_that_is_a_class_is_ignored) { expect_f64_case("ce_ignore_class", Part::Forward); }
+
+TEST(ex13_cross_entropy, the_loss_of_logits_b_t_v_matches_torch_float64) {  // (2, 3, 11), one pad
+  expect_f64_case("ce_3d", Part::Forward);
+}
+
+// The gradient, once the loss is right.
+#define AFTER_CE_FORWARD()                                                                                  \
+  COURSE_AFTER_FORWARD("the_loss_of_random_logits_matches_torch_float64",                                  \
+                       "logits_of_magnitude_1e30_give_a_finite_loss", "ignored_targets_are_left_out_of_the_mean", \
+                       "an_ignore_index_that_is_a_class_is_ignored", "the_loss_of_logits_b_t_v_matches_torch_float64")
+
+TEST(ex13_cross_entropy, gradients_match_torch_float64) {  // the five cases above
+  AFTER_CE_FORWARD();
+  for (const char* c : {"ce_basic", "ce_huge", "ce_ignore", "ce_ignore_class", "ce_3d"}) expect_f64_case(c, Part::Gradients);
+}
+
+TEST(ex13_cross_entropy, loss_and_gradient_match_torch_float32) {
+  AFTER_CE_FORWARD();
   // K = 10: the longest sum (the V classes of a row's exp sum; the N = 6
   // targets of the mean); stages: max, exp and sum, log, the mean, and the
   // backward's softmax.
@@ -39,28 +81,8 @@ TEST(ex13_cross_entropy, random_logits_match_torch_float32) {
   }
 }
 
-TEST(ex13_cross_entropy, logits_of_magnitude_1e30_stay_finite) {  // exp overflows unless the max is subtracted first
-  expect_f64_case("ce_huge");
-}
-
-TEST(ex13_cross_entropy, ignored_targets_are_left_out_of_the_mean) {  // ce_ignore: two of six targets are -100
-  const NamedTensors got = ce_run("ce_ignore", nn_fixture("ce_ignore", "f64", "logits"), nn_fixture("ce_ignore", "f64", "w"));
-  const std::vector<int64_t> t = nn_fixture("ce_ignore", "f64", "targets").to_vector<int64_t>();
-  double kept = 0;
-  for (int64_t v : t) kept += v != -100;
-  const double loss = got[0].second.item<double>(), want = nn_fixture("ce_ignore", "f64", "out").item<double>();
-  if (std::abs(loss - want * kept / static_cast<double>(t.size())) < 1e-9 * std::abs(want))
-    ADD_FAILURE() << "the mean counts the ignored targets: loss " << loss << " = " << kept << "/" << t.size()
-                  << " x the expected " << want << " (divide by the " << kept << " targets that are not ignored)";
-  else
-    for (const auto& [n, v] : got) expect_values(v, nn_fixture("ce_ignore", "f64", n), f64_tol(), n == "out" ? "loss" : n);
-}
-
-TEST(ex13_cross_entropy, an_ignore_index_that_is_a_class_is_ignored) { expect_f64_case("ce_ignore_class"); }
-
-TEST(ex13_cross_entropy, logits_b_t_v_match_torch_float64) { expect_f64_case("ce_3d"); }  // (2, 3, 11), one pad
-
 TEST(ex13_cross_entropy, the_gradient_passes_gradcheck) {  // (4, 5) logits, row 1's target ignored
+  AFTER_CE_FORWARD();
   Generator gen(13);
   const Tensor targets = tensor_i64({3, -100, 0, 4}, {4});
   expect_gradcheck([&](const std::vector<Tensor>& in) { return nn::cross_entropy(in[0], targets); },

@@ -22,12 +22,12 @@ const std::vector<std::string> kParams = {"k_proj.weight",       "output_proj.we
                                           "sigma_k_proj.weight", "sigma_q_proj.weight", "temperature",
                                           "v_proj.weight"};
 
-ParityRun w2_run(nn::SigmaMode mode, const std::string& module, const std::string& mask) {
+ParityRun w2_run(nn::SigmaMode mode, const std::string& module, const std::string& mask, bool with_backward) {
   return layer_parity_run(
       [mode](DType dt) -> std::unique_ptr<nn::AttentionLayer> {
         return std::make_unique<nn::W2Attention>(16, 2, make_rope(8, dt), mode, nullptr, dt);
       },
-      kParams, parity_call(mask, [&] { return fixture(module + ".padding_mask"); }));
+      kParams, parity_call(mask, [&] { return fixture(module + ".padding_mask"); }), with_backward);
 }
 
 std::vector<Tensor> w2_leaves(const std::string& module) {
@@ -36,50 +36,19 @@ std::vector<Tensor> w2_leaves(const std::string& module) {
   return leaves;
 }
 
-void expect_torch_f64(nn::SigmaMode mode, const std::string& module, const std::string& mask) {
+void expect_torch_f64(nn::SigmaMode mode, const std::string& module, const std::string& mask, Part part) {
   const std::string prefix = module + "." + mask + ".f64.";
-  expect_f64_results(w2_run(mode, module, mask), w2_leaves(module),
-                     [&](const std::string& n) { return fixture(prefix + n); }, module + "/" + mask);
+  expect_f64_results(w2_run(mode, module, mask, part != Part::Forward), w2_leaves(module),
+                     [&](const std::string& n) { return fixture(prefix + n); }, module + "/" + mask, part);
 }
 
-TEST(ex15_w2_scores, the_layer_matches_torch_float64_scalar_sigma_causal) {
-  expect_torch_f64(nn::SigmaMode::Scalar, "w2_scalar", "causal");
+// The forward first: these run no backward.
+TEST(ex15_w2_scores, the_layer_output_matches_torch_float64_scalar_sigma_causal) {
+  expect_torch_f64(nn::SigmaMode::Scalar, "w2_scalar", "causal", Part::Forward);
 }
 
-TEST(ex15_w2_scores, the_layer_matches_torch_float64_vector_sigma_padding_mask) {
-  expect_torch_f64(nn::SigmaMode::Vector, "w2_vector", "padding");
-}
-
-TEST(ex15_w2_scores, the_layer_matches_torch_float32_within_the_error_bound) {
-  // K: the longest sum, over D = 16 features or T = 6 keys; stages: the
-  // projections, RoPE, softplus of sigma, the norms and a.b, the score, the
-  // softmax (exp, sum), P V, the output projection: 10.
-  const ForwardRun run = causal_layer_run(
-      [](DType dt) -> std::unique_ptr<nn::AttentionLayer> {
-        return std::make_unique<nn::W2Attention>(16, 2, make_rope(8, dt), nn::SigmaMode::Scalar, nullptr, dt);
-      },
-      kParams);
-  std::vector<Tensor> leaves = {fixture("w2_scalar.x")};
-  for (const std::string& name : kParams) leaves.push_back(fixture("w2_scalar." + name));
-  expect_f32_forward(run, leaves, fixture("w2_scalar.causal.f32.out"), {16, 10}, "w2_scalar/causal/f32 out");
-}
-
-TEST(ex15_w2_scores, gradients_of_mu_sigma_and_tau_pass_gradcheck) {
-  Generator gen(41);
-  for (const bool scalar : {true, false}) {
-    const int64_t b = 2, h = 2, nq = 4, nk = 5, dh = 3;
-    const Shape sq = scalar ? Shape{b, h, nq} : Shape{b, h, nq, dh};
-    const Shape sk = scalar ? Shape{b, h, nk} : Shape{b, h, nk, dh};
-    const nn::ScoreMask m = score_mask(scalar ? ScoreMaskKind::BoolPadding : ScoreMaskKind::Additive, b, h, nq, nk);
-    expect_gradcheck(
-        [&](const std::vector<Tensor>& in) { return nn::w2_attention_probs(in[0], in[1], in[2], in[3], in[4], m); },
-        {randn({b, h, nq, dh}, DType::Float64, &gen).requires_grad_(),
-         randn({b, h, nk, dh}, DType::Float64, &gen).requires_grad_(),
-         softplus(randn(sq, DType::Float64, &gen)).detach().requires_grad_(),
-         softplus(randn(sk, DType::Float64, &gen)).detach().requires_grad_(),
-         tensor({1.3, 2.1}, DType::Float64).requires_grad_()},
-        scalar ? "scalar sigma" : "vector sigma");
-  }
+TEST(ex15_w2_scores, the_layer_output_matches_torch_float64_vector_sigma_padding_mask) {
+  expect_torch_f64(nn::SigmaMode::Vector, "w2_vector", "padding", Part::Forward);
 }
 
 TEST(ex15_w2_scores, scores_are_minus_the_squared_w2_distance_over_tau) {
@@ -110,7 +79,9 @@ TEST(ex15_w2_scores, scores_are_minus_the_squared_w2_distance_over_tau) {
   }
 }
 
-TEST(ex15_w2_scores, a_fully_masked_query_gives_zeros_and_finite_gradients) {
+// Query 1 of 3 masked from all 4 keys (dh 2, scalar sigma): the weights and
+// the leaves mu_q, mu_k, tau (in *leaves when given).
+Tensor fully_masked_w2_probs(std::vector<Tensor>* leaves) {
   Generator gen(9);
   Tensor mu_q = randn({1, 1, 3, 2}, DType::Float64, &gen).requires_grad_();
   Tensor mu_k = randn({1, 1, 4, 2}, DType::Float64, &gen).requires_grad_();
@@ -119,22 +90,79 @@ TEST(ex15_w2_scores, a_fully_masked_query_gives_zeros_and_finite_gradients) {
   for (int j = 0; j < 4; ++j) keep[4 + j] = false;  // query 1 sees no key
   nn::ScoreMask m;
   m.mask = tensor_bool(keep, {3, 4});
-  const Tensor p = nn::w2_attention_probs(mu_q, mu_k, full({1, 1, 3}, 0.3, DType::Float64),
-                                          full({1, 1, 4}, 0.6, DType::Float64), tau, m);
-  for (double x : select(p, 2, 1).to_vector<double>()) {
+  if (leaves != nullptr) *leaves = {mu_q, mu_k, tau};
+  return nn::w2_attention_probs(mu_q, mu_k, full({1, 1, 3}, 0.3, DType::Float64), full({1, 1, 4}, 0.6, DType::Float64),
+                                tau, m);
+}
+
+TEST(ex15_w2_scores, a_fully_masked_query_gives_zeros) {
+  for (double x : select(fully_masked_w2_probs(nullptr), 2, 1).to_vector<double>()) {
     if (x != 0) {
       ADD_FAILURE() << "the fully masked query gives weight " << x << ", expected zeros (never NaN)";
       return;
     }
   }
+}
+
+// The gradients, once the forward is right.
+#define AFTER_W2_FORWARD()                                                                  \
+  COURSE_AFTER_FORWARD("the_layer_output_matches_torch_float64_scalar_sigma_causal",        \
+                       "the_layer_output_matches_torch_float64_vector_sigma_padding_mask", \
+                       "scores_are_minus_the_squared_w2_distance_over_tau")
+
+TEST(ex15_w2_scores, the_layer_gradients_match_torch_float64) {
+  AFTER_W2_FORWARD();
+  expect_torch_f64(nn::SigmaMode::Scalar, "w2_scalar", "causal", Part::Gradients);
+  expect_torch_f64(nn::SigmaMode::Vector, "w2_vector", "padding", Part::Gradients);
+}
+
+TEST(ex15_w2_scores, the_layer_matches_torch_float32_within_the_error_bound) {
+  AFTER_W2_FORWARD();  // the float32 bound's condition numbers come from the backward
+  // K: the longest sum, over D = 16 features or T = 6 keys; stages: the
+  // projections, RoPE, softplus of sigma, the norms and a.b, the score, the
+  // softmax (exp, sum), P V, the output projection: 10.
+  const ForwardRun run = causal_layer_run(
+      [](DType dt) -> std::unique_ptr<nn::AttentionLayer> {
+        return std::make_unique<nn::W2Attention>(16, 2, make_rope(8, dt), nn::SigmaMode::Scalar, nullptr, dt);
+      },
+      kParams);
+  std::vector<Tensor> leaves = {fixture("w2_scalar.x")};
+  for (const std::string& name : kParams) leaves.push_back(fixture("w2_scalar." + name));
+  expect_f32_forward(run, leaves, fixture("w2_scalar.causal.f32.out"), {16, 10}, "w2_scalar/causal/f32 out");
+}
+
+TEST(ex15_w2_scores, gradients_of_mu_sigma_and_tau_pass_gradcheck) {
+  AFTER_W2_FORWARD();
+  Generator gen(41);
+  for (const bool scalar : {true, false}) {
+    const int64_t b = 2, h = 2, nq = 4, nk = 5, dh = 3;
+    const Shape sq = scalar ? Shape{b, h, nq} : Shape{b, h, nq, dh};
+    const Shape sk = scalar ? Shape{b, h, nk} : Shape{b, h, nk, dh};
+    const nn::ScoreMask m = score_mask(scalar ? ScoreMaskKind::BoolPadding : ScoreMaskKind::Additive, b, h, nq, nk);
+    expect_gradcheck(
+        [&](const std::vector<Tensor>& in) { return nn::w2_attention_probs(in[0], in[1], in[2], in[3], in[4], m); },
+        {randn({b, h, nq, dh}, DType::Float64, &gen).requires_grad_(),
+         randn({b, h, nk, dh}, DType::Float64, &gen).requires_grad_(),
+         softplus(randn(sq, DType::Float64, &gen)).detach().requires_grad_(),
+         softplus(randn(sk, DType::Float64, &gen)).detach().requires_grad_(),
+         tensor({1.3, 2.1}, DType::Float64).requires_grad_()},
+        scalar ? "scalar sigma" : "vector sigma");
+  }
+}
+
+TEST(ex15_w2_scores, a_fully_masked_query_gives_finite_gradients) {
+  AFTER_W2_FORWARD();
+  COURSE_AFTER_FORWARD("a_fully_masked_query_gives_zeros");
+  std::vector<Tensor> leaves;
+  const Tensor p = fully_masked_w2_probs(&leaves);
+  Generator gen(10);
   backward(p, randn(p.shape(), DType::Float64, &gen));  // d sum(p * w)
-  for (const Tensor& g : {mu_q.grad(), mu_k.grad(), tau.grad()}) {
-    if (!g.defined() || !all_finite(g)) {
+  for (const Tensor& t : leaves) {
+    if (!t.grad().defined() || !all_finite(t.grad())) {
       ADD_FAILURE() << "a gradient is missing or not finite after a fully masked query";
       return;
     }
   }
 }
-
 }  // namespace
 }  // namespace ropegrad::course

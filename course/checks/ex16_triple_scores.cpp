@@ -20,12 +20,12 @@ Tensor fixture(const std::string& name) { return load_fixture("variants/" + name
 const std::vector<std::string> kParams = {"k_proj.weight", "output_proj.weight", "q_proj.weight", "r_proj.weight",
                                           "v_proj.weight"};
 
-ParityRun triple_run(const std::string& mask) {
+ParityRun triple_run(const std::string& mask, bool with_backward) {
   return layer_parity_run(
       [](DType dt) -> std::unique_ptr<nn::AttentionLayer> {
         return std::make_unique<nn::TripleAttention>(16, 2, make_rope(8, dt), nullptr, dt);
       },
-      kParams, parity_call(mask, [] { return fixture("triple.padding_mask"); }));
+      kParams, parity_call(mask, [] { return fixture("triple.padding_mask"); }), with_backward);
 }
 
 std::vector<Tensor> triple_leaves() {
@@ -40,41 +40,17 @@ double dot(const std::vector<double>& a, const std::vector<double>& b) {
   return s;
 }
 
-TEST(ex16_triple_scores, the_layer_matches_torch_float64_causal) {
-  expect_f64_results(triple_run("causal"), triple_leaves(),
-                     [](const std::string& n) { return fixture("triple.causal.f64." + n); }, "triple/causal");
+void expect_torch_f64(const std::string& mask, Part part) {
+  expect_f64_results(triple_run(mask, part != Part::Forward), triple_leaves(),
+                     [&](const std::string& n) { return fixture("triple." + mask + ".f64." + n); }, "triple/" + mask,
+                     part);
 }
 
-TEST(ex16_triple_scores, the_layer_matches_torch_float64_with_a_padding_mask) {
-  expect_f64_results(triple_run("padding"), triple_leaves(),
-                     [](const std::string& n) { return fixture("triple.padding.f64." + n); }, "triple/padding");
-}
+// The forward first: these run no backward.
+TEST(ex16_triple_scores, the_layer_output_matches_torch_float64_causal) { expect_torch_f64("causal", Part::Forward); }
 
-TEST(ex16_triple_scores, the_layer_matches_torch_float32_within_the_error_bound) {
-  // K: the longest sum, over D = 16 features or T = 6 keys; stages: the
-  // projections, RoPE, the three dot products, the determinant's products and
-  // sum (2), the softmax (exp, sum), P V, the output projection: 9.
-  const ForwardRun run = causal_layer_run(
-      [](DType dt) -> std::unique_ptr<nn::AttentionLayer> {
-        return std::make_unique<nn::TripleAttention>(16, 2, make_rope(8, dt), nullptr, dt);
-      },
-      kParams);
-  std::vector<Tensor> leaves = {fixture("triple.x")};
-  for (const std::string& name : kParams) leaves.push_back(fixture("triple." + name));
-  expect_f32_forward(run, leaves, fixture("triple.causal.f32.out"), {16, 9}, "triple/causal/f32 out");
-}
-
-TEST(ex16_triple_scores, gradients_of_q_k_r_pass_gradcheck) {
-  Generator gen(61);
-  const int64_t b = 2, h = 2, nq = 4, nk = 5, dh = 3;
-  const nn::ScoreMask m = score_mask(ScoreMaskKind::BoolPadding, b, h, nq, nk);
-  const double scale = std::pow(3.0, -1.5);
-  expect_gradcheck(
-      [&](const std::vector<Tensor>& in) { return nn::triple_attention_probs(in[0], in[1], in[2], scale, m); },
-      {randn({b, h, nq, dh}, DType::Float64, &gen).requires_grad_(),
-       randn({b, h, nk, dh}, DType::Float64, &gen).requires_grad_(),
-       randn({b, h, nq, dh}, DType::Float64, &gen).requires_grad_()},
-      "q, k, r");
+TEST(ex16_triple_scores, the_layer_output_matches_torch_float64_with_a_padding_mask) {
+  expect_torch_f64("padding", Part::Forward);
 }
 
 TEST(ex16_triple_scores, scores_are_minus_the_gram_determinant_times_the_scale) {
@@ -119,6 +95,47 @@ TEST(ex16_triple_scores, a_key_in_the_plane_of_q_and_r_scores_zero) {
   if (std::abs(p[0] - want0) > 1e-14)
     ADD_FAILURE() << "the key in the plane of q and r gets weight " << p[0] << ", expected 1 / (1 + e^-1) = " << want0
                   << " (scores 0 and -1)";
+}
+
+// The gradients, once the forward is right.
+#define AFTER_TRIPLE_FORWARD()                                                            \
+  COURSE_AFTER_FORWARD("the_layer_output_matches_torch_float64_causal",                   \
+                       "the_layer_output_matches_torch_float64_with_a_padding_mask",      \
+                       "scores_are_minus_the_gram_determinant_times_the_scale")
+
+TEST(ex16_triple_scores, the_layer_gradients_match_torch_float64) {
+  AFTER_TRIPLE_FORWARD();
+  expect_torch_f64("causal", Part::Gradients);
+  expect_torch_f64("padding", Part::Gradients);
+}
+
+TEST(ex16_triple_scores, the_layer_matches_torch_float32_within_the_error_bound) {
+  AFTER_TRIPLE_FORWARD();  // the float32 bound's condition numbers come from the backward
+  // K: the longest sum, over D = 16 features or T = 6 keys; stages: the
+  // projections, RoPE, the three dot products, the determinant's products and
+  // sum (2), the softmax (exp, sum), P V, the output projection: 9.
+  const ForwardRun run = causal_layer_run(
+      [](DType dt) -> std::unique_ptr<nn::AttentionLayer> {
+        return std::make_unique<nn::TripleAttention>(16, 2, make_rope(8, dt), nullptr, dt);
+      },
+      kParams);
+  std::vector<Tensor> leaves = {fixture("triple.x")};
+  for (const std::string& name : kParams) leaves.push_back(fixture("triple." + name));
+  expect_f32_forward(run, leaves, fixture("triple.causal.f32.out"), {16, 9}, "triple/causal/f32 out");
+}
+
+TEST(ex16_triple_scores, gradients_of_q_k_r_pass_gradcheck) {
+  AFTER_TRIPLE_FORWARD();
+  Generator gen(61);
+  const int64_t b = 2, h = 2, nq = 4, nk = 5, dh = 3;
+  const nn::ScoreMask m = score_mask(ScoreMaskKind::BoolPadding, b, h, nq, nk);
+  const double scale = std::pow(3.0, -1.5);
+  expect_gradcheck(
+      [&](const std::vector<Tensor>& in) { return nn::triple_attention_probs(in[0], in[1], in[2], scale, m); },
+      {randn({b, h, nq, dh}, DType::Float64, &gen).requires_grad_(),
+       randn({b, h, nk, dh}, DType::Float64, &gen).requires_grad_(),
+       randn({b, h, nq, dh}, DType::Float64, &gen).requires_grad_()},
+      "q, k, r");
 }
 
 }  // namespace

@@ -87,8 +87,9 @@ inline bool is_input(const std::string& name) {
 
 // leaves = the case's float inputs (in `names` order), then w0, w1, ...:
 // "out<k>" for each output and "grad.<name>" for each float input.
+// Without `with_backward` only the outputs: a forward check never runs the backward.
 inline NamedTensors run_op(const OpFn& fn, const OpInputs& base, const std::vector<std::string>& names,
-                           const std::vector<Tensor>& leaves) {
+                           const std::vector<Tensor>& leaves, bool with_backward = true) {
   OpInputs in = base;
   for (size_t i = 0; i < names.size(); ++i) {
     Tensor leaf = leaves[i];
@@ -99,8 +100,10 @@ inline NamedTensors run_op(const OpFn& fn, const OpInputs& base, const std::vect
   for (size_t k = 0; k < outs.size(); ++k) {
     r.emplace_back(fmt::format("out{}", k), outs[k].detach());
     // (A 0-d weight may come back 1-D from condition_numbers: same values.)
-    if (outs[k].requires_grad()) backward(outs[k], reshape(leaves[names.size() + k], outs[k].shape()));
+    if (with_backward && outs[k].requires_grad())
+      backward(outs[k], reshape(leaves[names.size() + k], outs[k].shape()));
   }
+  if (!with_backward) return r;
   for (const std::string& name : names) {
     const Tensor g = in.at(name).grad();
     r.emplace_back("grad." + name, g.defined() ? g : zeros_like(in.at(name)));
@@ -114,9 +117,9 @@ inline NamedTensors run_op(const OpFn& fn, const OpInputs& base, const std::vect
 // PyTorch's, in float64 to f64_tol(). In float32 (dt "f32") each within the
 // float32 error bound `bound` (see tests/support/test_util.h): the caller's
 // comment says why its K and stages bound every rounded step.
-// `outputs` false: compare only the gradients (the forward is not the exercise).
+// `part`: only the outputs (the forward alone runs), only the gradients, or all.
 inline void expect_op_parity(const std::string& case_name, const std::string& dt, const OpFn& fn,
-                             F32Bound bound = {}, bool outputs = true) {
+                             F32Bound bound = {}, Part part = Part::All) {
   const std::map<std::string, Tensor> rec = detail::ops_case(case_name, dt);
   OpInputs base;
   std::vector<std::string> names;
@@ -134,7 +137,7 @@ inline void expect_op_parity(const std::string& case_name, const std::string& dt
   };
   NamedTensors got;
   try {
-    got = detail::run_op(fn, base, names, fresh(leaves));
+    got = detail::run_op(fn, base, names, fresh(leaves), part != Part::Forward);
   } catch (const NotImplemented&) {
     throw;  // a stub: course-check says "not written yet" or "blocked by"
   } catch (const Error& e) {
@@ -147,13 +150,13 @@ inline void expect_op_parity(const std::string& case_name, const std::string& dt
     cond = condition_numbers(
         [&](const std::vector<Tensor>& ls) {
           OpInputs b64 = base;  // int and bool inputs stay as they are
-          return detail::run_op(fn, b64, names, ls);
+          return detail::run_op(fn, b64, names, ls, part != Part::Forward);
         },
         leaves);
   }
   for (size_t i = 0; i < got.size(); ++i) {
     const auto& [name, t] = got[i];
-    if (!outputs && name.rfind("out", 0) == 0) continue;
+    if (!in_part(name, part)) continue;
     const std::string label = case_name + "/" + dt + " " + name;
     if (!rec.count(name)) continue;
     const Tensor& want = rec.at(name);

@@ -3,6 +3,7 @@
 //   ropegrad compare    train all three attention variants with the same budget
 //   ropegrad generate   sample from a trained checkpoint
 //   ropegrad gradcheck  the gradient-check report of every op and module
+//   ropegrad account    parameters, FLOPs and memory of a model shape (tasks/account_cli.cpp)
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -419,6 +420,7 @@ void print_usage() {
       "  generate    sample from a trained checkpoint\n"
       "  gradcheck   float64 gradient check of every op and module\n"
       "  tokenize    train a BPE tokenizer, encode text to ids, decode ids to text\n"
+      "  account     parameters, matmul FLOPs and training memory of a model shape\n"
       "\n"
       "Run 'ropegrad <command> --help' for a command's options.");
 }
@@ -427,6 +429,7 @@ void print_usage() {
 
 namespace ropegrad::tasks {
 int run_tokenize(int argc, char** argv);  // tasks/tokenize_cli.cpp
+int run_account(int argc, char** argv);   // tasks/account_cli.cpp
 }
 
 int main(int argc, char** argv) {
@@ -441,6 +444,7 @@ int main(int argc, char** argv) {
     if (command == "generate") return run_generate(argc - 2, argv + 2);
     if (command == "gradcheck") return run_gradcheck(argc - 2, argv + 2);
     if (command == "tokenize") return ropegrad::tasks::run_tokenize(argc - 2, argv + 2);
+    if (command == "account") return ropegrad::tasks::run_account(argc - 2, argv + 2);
   } catch (const Error& e) {  // the message starts with the op that refused ("train: ...")
     fmt::print(stderr, "error: {}\n", e.what());
     return 1;

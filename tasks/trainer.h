@@ -85,7 +85,7 @@ void check_train_config(const TrainConfig& config);
 // at step t when step t's loss or gradient is not finite (the step raises a
 // DivergedError), or when its training loss, or its evaluation loss at an
 // evaluation step, is not finite or exceeds F times the training loss of
-// step 1 (about ln V for a fresh model: F = 2 means twice as bad as guessing).
+// step 1 (the untrained model's, near ln V: F = 2 is twice as bad as that).
 bool loss_diverged(double loss, double first_loss, double factor);
 
 // What check_step and the weight check raise: a loss, gradient or weight

@@ -127,11 +127,11 @@ std::string results_csv(const SweepConfig& sweep, const std::vector<SweepRow>& r
   };
   const auto number = [](double v) { return std::isnan(v) ? std::string() : fmt::format("{:.6f}", v); };
   std::string csv = "point";
-  for (const GridAxis& axis : sweep.grid) csv += "," + field(axis.name);
+  for (const GridAxis& axis : sweep.grid) csv += fmt::format(",{}", field(axis.name));
   csv += ",steps,final_val_loss,best_val_loss,best_step,final_metric,diverged,diverged_at,dir\n";
   for (const SweepRow& r : rows) {
     csv += std::to_string(r.point.index);
-    for (const std::string& v : r.point.values) csv += "," + field(v);
+    for (const std::string& v : r.point.values) csv += fmt::format(",{}", field(v));
     csv += fmt::format(",{},{},{},{},{},{},{},{}\n", r.steps, number(r.final_loss), number(r.best_loss), r.best_step,
                        number(r.final_metric), r.diverged_at > 0 ? "yes" : "no", r.diverged_at,
                        field(std::filesystem::path(r.point.dir).filename().string()));

@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "tasks/plot.h"
 #include "tasks/trainer.h"
 #include "tests/support/test_util.h"
 
@@ -476,4 +477,24 @@ TEST(Sweep, FlagAxisTakesOnAndOff) {
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_THAT(read_text(dir.file(rows[0].at("dir")) + "/config.txt"), HasSubstr("tie_embeddings=0"));
   EXPECT_THAT(read_text(dir.file(rows[1].at("dir")) + "/config.txt"), HasSubstr("tie_embeddings=1"));
+}
+
+// The sweep's plots: the y axis ends at y_max (a diverged run's last loss is
+// drawn on the top edge instead of flattening the other curves), series past
+// the sixth are dashed, and the chart widens for long legend names.
+TEST(Sweep, PlotClipsAtYMaxDashesPastSixAndFitsLongNames) {
+  const TempDir dir("plot");
+  fs::create_directories(dir.path());
+  std::vector<Series> series;
+  for (int i = 0; i < 7; ++i) series.push_back({"lr=" + std::to_string(i), {{1, 2.0}, {2, 1.0 + 0.1 * i}}});
+  series[0].points.push_back({3, 1000.0});  // diverged
+  write_svg_plot(dir.file("clip.svg"), series, "t", "step", "loss", /*y_max=*/4.0);
+  const std::string svg = read_text(dir.file("clip.svg"));
+  EXPECT_THAT(svg, HasSubstr(" 550.0,40.0 \"/>"));  // step 3 at the right end, on the top edge (y = 40)
+  EXPECT_THAT(svg, HasSubstr(">4</text>"));         // the top tick is y_max
+  EXPECT_THAT(svg, ::testing::Not(HasSubstr(">1000</text>")));
+  EXPECT_EQ(count(svg, "stroke-dasharray=\"6 3\""), 2u);  // the 7th series: its line and its legend mark
+  EXPECT_THAT(svg, HasSubstr("width=\"720\""));
+  write_svg_plot(dir.file("wide.svg"), {{std::string(40, 'x'), {{1, 2.0}, {2, 1.0}}}}, "t", "step", "loss");
+  EXPECT_THAT(read_text(dir.file("wide.svg")), HasSubstr("width=\"880\""));  // 550 + 50 + 7 * 40
 }

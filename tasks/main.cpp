@@ -1,6 +1,7 @@
 // `ropegrad`: the command-line program.
 //   ropegrad train      train one model on one task
 //   ropegrad compare    train all three attention variants with the same budget
+//   ropegrad sweep      train a grid of settings with the same budget (tasks/sweep_cli.cpp)
 //   ropegrad generate   sample from a trained checkpoint
 //   ropegrad gradcheck  the gradient-check report of every op and module
 //   ropegrad account    parameters, FLOPs and memory of a model shape (tasks/account_cli.cpp)
@@ -12,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -22,6 +24,7 @@
 #include "tasks/token_text_task.h"
 #include "tasks/plot.h"
 #include "tasks/run_files.h"
+#include "tasks/sweep.h"
 #include "tasks/trainer.h"
 
 using namespace ropegrad;
@@ -239,6 +242,26 @@ int run_train(int argc, char** argv) {
   return 0;
 }
 
+// ---- sweep: train's own options for every grid point ------------------------------------------
+
+tasks::TrainOptionReader train_option_reader() {
+  tasks::TrainOptionReader reader;
+  reader.parse = [](std::vector<std::string> words) {
+    std::vector<char*> argv;
+    for (std::string& w : words) argv.push_back(w.data());
+    Args args("train", "", training_options(true));
+    RG_CHECK(args.parse(static_cast<int>(argv.size()), argv.data()), "ropegrad sweep", "--help is no train setting");
+    return train_config(args, true);
+  };
+  reader.is_flag = [](const std::string& name) -> std::optional<bool> {
+    for (const Option& o : training_options(true)) {
+      if (o.name == name) return o.is_flag;
+    }
+    return std::nullopt;
+  };
+  return reader;
+}
+
 // ---- compare -----------------------------------------------------------------------------------
 
 int run_compare(int argc, char** argv) {
@@ -417,6 +440,7 @@ void print_usage() {
       "commands:\n"
       "  train       train one transformer LM on one task (copy, recall, entailment, text)\n"
       "  compare     train standard, W2 and triple-product attention with the same budget\n"
+      "  sweep       train a grid of settings (lr, batch, any train option) with the same budget\n"
       "  generate    sample from a trained checkpoint\n"
       "  gradcheck   float64 gradient check of every op and module\n"
       "  tokenize    train a BPE tokenizer, encode text to ids, decode ids to text\n"
@@ -441,6 +465,7 @@ int main(int argc, char** argv) {
   try {
     if (command == "train") return run_train(argc - 2, argv + 2);
     if (command == "compare") return run_compare(argc - 2, argv + 2);
+    if (command == "sweep") return ropegrad::tasks::run_sweep_command(argc - 2, argv + 2, train_option_reader());
     if (command == "generate") return run_generate(argc - 2, argv + 2);
     if (command == "gradcheck") return run_gradcheck(argc - 2, argv + 2);
     if (command == "tokenize") return ropegrad::tasks::run_tokenize(argc - 2, argv + 2);

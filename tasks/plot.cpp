@@ -33,7 +33,7 @@ std::string xml_escape(const std::string& text) {
 }  // namespace
 
 void write_svg_plot(const std::string& path, const std::vector<Series>& series, const std::string& title,
-                    const std::string& x_label, const std::string& y_label) {
+                    const std::string& x_label, const std::string& y_label, double y_max) {
   double x0 = std::numeric_limits<double>::infinity(), x1 = -x0, y0 = x0, y1 = -x0;
   for (const Series& s : series) {
     for (const auto& [x, y] : s.points) {
@@ -42,14 +42,19 @@ void write_svg_plot(const std::string& path, const std::vector<Series>& series, 
     }
   }
   RG_CHECK(std::isfinite(x0) && std::isfinite(y0), "plot", "nothing to plot in '{}'", path);
+  y1 = std::min(y1, y_max);
   if (x1 == x0) x1 = x0 + 1;
-  if (y1 == y0) y1 = y0 + 1;
+  if (y1 <= y0) y1 = y0 + 1;
   y0 = std::min(y0, 0.0);
-  const double w = 720, h = 440, left = 70, right = 170, top = 40, bottom = 55;
+  size_t longest = 0;  // the legend's widest name, in characters
+  for (const Series& s : series) longest = std::max(longest, s.name.size());
+  const double right = std::max(170.0, 50 + 7 * static_cast<double>(longest)), left = 70, top = 40, bottom = 55;
+  const double w = 550 + right, h = std::max(440.0, top + bottom + 20 * static_cast<double>(series.size()) + 10);
   const double pw = w - left - right, ph = h - top - bottom;
   const auto px = [&](double x) { return left + (x - x0) / (x1 - x0) * pw; };
-  const auto py = [&](double y) { return top + ph - (y - y0) / (y1 - y0) * ph; };
+  const auto py = [&](double y) { return top + ph - (std::min(y, y1) - y0) / (y1 - y0) * ph; };
   static const char* colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"};
+  static const char* dashes[] = {"", " stroke-dasharray=\"6 3\"", " stroke-dasharray=\"2 2\"", " stroke-dasharray=\"8 3 2 3\""};
 
   std::string svg = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" font-family=\"sans-serif\" font-size=\"12\">\n"
@@ -74,15 +79,17 @@ void write_svg_plot(const std::string& path, const std::vector<Series>& series, 
                      top + ph / 2, top + ph / 2, xml_escape(y_label));
   for (size_t i = 0; i < series.size(); ++i) {
     const char* color = colors[i % 6];
+    const char* dash = dashes[(i / 6) % 4];
     std::string points;
     for (const auto& [x, y] : series[i].points) {
       if (std::isfinite(y)) points += fmt::format("{:.1f},{:.1f} ", px(x), py(y));
     }
-    svg += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\" points=\"{}\"/>\n", color, points);
+    svg += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\"{} points=\"{}\"/>\n", color, dash,
+                       points);
     const double ly = top + 16 + 20 * static_cast<double>(i);
-    svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"{3}\" stroke-width=\"3\"/>"
+    svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"{3}\" stroke-width=\"3\"{7}/>"
                        "<text x=\"{4}\" y=\"{5}\">{6}</text>\n",
-                       left + pw + 12, ly, left + pw + 36, color, left + pw + 42, ly + 4, xml_escape(series[i].name));
+                       left + pw + 12, ly, left + pw + 36, color, left + pw + 42, ly + 4, xml_escape(series[i].name), dash);
   }
   svg += "</svg>\n";
   std::ofstream out(path);

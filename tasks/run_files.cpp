@@ -183,6 +183,19 @@ std::vector<std::string> read_metrics_rows(const std::string& path, int64_t firs
   return kept;
 }
 
+double csv_number(const std::string& row, int column) {
+  size_t begin = 0;
+  for (int i = 0; i < column; ++i) {
+    begin = row.find(',', begin);
+    if (begin == std::string::npos) return NAN;
+    ++begin;
+  }
+  const std::string field = row.substr(begin, row.find(',', begin) - begin);
+  char* end = nullptr;
+  const double v = std::strtod(field.c_str(), &end);
+  return !field.empty() && end == field.c_str() + field.size() ? v : NAN;
+}
+
 FileLock::FileLock(const std::string& lock_path, const std::string& op, const std::string& busy,
                    const std::string& hint, bool remove_when_done)
     : path_(lock_path), remove_(remove_when_done) {
@@ -222,6 +235,7 @@ RunLock::RunLock(const std::string& dir)
             "wait for it or choose another --out", /*remove_when_done=*/false) {
   nn::remove_stale_tmp_files(dir + "/config.txt");
   nn::remove_stale_tmp_files(dir + "/metrics.csv");
+  nn::remove_stale_tmp_files(dir + "/time.csv");
   nn::remove_stale_tmp_files(dir + "/summary.json");
 }
 

@@ -5,6 +5,7 @@
 //   config.txt     key=value lines: the model (what `generate` rebuilds) and the
 //                  training settings (what `--resume` must match)
 //   metrics.csv    one row per step; rewritten atomically on resume
+//   time.csv       the training seconds after each step (metrics.csv stays reproducible)
 //   .lock          held (flock) while a run writes the directory
 #pragma once
 
@@ -52,6 +53,10 @@ void write_file_atomically(const std::string& path, const std::string& text);
 // The rows of metrics.csv for steps below `first_step` (the header skipped).
 // A row whose step is not a number is an Error naming the file and the line.
 std::vector<std::string> read_metrics_rows(const std::string& path, int64_t first_step);
+
+// Field `column` (0-based) of a metrics.csv or time.csv row as a number; NaN
+// when the field is empty, absent or not a number.
+double csv_number(const std::string& row, int column);
 
 // An exclusive lock on the file `lock_path` for the lifetime of the object,
 // the holder's pid written in it. A second holder fails at once (op: "<busy>

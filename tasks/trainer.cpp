@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -134,9 +135,9 @@ bool all_finite(const Tensor& t) {
 void check_finite(const nn::TransformerLM& model, int64_t step, bool grads, double lr) {
   for (const auto& [name, p] : model.named_parameters()) {
     const Tensor& t = grads ? p.grad() : p;
-    if (!t.defined()) continue;
-    RG_CHECK(all_finite(t), "train", "{} of '{}' became NaN or infinite at step {} (lr {}); lower --lr or --clip",
-             grads ? "the gradient" : "the weight", name, step, lr);
+    if (!t.defined() || all_finite(t)) continue;
+    throw DivergedError(fmt::format("train: {} of '{}' became NaN or infinite at step {} (lr {}); lower --lr or --clip",
+                                    grads ? "the gradient" : "the weight", name, step, lr));
   }
 }
 
@@ -146,10 +147,82 @@ void check_step(const nn::TransformerLM& model, int64_t step, double lr, double 
   if (std::isfinite(loss) && std::isfinite(grad_norm)) return;
   check_finite(model, step, /*grads=*/false, lr);
   check_finite(model, step, /*grads=*/true, lr);
-  fail("train", "the loss became {} at step {} (lr {}); lower --lr", loss, step, lr);
+  throw DivergedError(fmt::format("train: the loss became {} at step {} (lr {}); lower --lr", loss, step, lr));
 }
 
+// Training seconds of the steps before `first_step`: time.csv's last kept row (0 when none).
+double kept_seconds(const std::string& dir, int64_t first_step) {
+  const std::vector<std::string> rows = read_metrics_rows(dir + "/time.csv", first_step);
+  return rows.empty() ? 0.0 : csv_number(rows.back(), 1);
+}
+
+// metrics.csv (step,loss,lr,grad_norm,eval_loss,eval_metric: reproducible
+// byte for byte) and time.csv (step,seconds: the training time so far, which
+// is not) of a run with --out DIR. On resume the rows before first_step are
+// kept (a run killed after its last checkpoint may have logged steps that
+// are now computed again), each file written whole to a new file that
+// replaces the old one: a kill at any moment leaves either file complete.
+class RunLog {
+ public:
+  RunLog(const std::string& dir, bool resume, int64_t first_step) {
+    if (dir.empty()) return;
+    std::string metrics = "step,loss,lr,grad_norm,eval_loss,eval_metric\n", times = "step,seconds\n";
+    if (resume) {
+      for (const std::string& line : read_metrics_rows(dir + "/metrics.csv", first_step)) {
+        if (line.rfind("1,", 0) == 0) first_loss_ = csv_number(line, 1);
+        metrics += line + "\n";
+      }
+      for (const std::string& line : read_metrics_rows(dir + "/time.csv", first_step)) times += line + "\n";
+      seconds_before_ = kept_seconds(dir, first_step);
+    }
+    metrics_ = open(dir + "/metrics.csv", metrics);
+    time_ = open(dir + "/time.csv", times);
+  }
+  ~RunLog() { close(); }
+  RunLog(const RunLog&) = delete;
+  RunLog& operator=(const RunLog&) = delete;
+
+  double seconds_before() const { return seconds_before_; }
+  double first_loss() const { return first_loss_; }  // step 1's, when kept; else NaN
+
+  void row(const StepRecord& r, const EvalRecord* ev, double seconds) {
+    if (metrics_ == nullptr) return;
+    fmt::print(metrics_, "{},{:.6f},{:.6g},{:.6g},{},{}\n", r.step, r.loss, r.lr, r.grad_norm,
+               ev != nullptr ? fmt::format("{:.6f}", ev->loss) : "", ev != nullptr ? fmt::format("{:.6f}", ev->metric) : "");
+    fmt::print(time_, "{},{:.6f}\n", r.step, seconds);
+  }
+  // Before a checkpoint: the rows it claims reach the disk first.
+  void sync() {
+    for (std::FILE* f : {metrics_, time_}) {
+      if (f == nullptr) continue;
+      std::fflush(f);
+      ::fsync(fileno(f));
+    }
+  }
+  void close() {
+    for (std::FILE** f : {&metrics_, &time_}) {
+      if (*f != nullptr) std::fclose(*f);
+      *f = nullptr;
+    }
+  }
+
+ private:
+  static std::FILE* open(const std::string& path, const std::string& kept) {
+    write_file_atomically(path, kept);
+    std::FILE* f = std::fopen(path.c_str(), "a");
+    RG_CHECK(f != nullptr, "train", "cannot write '{}'", path);
+    return f;
+  }
+  std::FILE* metrics_ = nullptr;
+  std::FILE* time_ = nullptr;
+  double seconds_before_ = 0, first_loss_ = NAN;
+};
+
 }  // namespace
+
+bool loss_diverged(double loss, double first_loss, double factor) {
+  return !std::isfinite(loss) || (std::isfinite(first_loss) && loss > factor * first_loss);
+}
 
 StepRecord train_step(nn::TransformerLM& model, nn::AdamW& opt, const Batch& b, int64_t step, const TrainConfig& c) {
   // BEGIN EXERCISE ex18-train-step
@@ -174,7 +247,7 @@ void check_finite_weights(const nn::Module& model, const std::string& what, cons
   }
 }
 
-TrainResult train(const TrainConfig& c, std::FILE* progress) {
+void check_train_config(const TrainConfig& c) {
   RG_CHECK(c.steps > 0 && c.batch_size > 0, "train", "steps and batch_size must be positive, got {} and {}", c.steps,
            c.batch_size);
   RG_CHECK(c.eval_every > 0 && c.eval_batches > 0, "train", "eval_every and eval_batches must be positive");
@@ -186,6 +259,14 @@ TrainResult train(const TrainConfig& c, std::FILE* progress) {
   RG_CHECK(std::isfinite(c.clip) && c.clip >= 0, "train", "clip must be a finite number >= 0 (0: off), got {}", c.clip);
   RG_CHECK(c.checkpoint_every >= 0 && c.stop_after >= 0, "train",
            "checkpoint_every ({}) and stop_after ({}) must be >= 0", c.checkpoint_every, c.stop_after);
+  RG_CHECK(std::isfinite(c.time_budget) && c.time_budget >= 0 && std::isfinite(c.divergence_factor) &&
+               c.divergence_factor >= 0,
+           "train", "time_budget ({}) and divergence_factor ({}) must be finite and >= 0 (0: off)", c.time_budget,
+           c.divergence_factor);
+}
+
+TrainResult train(const TrainConfig& c, std::FILE* progress) {
+  check_train_config(c);
   const std::unique_ptr<Task> task = make_task(c.task, c.task_options);
   nn::TransformerConfig mc = c.model;
   mc.vocab_size = task->vocab_size();
@@ -230,34 +311,22 @@ TrainResult train(const TrainConfig& c, std::FILE* progress) {
     // rate's: say so before the first step would blame --lr.
     check_finite_weights(model, checkpoint, "train");
     opt.load_state_dict(opt_state);
-    if (first_step > c.steps) {  // nothing left to run: say so, and leave the run's files as they are
-      result.already_finished_at = first_step - 1;
+    // Nothing left to run (every step, or the time budget, spent): say so,
+    // and leave the run's files as they are.
+    if (first_step > c.steps || (c.time_budget > 0 && kept_seconds(c.out_dir, first_step) >= c.time_budget)) {
+      result.already_finished_at = result.last_step = first_step - 1;
       return result;
     }
   }
-  std::FILE* csv = nullptr;
-  int csv_fd = -1;
-  if (!c.out_dir.empty()) {
-    write_file_atomically(c.out_dir + "/config.txt", config_text);
-    const std::string csv_path = c.out_dir + "/metrics.csv";
-    // On resume keep the rows up to the checkpoint (a run killed after its
-    // last checkpoint may have logged steps that are now computed again),
-    // written whole to a new file that replaces the old one: a kill at any
-    // moment leaves either file complete.
-    std::string kept = "step,loss,lr,grad_norm,eval_loss,eval_metric\n";
-    if (c.resume) {
-      for (const std::string& line : read_metrics_rows(csv_path, first_step)) kept += line + "\n";
-    }
-    write_file_atomically(csv_path, kept);
-    csv = std::fopen(csv_path.c_str(), "a");
-    RG_CHECK(csv != nullptr, "train", "cannot write '{}'", csv_path);
-    csv_fd = fileno(csv);
-  }
+  result.last_step = first_step - 1;
+  RunLog log(c.out_dir, c.resume, first_step);
+  if (!c.out_dir.empty()) write_file_atomically(c.out_dir + "/config.txt", config_text);
 
   const bool live = !c.quiet && progress != nullptr && isatty(fileno(progress));
   const int64_t last_step = c.stop_after > 0 ? std::min(c.stop_after, c.steps) : c.steps;
   const int64_t tokens_per_step = c.batch_size * task->seq_len();
   double train_seconds = 0;
+  double first_loss = log.first_loss();  // the reference of divergence
   const auto start = std::chrono::steady_clock::now();
   for (int64_t step = first_step; step <= last_step; ++step) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -266,23 +335,44 @@ TrainResult train(const TrainConfig& c, std::FILE* progress) {
     // Dropout draws from the default generator: seed it from (seed, step) too,
     // so a resumed run repeats the same masks.
     manual_seed(mix(c.seed ^ 0xD20D0D0Dull, static_cast<uint64_t>(step)));
-    const StepRecord record = train_step(model, opt, b, step, c);
-    const double loss_value = record.loss, grad_norm = record.grad_norm;
-    check_finite(model, step, /*grads=*/false, opt.lr());  // the update itself overflowed
+    StepRecord record{};
+    try {
+      record = train_step(model, opt, b, step, c);
+      check_finite(model, step, /*grads=*/false, opt.lr());  // the update itself overflowed
+    } catch (const DivergedError& e) {
+      if (c.divergence_factor <= 0) throw;
+      result.diverged_at = step;  // the step did not complete: no row, no checkpoint
+      result.diverged_because = e.what();
+      break;
+    }
+    const double loss_value = record.loss;
     train_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     result.steps.push_back(record);
+    result.last_step = step;
+    // Step 1's loss as metrics.csv records it: a resumed run compares with the same number.
+    if (step == 1) first_loss = csv_number(fmt::format("{:.6f}", loss_value), 0);
+    const double seconds = log.seconds_before() + train_seconds;
+    const bool out_of_time = c.time_budget > 0 && seconds >= c.time_budget;
+    const double factor = c.divergence_factor;
+    if (factor > 0 && loss_diverged(loss_value, first_loss, factor)) {
+      result.diverged_at = step;
+      result.diverged_because = fmt::format("the training loss {:.4g} at step {} is above {} times step 1's {:.4g}",
+                                            loss_value, step, factor, first_loss);
+    }
 
-    const bool eval_now = step % c.eval_every == 0 || step == c.steps;
+    const bool eval_now = step % c.eval_every == 0 || step == c.steps || out_of_time || result.diverged_at > 0;
     EvalRecord ev{step, NAN, NAN};
     if (eval_now) {
       ev = evaluate(model, *task, c.eval_batches, c.batch_size, c.seed);
       ev.step = step;
       result.evals.push_back(ev);
+      if (factor > 0 && result.diverged_at == 0 && loss_diverged(ev.loss, first_loss, factor)) {
+        result.diverged_at = step;
+        result.diverged_because = fmt::format("the evaluation loss {:.4g} at step {} is above {} times step 1's {:.4g}",
+                                              ev.loss, step, factor, first_loss);
+      }
     }
-    if (csv != nullptr) {
-      fmt::print(csv, "{},{:.6f},{:.6g},{:.6g},{},{}\n", step, loss_value, opt.lr(), grad_norm,
-                 eval_now ? fmt::format("{:.6f}", ev.loss) : "", eval_now ? fmt::format("{:.6f}", ev.metric) : "");
-    }
+    log.row(record, eval_now ? &ev : nullptr, seconds);
     const double done = static_cast<double>(step - first_step + 1);
     const double tok_s = static_cast<double>(tokens_per_step) * done / std::max(train_seconds, 1e-9);
     const double eta = train_seconds / done * static_cast<double>(last_step - step);
@@ -297,19 +387,20 @@ TrainResult train(const TrainConfig& c, std::FILE* progress) {
                  task->name(), result.attention, step, c.steps, loss_value, ev.loss, task->metric_name(), ev.metric,
                  tok_s);
     }
-    if (!checkpoint.empty() && ((c.checkpoint_every > 0 && step % c.checkpoint_every == 0) || step == last_step)) {
+    if (c.on_step) c.on_step(record, eval_now ? &ev : nullptr, seconds);
+    if (result.diverged_at > 0) break;  // no checkpoint: there is nothing to continue
+    if (!checkpoint.empty() &&
+        ((c.checkpoint_every > 0 && step % c.checkpoint_every == 0) || step == last_step || out_of_time)) {
       // The rows up to this step reach the disk before the checkpoint that
       // claims them: a kill between the two leaves rows past the checkpoint
       // (dropped on resume), never a checkpoint past its rows.
-      if (csv != nullptr) {
-        std::fflush(csv);
-        ::fsync(csv_fd);
-      }
+      log.sync();
       nn::save_checkpoint(checkpoint, model, opt.state_dict(), step);
     }
+    if (out_of_time) break;
   }
   if (live) std::fputs("\n", progress);
-  if (csv != nullptr) std::fclose(csv);
+  log.close();
 
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const auto ran = static_cast<double>(result.steps.size());
@@ -325,7 +416,8 @@ TrainResult train(const TrainConfig& c, std::FILE* progress) {
         "{{\n  \"task\": \"{}\",\n  \"attention\": \"{}\",\n  \"parameters\": {},\n  \"steps\": {},\n  \"final_eval_step\": {},\n"
         "  \"final_eval_loss\": {:.6f},\n  \"metric\": \"{}\",\n  \"final_metric\": {:.6f},\n"
         "  \"peak_bytes\": {},\n  \"tokens_per_second\": {:.1f},\n  \"seconds_per_step\": {:.6f},\n  \"seed\": {}\n}}\n",
-        result.task, result.attention, result.parameters, last_step, result.evals.empty() ? 0 : result.evals.back().step,
+        result.task, result.attention, result.parameters, result.last_step,
+        result.evals.empty() ? 0 : result.evals.back().step,
         result.final_loss, result.metric_name,
         result.final_metric, result.peak_bytes, result.tokens_per_second, result.seconds_per_step, c.seed));
   }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,15 @@
 #include "tasks/synthetic.h"
 
 namespace ropegrad::tasks {
+
+struct StepRecord {
+  int64_t step;
+  double loss, lr, grad_norm;
+};
+struct EvalRecord {
+  int64_t step;
+  double loss, metric;
+};
 
 struct TrainConfig {
   std::string task = "copy";
@@ -32,21 +42,22 @@ struct TrainConfig {
   int64_t eval_every = 50;
   int64_t eval_batches = 4;
   uint64_t seed = 0;
-  std::string out_dir;           // when set: metrics.csv, summary.json, config.txt, checkpoint.safetensors
+  std::string out_dir;           // when set: metrics.csv, time.csv, summary.json, config.txt, checkpoint.safetensors
   int64_t checkpoint_every = 0;  // 0: only at the end (when out_dir is set)
   bool resume = false;           // continue from out_dir/checkpoint.safetensors
   bool allow_changed_data = false;  // --resume on data whose size or checksum changed (said, not silent)
   int64_t stop_after = 0;        // > 0: stop after this step (as if interrupted)
   bool quiet = false;            // no progress line
-};
-
-struct StepRecord {
-  int64_t step;
-  double loss, lr, grad_norm;
-};
-struct EvalRecord {
-  int64_t step;
-  double loss, metric;
+  // > 0: the run ends after the step at which its training time (the steps'
+  // own seconds, across resumes: DIR/time.csv) reaches this many seconds;
+  // that step is evaluated and checkpointed like the last one.
+  double time_budget = 0;
+  // > 0: a run that diverges (see loss_diverged) stops there and says so in
+  // TrainResult::diverged_at instead of failing with an Error.
+  double divergence_factor = 0;
+  // Called after each step: the step, its evaluation (null when there was
+  // none) and the training seconds so far. `ropegrad sweep` shows progress with it.
+  std::function<void(const StepRecord&, const EvalRecord*, double)> on_step;
 };
 
 struct TrainResult {
@@ -58,10 +69,31 @@ struct TrainResult {
   int64_t peak_bytes = 0;                   // most tensor memory held at once (model, optimizer, activations)
   double tokens_per_second = 0, seconds_per_step = 0, seconds = 0;
   int64_t already_finished_at = 0;  // > 0: --resume found the run finished at this step; nothing ran
+  int64_t last_step = 0;            // the last step this call completed
+  int64_t diverged_at = 0;          // > 0: the run diverged at this step and stopped (divergence_factor > 0)
+  std::string diverged_because;     // why, in words
   std::string notices;              // what --resume said (continuing on changed data), also printed
 };
 
 TrainResult train(const TrainConfig& config, std::FILE* progress = stderr);
+
+// The settings `train` refuses before it builds anything (steps, batch, warmup
+// beyond steps, lr, clip, ...): an Error naming the setting and its value.
+void check_train_config(const TrainConfig& config);
+
+// Divergence, with TrainConfig::divergence_factor F > 0: a run has diverged
+// at step t when step t's loss or gradient is not finite (the step raises a
+// DivergedError), or when its training loss, or its evaluation loss at an
+// evaluation step, is not finite or exceeds F times the training loss of
+// step 1 (the untrained model's, near ln V: F = 2 is twice as bad as that).
+bool loss_diverged(double loss, double first_loss, double factor);
+
+// What check_step and the weight check raise: a loss, gradient or weight
+// that is not finite. An Error like any other unless divergence_factor > 0.
+class DivergedError : public Error {
+ public:
+  using Error::Error;
+};
 
 // One optimisation step of `model` on batch b at step `step` (1-based): the
 // cosine schedule's learning rate, zero_grad, forward, cross-entropy (targets

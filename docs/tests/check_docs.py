@@ -15,7 +15,7 @@ Checks, each failure naming the file, the block and the first differing line:
   blanks what the regular expression RE matches on both sides first (timings).
   A table takes only the "|" lines of the output; a figure
   `![...](figures/X.svg)` right after the block of a run with `--out DIR` must
-  equal DIR/loss_curves.svg; `<!-- figure: COMMAND -->` right before an image
+  equal DIR/loss_curves.svg (a sweep's: DIR/loss_vs_step.svg); `<!-- figure: COMMAND -->` right before an image
   means COMMAND draws it into {out}, byte for byte. A block line that is exactly `...` stands for any number of program lines.
   `<!-- regen: COMMAND -->` marks a block produced by a long run: it is checked
   only by `--regen all` (scripts/dev.sh docs-regen), which rewrites it;
@@ -98,7 +98,7 @@ def chapters():
 # identically: the same command prints the same numbers on every such machine.
 BOOK_ENV = {"OPENBLAS_CORETYPE": "Haswell", "OPENBLAS_NUM_THREADS": "1", "ROPEGRAD_NUM_THREADS": "1"}
 # Blocks whose numbers come from float32 training (the others are exact or float64).
-TRAINING_RUN = re.compile(r"ropegrad (compare|train)|eval_table\.py|generate_example\.sh")
+TRAINING_RUN = re.compile(r"ropegrad (compare|train|sweep)|eval_table\.py|generate_example\.sh")
 
 
 def book_kernel_runs_here():
@@ -259,7 +259,8 @@ def output_blocks(path, build, regen, errors):
         run_dir = re.search(r"--out (\S+)", cmd)
         curves = None
         if figure and run_dir:
-            curves = pathlib.Path(run_dir.group(1).replace("./build/", f"{build}/")) / "loss_curves.svg"
+            plot = "loss_vs_step.svg" if "ropegrad sweep" in cmd else "loss_curves.svg"
+            curves = pathlib.Path(run_dir.group(1).replace("./build/", f"{build}/")) / plot
             if not curves.is_absolute():
                 curves = ROOT / curves
         w, g = want, got

@@ -1,0 +1,160 @@
+// The sweep's results: each point's outcome.txt, its row of the table (read
+// back from the run's own metrics.csv), results.md / results.csv and the plots.
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <sstream>
+
+#include "tasks/plot.h"
+#include "tasks/run_files.h"
+#include "tasks/sweep.h"
+
+namespace ropegrad::tasks {
+
+namespace {
+
+std::string outcome_path(const SweepPoint& p) { return p.dir + "/outcome.txt"; }
+
+// outcome.txt's key=value lines; an unknown or missing key is an Error naming the file.
+std::map<std::string, std::string> read_outcome(const std::string& path) {
+  std::ifstream in(path);
+  RG_CHECK(in.good(), "sweep", "cannot read '{}'", path);
+  std::map<std::string, std::string> kv;
+  for (std::string line; std::getline(in, line);) {
+    const size_t eq = line.find('=');
+    RG_CHECK(eq != std::string::npos, "sweep", "{}: expected key=value, got '{}'", path, line.substr(0, 80));
+    kv[line.substr(0, eq)] = line.substr(eq + 1);
+  }
+  for (const char* key : {"steps", "diverged_at", "diverged_because", "metric"})
+    RG_CHECK(kv.count(key) > 0, "sweep", "{}: no '{}' entry (delete the file to run the point again)", path, key);
+  return kv;
+}
+
+int64_t outcome_int(const std::map<std::string, std::string>& kv, const std::string& key, const std::string& path) {
+  const double v = csv_number(kv.at(key), 0);
+  RG_CHECK(std::isfinite(v) && v >= 0 && v == std::floor(v), "sweep", "{}: {} '{}' is not a step number", path, key,
+           kv.at(key));
+  return static_cast<int64_t>(v);
+}
+
+std::string number_or_dash(double v) { return std::isnan(v) ? "-" : fmt::format("{:.4f}", v); }
+
+// The header of the metric column: the task's metric when every point has the same one.
+std::string metric_header(const std::vector<SweepRow>& rows) {
+  for (const SweepRow& r : rows) {
+    if (r.metric_name != rows.front().metric_name) return "metric";
+  }
+  return rows.empty() ? "metric" : rows.front().metric_name;
+}
+
+// (step, loss) and (seconds, loss) of every step a run logged.
+struct Curve {
+  std::vector<std::pair<double, double>> by_step, by_time;
+};
+
+Curve read_curve(const SweepPoint& p) {
+  std::map<int64_t, double> seconds;
+  for (const std::string& row : read_metrics_rows(p.dir + "/time.csv", std::numeric_limits<int64_t>::max()))
+    seconds[static_cast<int64_t>(csv_number(row, 0))] = csv_number(row, 1);
+  Curve c;
+  for (const std::string& row : read_metrics_rows(p.dir + "/metrics.csv", std::numeric_limits<int64_t>::max())) {
+    const double step = csv_number(row, 0), loss = csv_number(row, 1);
+    c.by_step.emplace_back(step, loss);
+    auto it = seconds.find(static_cast<int64_t>(step));
+    if (it != seconds.end()) c.by_time.emplace_back(it->second, loss);
+  }
+  return c;
+}
+
+}  // namespace
+
+bool has_outcome(const SweepPoint& point) { return std::filesystem::is_regular_file(outcome_path(point)); }
+
+void write_outcome(const SweepPoint& point, const TrainResult& result, int64_t steps) {
+  std::string because = result.diverged_because;
+  for (char& ch : because) ch = ch == '\n' ? ' ' : ch;
+  write_file_atomically(outcome_path(point), fmt::format("steps={}\ndiverged_at={}\ndiverged_because={}\nmetric={}\n", steps,
+                                                         result.diverged_at, because, result.metric_name));
+}
+
+SweepRow read_sweep_row(const SweepPoint& point) {
+  const std::string path = outcome_path(point);
+  const std::map<std::string, std::string> kv = read_outcome(path);
+  SweepRow r;
+  r.point = point;
+  r.steps = outcome_int(kv, "steps", path);
+  r.diverged_at = outcome_int(kv, "diverged_at", path);
+  r.diverged_because = kv.at("diverged_because");
+  r.metric_name = kv.at("metric");
+  // The evaluations, from the run's own metrics.csv.
+  for (const std::string& row : read_metrics_rows(point.dir + "/metrics.csv", std::numeric_limits<int64_t>::max())) {
+    const double eval_loss = csv_number(row, 4);
+    if (std::isnan(eval_loss)) continue;  // no evaluation at this step
+    const auto step = static_cast<int64_t>(csv_number(row, 0));
+    r.final_loss = eval_loss;
+    r.final_metric = csv_number(row, 5);
+    if (std::isnan(r.best_loss) || eval_loss < r.best_loss) r.best_loss = eval_loss, r.best_step = step;
+  }
+  return r;
+}
+
+std::string results_markdown(const SweepConfig& sweep, const std::vector<SweepRow>& rows) {
+  std::string head = "| # |", rule = "|---:|";
+  for (const GridAxis& axis : sweep.grid) head += fmt::format(" {} |", axis.name), rule += "---|";
+  head += fmt::format(" steps | final val loss | best val loss (step) | final {} | diverged |\n", metric_header(rows));
+  rule += "---:|---:|---:|---:|---|\n";
+  std::string table = head + rule;
+  for (const SweepRow& r : rows) {
+    table += fmt::format("| {} |", r.point.index);
+    for (const std::string& v : r.point.values) table += fmt::format(" {} |", v);
+    table += fmt::format(" {} | {} | {} | {} | {} |\n", r.steps, number_or_dash(r.final_loss),
+                         r.best_step > 0 ? fmt::format("{:.4f} ({})", r.best_loss, r.best_step) : "-",
+                         number_or_dash(r.final_metric),
+                         r.diverged_at > 0 ? fmt::format("yes, step {}", r.diverged_at) : "no");
+  }
+  return table;
+}
+
+std::string results_csv(const SweepConfig& sweep, const std::vector<SweepRow>& rows) {
+  // A field with a comma or a quote is quoted (a grid value holds neither, a path may).
+  const auto field = [](const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+    return q + "\"";
+  };
+  const auto number = [](double v) { return std::isnan(v) ? std::string() : fmt::format("{:.6f}", v); };
+  std::string csv = "point";
+  for (const GridAxis& axis : sweep.grid) csv += fmt::format(",{}", field(axis.name));
+  csv += ",steps,final_val_loss,best_val_loss,best_step,final_metric,diverged,diverged_at,dir\n";
+  for (const SweepRow& r : rows) {
+    csv += std::to_string(r.point.index);
+    for (const std::string& v : r.point.values) csv += fmt::format(",{}", field(v));
+    csv += fmt::format(",{},{},{},{},{},{},{},{}\n", r.steps, number(r.final_loss), number(r.best_loss), r.best_step,
+                       number(r.final_metric), r.diverged_at > 0 ? "yes" : "no", r.diverged_at,
+                       field(std::filesystem::path(r.point.dir).filename().string()));
+  }
+  return csv;
+}
+
+void write_sweep_results(const SweepConfig& sweep, const std::vector<SweepRow>& rows) {
+  write_file_atomically(sweep.out_dir + "/results.md", results_markdown(sweep, rows));
+  write_file_atomically(sweep.out_dir + "/results.csv", results_csv(sweep, rows));
+  std::vector<Series> by_step, by_time;
+  double first_loss = 0;  // the largest step-1 loss: the y axis ends at factor times it
+  for (const SweepRow& r : rows) {
+    Curve c = read_curve(r.point);
+    if (c.by_step.empty()) continue;  // diverged at its first step
+    if (c.by_step.front().first == 1) first_loss = std::max(first_loss, c.by_step.front().second);
+    by_step.push_back({r.point.label, std::move(c.by_step)});
+    by_time.push_back({r.point.label, std::move(c.by_time)});
+  }
+  if (by_step.empty()) return;
+  const double y_max = first_loss > 0 ? sweep.divergence_factor * first_loss : INFINITY;
+  write_svg_plot(sweep.out_dir + "/loss_vs_step.svg", by_step, "sweep: training loss", "step", "loss", y_max);
+  write_svg_plot(sweep.out_dir + "/loss_vs_time.svg", by_time, "sweep: training loss", "training seconds", "loss", y_max);
+}
+
+}  // namespace ropegrad::tasks

@@ -177,8 +177,7 @@ ModuleCase make_module(const std::string& name, int64_t D, int64_t H, int64_t T,
   }
   c.input = rg::randn({B, T, D}, rg::DType::Float32, &gen).requires_grad_();
   c.shape = fmt::format("x ({}, {}, {})", B, T, D);
-  nn::AttentionCall causal;
-  causal.causal = true;
+  nn::AttentionCall causal = nn::AttentionCall::causal();
   if (name == "linear") {
     auto m = std::make_shared<nn::Linear>(D, D, &gen);
     c.params = m->parameters();

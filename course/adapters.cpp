@@ -53,8 +53,7 @@ Tensor causal_self_attention(nn::MultiHeadAttention& mha, const Tensor& x, const
   const Shape shape = x.shape();
   const int64_t t = x.size(-2), d = x.size(-1);
   const Tensor x3 = reshape(x, {-1, t, d});  // (N, T, D)
-  nn::AttentionCall call;
-  call.causal = true;
+  nn::AttentionCall call = nn::AttentionCall::causal();
   if (positions.defined() && positions.dim() > 1 && x.dim() > 3) {
     // (..., T) positions for (..., T, D) inputs: broadcast, then flatten like x.
     Shape lead(shape.begin(), shape.end() - 1);
@@ -145,8 +144,7 @@ Tensor run_transformer_block(int64_t d_model, int64_t num_heads, int64_t d_ff, i
   const int64_t head_dim = nn::attention_head_dim(d_model, num_heads, nullptr, "run_transformer_block");
   nn::TransformerBlock block(c, make_rope(head_dim, theta, max_seq_len, dtype), nullptr, dtype);
   load(block, weights, "", "run_transformer_block");
-  nn::AttentionCall call;
-  call.causal = true;
+  nn::AttentionCall call = nn::AttentionCall::causal();
   return block.forward(in_features, call);
 }
 

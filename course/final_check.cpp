@@ -191,8 +191,7 @@ void trace_backward(nn::TransformerLM& lm, const Tensor& inputs, const Tensor& t
   std::vector<Tensor> saved;
   for (const Tensor& p : params) saved.push_back(p.grad().defined() ? kernels::clone(p.grad()) : Tensor());
   const auto leaf = [](const Tensor& t) { return t.detach().requires_grad_(true); };
-  nn::AttentionCall call;
-  call.causal = true;
+  nn::AttentionCall call = nn::AttentionCall::causal();
   const size_t layers = lm.layers->size();
   std::vector<Tensor> block_in;  // the input of each block, and ln_final's
   {
@@ -318,8 +317,7 @@ int main(int argc, char** argv) try {
       for (size_t i = 0; i < lm.layers->size(); ++i) {
         const nn::TransformerBlock& block = (*lm.layers)[i];
         const std::string at = fmt::format("layers.{}", i);
-        nn::AttentionCall call;
-        call.causal = true;
+        nn::AttentionCall call = nn::AttentionCall::causal();
         const Tensor a = block.ln1->forward(h);
         trace.push_back(fingerprint(step, "fwd", at + ".ln1", a));
         const Tensor att = block.attn->forward(a, call);

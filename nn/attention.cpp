@@ -71,7 +71,7 @@ Tensor MultiHeadAttention::forward(const Tensor& x, const AttentionCall& call) {
   }
   AttentionOptions options;
   options.mask = call.mask;
-  options.causal = call.causal;
+  options.causal = call.is_causal;
   options.causal_offset = past;  // query i sits at position past + i
   options.dropout_p = dropout_p;
   options.training = is_training();
@@ -99,7 +99,7 @@ Tensor MultiHeadAttention::forward(const Tensor& query, const Tensor& key, const
   }
   AttentionOptions options;
   options.mask = call.mask;
-  options.causal = call.causal;
+  options.causal = call.is_causal;
   options.dropout_p = dropout_p;
   options.training = is_training();
   return output_proj->forward(merge_heads(scaled_dot_product_attention(q, k, v, options, call.weights)));

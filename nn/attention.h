@@ -16,20 +16,31 @@ struct KVCache {
   void reset() { k = v = Tensor(); }
 };
 
-// Per-call options of an attention forward.
+// Per-call options of an attention forward. There is no default call: each
+// says whether it is causal, by the constructor it is made with, so a layer
+// used without a mask is never bidirectional by surprise:
+//   AttentionCall::causal()         query i attends keys at positions <= its own (a language model)
+//   AttentionCall::bidirectional()  every query attends every key (an encoder, cross-attention)
+// A mask, positions, a cache and a weights sink are then set on the call.
 struct AttentionCall {
+  static AttentionCall causal() { return AttentionCall(true); }
+  static AttentionCall bidirectional() { return AttentionCall(false); }
+
+  bool is_causal;       // as chosen above (torch's is_causal)
   Tensor mask;          // bool (true = may attend) or additive float, broadcastable to (B, H, Nq, Nk)
-  bool causal = false;  // query i may attend keys at positions <= its own
   Tensor positions;     // RoPE positions of the queries/keys, (T), (B, T) or (1, T); default 0..T-1 (after the cache)
   KVCache* cache = nullptr;  // self-attention only: append this call's k, v and attend to all
   Tensor* weights = nullptr;  // receives the attention weights (B, H, Nq, Nk)
+
+ private:
+  explicit AttentionCall(bool causal_) : is_causal(causal_) {}
 };
 
 // What a transformer block needs of its attention: x (B, T, D) -> (B, T, D).
 // The three variants (standard, W2, triple product) implement it.
 class AttentionLayer : public Module {
  public:
-  virtual Tensor forward(const Tensor& x, const AttentionCall& call = {}) = 0;
+  virtual Tensor forward(const Tensor& x, const AttentionCall& call) = 0;
 };
 
 // The head size d_model / num_heads, after checking it divides evenly and
@@ -50,10 +61,10 @@ class MultiHeadAttention : public AttentionLayer {
   std::string type_name() const override { return "MultiHeadAttention"; }
 
   // Self-attention: x (B, T, D) -> (B, T, D).
-  Tensor forward(const Tensor& x, const AttentionCall& call = {}) override;
+  Tensor forward(const Tensor& x, const AttentionCall& call) override;
   // Cross-attention: query (B, Nq, D), key and value (B, Nk, D) -> (B, Nq, D);
   // RoPE positions 0..Nq-1 for queries and 0..Nk-1 for keys.
-  Tensor forward(const Tensor& query, const Tensor& key, const Tensor& value, const AttentionCall& call = {});
+  Tensor forward(const Tensor& query, const Tensor& key, const Tensor& value, const AttentionCall& call);
 
   int64_t d_model, num_heads, head_dim;
   double dropout_p;

@@ -45,4 +45,14 @@ Tensor SwiGLU::forward(const Tensor& x) const {
   return w2->forward(silu_mul(w1->forward(x), w3->forward(x)));  // (..., D) -> (..., d_ff) -> (..., D)
 }
 
+SiLUFeedForward::SiLUFeedForward(int64_t dim, int64_t d_ff, Generator* gen, DType dtype) {
+  if (d_ff <= 0) d_ff = default_d_ff(dim);
+  w1 = register_module("w1", std::make_shared<Linear>(dim, d_ff, gen, dtype));
+  w2 = register_module("w2", std::make_shared<Linear>(d_ff, dim, gen, dtype));
+}
+
+Tensor SiLUFeedForward::forward(const Tensor& x) const {
+  return w2->forward(silu(w1->forward(x)));  // (..., D) -> (..., d_ff) -> (..., D)
+}
+
 }  // namespace ropegrad::nn

@@ -1,5 +1,6 @@
 // The feed-forward building blocks of CS336 assignment 1 (docs/appendix-a-formulas.md, building blocks):
-// Linear, Embedding, RMSNorm, SwiGLU.
+// Linear, Embedding, RMSNorm, SwiGLU, and the plain SiLU feed-forward of the
+// assignment's ablation (docs/17-language-model-and-decoding.md).
 #pragma once
 
 #include "nn/functional.h"
@@ -39,15 +40,34 @@ class RMSNorm : public Module {
   double eps;
 };
 
+// What a transformer block needs of its feed-forward: x (..., D) -> (..., D).
+class FeedForward : public Module {
+ public:
+  virtual Tensor forward(const Tensor& x) const = 0;
+};
+
 // FFN(x) = W2 (SiLU(W1 x) * W3 x); W1, W3: (d_ff, D), W2: (D, d_ff).
-class SwiGLU : public Module {
+class SwiGLU : public FeedForward {
  public:
   // d_ff <= 0 picks the default: 8/3 D rounded up to a multiple of 64.
   SwiGLU(int64_t dim, int64_t d_ff = 0, Generator* gen = nullptr, DType dtype = kDefaultFloat);
   std::string type_name() const override { return "SwiGLU"; }
-  Tensor forward(const Tensor& x) const;
+  Tensor forward(const Tensor& x) const override;
   static int64_t default_d_ff(int64_t dim);
   std::shared_ptr<Linear> w1, w2, w3;
+};
+
+// FFN(x) = W2 SiLU(W1 x), no gate; W1: (d_ff, D), W2: (D, d_ff). Two matrices
+// where SwiGLU has three, so its default d_ff = 4 D gives 8 D^2 parameters,
+// SwiGLU's 3 D (8/3 D) (before SwiGLU's rounding up to a multiple of 64).
+class SiLUFeedForward : public FeedForward {
+ public:
+  // d_ff <= 0 picks the default 4 D.
+  SiLUFeedForward(int64_t dim, int64_t d_ff = 0, Generator* gen = nullptr, DType dtype = kDefaultFloat);
+  std::string type_name() const override { return "SiLUFeedForward"; }
+  Tensor forward(const Tensor& x) const override;
+  static int64_t default_d_ff(int64_t dim) { return 4 * dim; }
+  std::shared_ptr<Linear> w1, w2;
 };
 
 }  // namespace ropegrad::nn

@@ -1,6 +1,7 @@
 #include "nn/module_catalog.h"
 
 #include "nn/transformer.h"
+#include "tensor/kernels.h"
 
 namespace ropegrad::nn {
 
@@ -63,6 +64,9 @@ std::vector<ModuleCase> build() {
   c.push_back(module_case<SwiGLU>("swiglu", "[2, 3, 8], d_ff 16", {{2, 3, 8}},
                                   [](Generator& g) { return std::make_shared<SwiGLU>(8, 16, &g, F64); },
                                   [](SwiGLU& m, V x) { return m.forward(x[0]); }));
+  c.push_back(module_case<SiLUFeedForward>("silu_ffn", "[2, 3, 8], d_ff 16", {{2, 3, 8}},
+                                           [](Generator& g) { return std::make_shared<SiLUFeedForward>(8, 16, &g, F64); },
+                                           [](SiLUFeedForward& m, V x) { return m.forward(x[0]); }));
   const std::vector<std::pair<const char*, RopeScaling>> scalings = {
       {"none", RopeScaling::None}, {"position interpolation", RopeScaling::PositionInterpolation},
       {"NTK", RopeScaling::NTK},   {"YaRN", RopeScaling::YaRN},
@@ -108,14 +112,12 @@ std::vector<ModuleCase> build() {
       "multihead_attention", "self, causal, RoPE: [2, 5, 8], H 2", {{2, 5, 8}},
       [](Generator& g) { return std::make_shared<MultiHeadAttention>(8, 2, make_rope(4, RopePairing::Interleaved, RopeScaling::None), &g, F64); },
       [](MultiHeadAttention& m, V x) {
-        AttentionCall call;
-        call.causal = true;
-        return m.forward(x[0], call);
+        return m.forward(x[0], AttentionCall::causal());
       }));
   c.push_back(module_case<MultiHeadAttention>(
       "multihead_attention", "cross, RoPE: [2, 3, 8] to [2, 5, 8]", {{2, 3, 8}, {2, 5, 8}},
       [](Generator& g) { return std::make_shared<MultiHeadAttention>(8, 2, make_rope(4, RopePairing::Interleaved, RopeScaling::None), &g, F64); },
-      [](MultiHeadAttention& m, V x) { return m.forward(x[0], x[1], x[1]); }));
+      [](MultiHeadAttention& m, V x) { return m.forward(x[0], x[1], x[1], AttentionCall::bidirectional()); }));
   for (const auto sigma : {SigmaMode::Scalar, SigmaMode::Vector}) {
     c.push_back(module_case<W2Attention>(
         "w2_attention", fmt::format("causal, RoPE, {} sigma: [2, 5, 8], H 2", sigma == SigmaMode::Scalar ? "scalar" : "vector"),
@@ -124,8 +126,7 @@ std::vector<ModuleCase> build() {
           return std::make_shared<W2Attention>(8, 2, make_rope(4, RopePairing::Interleaved, RopeScaling::None), sigma, &g, F64);
         },
         [](W2Attention& m, V x) {
-          AttentionCall call;
-          call.causal = true;
+          AttentionCall call = AttentionCall::causal();
           return m.forward(x[0], call);
         }));
   }
@@ -133,10 +134,36 @@ std::vector<ModuleCase> build() {
       "triple_attention", "causal, RoPE: [2, 5, 8], H 2", {{2, 5, 8}},
       [](Generator& g) { return std::make_shared<TripleAttention>(8, 2, make_rope(4, RopePairing::Interleaved, RopeScaling::None), &g, F64); },
       [](TripleAttention& m, V x) {
-        AttentionCall call;
-        call.causal = true;
-        return m.forward(x[0], call);
+        return m.forward(x[0], AttentionCall::causal());
       }));
+  // One block per norm placement, and NoPE with the SiLU feed-forward; the
+  // RMSNorm gains set away from 1, so a norm's gain gradient is exercised.
+  const auto block = [](NormPlacement norm, PositionEncoding position, FeedForwardKind ffn) {
+    return [norm, position, ffn](Generator& g) {
+      TransformerConfig tc;
+      tc.d_model = 8, tc.num_heads = 2, tc.d_ff = 16, tc.norm = norm, tc.position = position, tc.ffn = ffn;
+      auto rope = position == PositionEncoding::Rope
+                      ? make_rope(4, RopePairing::Interleaved, RopeScaling::None)
+                      : nullptr;
+      auto m = std::make_shared<TransformerBlock>(tc, rope, &g, F64);
+      for (const Tensor& p : m->parameters())
+        if (p.dim() == 1) kernels::copy_into(p, add(mul(randn(p.shape(), F64, &g), 0.25), 1.0));
+      return m;
+    };
+  };
+  const auto causal_block = [](TransformerBlock& m, V x) { return m.forward(x[0], AttentionCall::causal()); };
+  c.push_back(module_case<TransformerBlock>("transformer_block", "pre-norm, causal: [2, 5, 8], H 2", {{2, 5, 8}},
+                                            block(NormPlacement::Pre, PositionEncoding::Rope, FeedForwardKind::SwiGLU),
+                                            causal_block));
+  c.push_back(module_case<TransformerBlock>("transformer_block", "post-norm, causal: [2, 5, 8], H 2", {{2, 5, 8}},
+                                            block(NormPlacement::Post, PositionEncoding::Rope, FeedForwardKind::SwiGLU),
+                                            causal_block));
+  c.push_back(module_case<TransformerBlock>("transformer_block", "no norm, causal: [2, 5, 8], H 2", {{2, 5, 8}},
+                                            block(NormPlacement::None, PositionEncoding::Rope, FeedForwardKind::SwiGLU),
+                                            causal_block));
+  c.push_back(module_case<TransformerBlock>("transformer_block", "NoPE, SiLU FFN, causal: [2, 5, 8], H 2", {{2, 5, 8}},
+                                            block(NormPlacement::Pre, PositionEncoding::None, FeedForwardKind::SiLU),
+                                            causal_block));
   for (const auto kind : {AttentionKind::Standard, AttentionKind::W2, AttentionKind::Triple}) {
     c.push_back({"transformer_lm", fmt::format("{}: V 7, D 8, H 2, L 2, ids [2, 4] -> loss", attention_kind_name(kind)),
                  [kind] {

@@ -24,9 +24,57 @@ AttentionKind parse_attention_kind(const std::string& name) {
   fail("attention", "unknown attention variant '{}' (expected standard, w2 or triple)", name);
 }
 
+const char* norm_placement_name(NormPlacement norm) {
+  switch (norm) {
+    case NormPlacement::Pre: return "pre";
+    case NormPlacement::Post: return "post";
+    case NormPlacement::None: return "none";
+  }
+  return "?";
+}
+
+NormPlacement parse_norm_placement(const std::string& name) {
+  if (name == "pre") return NormPlacement::Pre;
+  if (name == "post") return NormPlacement::Post;
+  if (name == "none") return NormPlacement::None;
+  fail("norm", "unknown norm placement '{}' (expected pre, post or none)", name);
+}
+
+const char* position_encoding_name(PositionEncoding position) {
+  return position == PositionEncoding::Rope ? "rope" : "none";
+}
+
+PositionEncoding parse_position_encoding(const std::string& name) {
+  if (name == "rope") return PositionEncoding::Rope;
+  if (name == "none") return PositionEncoding::None;
+  fail("position", "unknown position encoding '{}' (expected rope or none)", name);
+}
+
+const char* feed_forward_name(FeedForwardKind ffn) { return ffn == FeedForwardKind::SwiGLU ? "swiglu" : "silu"; }
+
+FeedForwardKind parse_feed_forward(const std::string& name) {
+  if (name == "swiglu") return FeedForwardKind::SwiGLU;
+  if (name == "silu") return FeedForwardKind::SiLU;
+  fail("ffn", "unknown feed-forward '{}' (expected swiglu or silu)", name);
+}
+
+int64_t feed_forward_width(FeedForwardKind kind, int64_t d_model, int64_t d_ff) {
+  if (d_ff > 0) return d_ff;
+  return kind == FeedForwardKind::SwiGLU ? SwiGLU::default_d_ff(d_model) : SiLUFeedForward::default_d_ff(d_model);
+}
+
+int64_t feed_forward_parameters(FeedForwardKind kind, int64_t d_model, int64_t d_ff) {
+  const int64_t matrices = kind == FeedForwardKind::SwiGLU ? 3 : 2;
+  return matrices * d_model * feed_forward_width(kind, d_model, d_ff);
+}
+
 TransformerBlock::TransformerBlock(const TransformerConfig& c, std::shared_ptr<RotaryEmbedding> rope, Generator* gen,
-                                   DType dtype) {
-  ln1 = register_module("ln1", std::make_shared<RMSNorm>(c.d_model, c.norm_eps, dtype));
+                                   DType dtype)
+    : norm_(c.norm) {
+  RG_CHECK(c.position == PositionEncoding::Rope || rope == nullptr, "TransformerBlock",
+           "position encoding 'none' (NoPE) takes no RoPE table, but one was given");
+  const bool normed = c.norm != NormPlacement::None;
+  if (normed) ln1 = register_module("ln1", std::make_shared<RMSNorm>(c.d_model, c.norm_eps, dtype));
   switch (c.attention) {
     case AttentionKind::Standard:
       attn = register_module("attn", std::make_shared<MultiHeadAttention>(c.d_model, c.num_heads, rope, gen, dtype, c.dropout));
@@ -38,15 +86,40 @@ TransformerBlock::TransformerBlock(const TransformerConfig& c, std::shared_ptr<R
       attn = register_module("attn", std::make_shared<TripleAttention>(c.d_model, c.num_heads, rope, gen, dtype, c.dropout));
       break;
   }
-  ln2 = register_module("ln2", std::make_shared<RMSNorm>(c.d_model, c.norm_eps, dtype));
-  ffn = register_module("ffn", std::make_shared<SwiGLU>(c.d_model, c.d_ff, gen, dtype));
+  if (normed) ln2 = register_module("ln2", std::make_shared<RMSNorm>(c.d_model, c.norm_eps, dtype));
+  if (c.ffn == FeedForwardKind::SwiGLU) {
+    ffn = register_module("ffn", std::make_shared<SwiGLU>(c.d_model, c.d_ff, gen, dtype));
+  } else {
+    ffn = register_module("ffn", std::make_shared<SiLUFeedForward>(c.d_model, c.d_ff, gen, dtype));
+  }
 }
 
 Tensor TransformerBlock::forward(const Tensor& x, const AttentionCall& call) const {
+  switch (norm_) {
+    case NormPlacement::Pre: return pre_norm_forward(x, call);
+    case NormPlacement::Post: return post_norm_forward(x, call);
+    case NormPlacement::None: return unnormed_forward(x, call);
+  }
+  fail("TransformerBlock", "unknown norm placement {}", static_cast<int>(norm_));
+}
+
+Tensor TransformerBlock::pre_norm_forward(const Tensor& x, const AttentionCall& call) const {
   // BEGIN EXERCISE ex17-block
   const Tensor h = x + attn->forward(ln1->forward(x), call);  // pre-norm residual
   return h + ffn->forward(ln2->forward(h));
   // END EXERCISE ex17-block
+}
+
+Tensor TransformerBlock::post_norm_forward(const Tensor& x, const AttentionCall& call) const {
+  // BEGIN EXERCISE ex17-post-norm
+  const Tensor z = ln1->forward(x + attn->forward(x, call));  // post-norm: the norm acts on the sum
+  return ln2->forward(z + ffn->forward(z));
+  // END EXERCISE ex17-post-norm
+}
+
+Tensor TransformerBlock::unnormed_forward(const Tensor& x, const AttentionCall& call) const {
+  const Tensor h = x + attn->forward(x, call);  // the residual stream, never normalised
+  return h + ffn->forward(h);
 }
 
 TransformerLM::TransformerLM(const TransformerConfig& c, Generator* gen, DType dtype) : config_(c) {
@@ -55,15 +128,20 @@ TransformerLM::TransformerLM(const TransformerConfig& c, Generator* gen, DType d
            c.context_length, c.num_layers);
   RG_CHECK(c.num_heads > 0 && c.d_model % c.num_heads == 0, "TransformerLM",
            "d_model {} must be a multiple of num_heads {}", c.d_model, c.num_heads);
-  RopeConfig rc;
-  rc.head_dim = c.d_model / c.num_heads;
-  rc.base = c.rope_theta;
-  rc.max_seq_len = c.context_length;
-  rope = register_module("rope", std::make_shared<RotaryEmbedding>(rc, dtype));  // buffers only, not persistent
+  if (c.position == PositionEncoding::Rope) {
+    RopeConfig rc;
+    rc.head_dim = c.d_model / c.num_heads;
+    rc.base = c.rope_theta;
+    rc.max_seq_len = c.context_length;
+    rope = register_module("rope", std::make_shared<RotaryEmbedding>(rc, dtype));  // buffers only, not persistent
+  }
   token_embeddings = register_module("token_embeddings", std::make_shared<Embedding>(c.vocab_size, c.d_model, gen, dtype));
   layers = register_module("layers", std::make_shared<ModuleList<TransformerBlock>>());
   for (int64_t i = 0; i < c.num_layers; ++i) layers->push_back(std::make_shared<TransformerBlock>(c, rope, gen, dtype));
-  ln_final = register_module("ln_final", std::make_shared<RMSNorm>(c.d_model, c.norm_eps, dtype));
+  // Post-norm blocks end in a norm already; CS336's post-norm ablation (like
+  // the original transformer) has no final norm before the head.
+  if (c.norm == NormPlacement::Pre)
+    ln_final = register_module("ln_final", std::make_shared<RMSNorm>(c.d_model, c.norm_eps, dtype));
   if (!c.tie_embeddings) lm_head = register_module("lm_head", std::make_shared<Linear>(c.d_model, c.vocab_size, gen, dtype));
 }
 
@@ -82,13 +160,12 @@ Tensor TransformerLM::forward(const Tensor& ids, std::vector<KVCache>* caches, c
   // BEGIN EXERCISE ex17-lm
   Tensor h = token_embeddings->forward(ids);  // (B, T, D)
   for (size_t i = 0; i < layers->size(); ++i) {
-    AttentionCall call;
-    call.causal = true;
+    AttentionCall call = AttentionCall::causal();
     call.positions = positions;
     call.cache = caches != nullptr ? &(*caches)[i] : nullptr;
     h = (*layers)[i].forward(h, call);
   }
-  h = ln_final->forward(h);
+  if (ln_final) h = ln_final->forward(h);  // pre-norm only
   if (lm_head) return lm_head->forward(h);                             // (B, T, V)
   return matmul(h, transpose(token_embeddings->weight, 0, 1));         // tied: h E^T
   // END EXERCISE ex17-lm

@@ -30,7 +30,7 @@ Tensor TripleAttention::forward(const Tensor& x, const AttentionCall& call) {
     r = rope->forward(r, call.positions, false);  // the reference sits at the query's position
   }
   const double scale = std::pow(static_cast<double>(head_dim), -1.5);
-  const ScoreMask mask{call.mask, call.causal, 0};
+  const ScoreMask mask{call.mask, call.is_causal, 0};
   // Long contexts: the output without the (B, H, T, T) weights (nn/attention_path.h).
   if (auto out = triple_attention_if_tiled(q, k, r, v, scale, mask,
                                            call.weights != nullptr || (is_training() && dropout_p > 0))) {

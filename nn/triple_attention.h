@@ -17,7 +17,7 @@ class TripleAttention : public AttentionLayer {
   TripleAttention(int64_t d_model, int64_t num_heads, std::shared_ptr<RotaryEmbedding> rope = nullptr,
                   Generator* gen = nullptr, DType dtype = kDefaultFloat, double dropout = 0.0);
   std::string type_name() const override { return "TripleAttention"; }
-  Tensor forward(const Tensor& x, const AttentionCall& call = {}) override;
+  Tensor forward(const Tensor& x, const AttentionCall& call) override;
 
   int64_t d_model, num_heads, head_dim;
   double dropout_p;

@@ -43,7 +43,7 @@ Tensor W2Attention::forward(const Tensor& x, const AttentionCall& call) {
     sigma_q = split_heads(sigma_q, num_heads);  // (B, H, T, dh)
     sigma_k = split_heads(sigma_k, num_heads);
   }
-  const ScoreMask mask{call.mask, call.causal, 0};
+  const ScoreMask mask{call.mask, call.is_causal, 0};
   // Long contexts: the output without the (B, H, T, T) weights (nn/attention_path.h).
   if (auto out = w2_attention_if_tiled(mu_q, mu_k, sigma_q, sigma_k, temperatures(), v, mask,
                                        call.weights != nullptr || (is_training() && dropout_p > 0))) {

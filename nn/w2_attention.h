@@ -24,7 +24,7 @@ class W2Attention : public AttentionLayer {
               SigmaMode sigma = SigmaMode::Scalar, Generator* gen = nullptr, DType dtype = kDefaultFloat,
               double dropout = 0.0);
   std::string type_name() const override { return "W2Attention"; }
-  Tensor forward(const Tensor& x, const AttentionCall& call = {}) override;
+  Tensor forward(const Tensor& x, const AttentionCall& call) override;
   // tau = softplus(temperature), one per head; starts at sqrt(dh).
   Tensor temperatures() const;
 

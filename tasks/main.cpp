@@ -5,6 +5,7 @@
 //   ropegrad generate   sample from a trained checkpoint
 //   ropegrad gradcheck  the gradient-check report of every op and module
 //   ropegrad account    parameters, FLOPs and memory of a model shape (tasks/account_cli.cpp)
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -119,7 +120,10 @@ std::vector<Option> training_options(bool with_attention) {
       {"d-model", "64", "model width D"},
       {"layers", "2", "transformer blocks L"},
       {"heads", "4", "attention heads H"},
-      {"d-ff", "0", "SwiGLU width (0: 8/3 D rounded up to 64)"},
+      {"d-ff", "0", "FFN width (0: swiglu 8/3 D rounded up to 64, silu 4 D)"},
+      {"norm", "pre", "pre | post | none: RMSNorm before each sublayer, after each residual add, or nowhere"},
+      {"position", "rope", "rope | none (NoPE: no rotation in any attention variant)"},
+      {"ffn", "swiglu", "swiglu | silu (W2 SiLU(W1 x), two matrices)"},
       {"sigma", "scalar", "W2: scalar | vector sigma"},
       {"tie", "", "tie the output head to the embedding", true},
       {"steps", "300", "training steps"},
@@ -145,6 +149,14 @@ std::vector<Option> training_options(bool with_attention) {
     o.push_back({"stop-after", "0", "stop after this step, as if interrupted (0: run all)"});
   }
   return o;
+}
+
+// One of `choices`, or an Error naming the option, the choices and the value.
+std::string choice_of(const Args& a, const std::string& name, const std::vector<std::string>& choices) {
+  const std::string v = a.str(name);
+  RG_CHECK(std::find(choices.begin(), choices.end(), v) != choices.end(), fmt::format("ropegrad: --{}", name),
+           "must be {}, got '{}'", fmt::join(choices, " | "), v);
+  return v;
 }
 
 // A numeric option outside its range is an error naming it and its value
@@ -196,6 +208,9 @@ tasks::TrainConfig train_config(const Args& a, bool with_attention) {
   c.model.sigma = a.str("sigma") == "vector" ? nn::SigmaMode::Vector : nn::SigmaMode::Scalar;
   RG_CHECK(a.str("sigma") == "vector" || a.str("sigma") == "scalar", "ropegrad", "--sigma must be scalar or vector");
   c.model.tie_embeddings = a.flag("tie");
+  c.model.norm = nn::parse_norm_placement(choice_of(a, "norm", {"pre", "post", "none"}));
+  c.model.position = nn::parse_position_encoding(choice_of(a, "position", {"rope", "none"}));
+  c.model.ffn = nn::parse_feed_forward(choice_of(a, "ffn", {"swiglu", "silu"}));
   if (with_attention) {
     c.model.attention = nn::parse_attention_kind(a.str("attention"));
     c.checkpoint_every = a.integer("checkpoint-every");

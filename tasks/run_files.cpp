@@ -90,6 +90,16 @@ RunConfigFile parse_run_config(std::string_view text, const std::string& filenam
     } else if (key == "tie_embeddings") {
       RG_CHECK(value == "0" || value == "1", where.c_str(), "'{}' is not 0 or 1", value);
       m.tie_embeddings = value == "1";
+    } else if (key == "norm") {  // the ablation switches: optional, a file without them is pre/rope/swiglu
+      RG_CHECK(value == "pre" || value == "post" || value == "none", where.c_str(), "'{}' is not pre, post or none",
+               value);
+      m.norm = nn::parse_norm_placement(std::string(value));
+    } else if (key == "position") {
+      RG_CHECK(value == "rope" || value == "none", where.c_str(), "'{}' is not rope or none", value);
+      m.position = nn::parse_position_encoding(std::string(value));
+    } else if (key == "ffn") {
+      RG_CHECK(value == "swiglu" || value == "silu", where.c_str(), "'{}' is not swiglu or silu", value);
+      m.ffn = nn::parse_feed_forward(std::string(value));
     } else if (kSettings.count(key) > 0) {
       r.settings[key] = value;
     } else {
@@ -122,13 +132,14 @@ RunConfigFile read_run_config(const std::string& path) {
 double training_bytes(const nn::TransformerConfig& m, int64_t batch_size) {
   const double d = static_cast<double>(m.d_model), v = static_cast<double>(m.vocab_size);
   const double t = static_cast<double>(m.context_length), l = static_cast<double>(m.num_layers);
-  const double ff = m.d_ff > 0 ? static_cast<double>(m.d_ff) : std::ceil(8.0 * d / 3 / 64) * 64;
-  const double params = 2 * v * d + l * (4 * d * d + 3 * d * ff + 2 * d) + d;
-  // Per layer and token: about 12 D + 3 d_ff values kept for backward, plus
-  // the (H, T) attention probabilities; the logits (V) once.
+  const double ff = static_cast<double>(nn::feed_forward_width(m.ffn, m.d_model, m.d_ff));
+  const double matrices = m.ffn == nn::FeedForwardKind::SwiGLU ? 3 : 2;  // of the feed-forward, D x d_ff each
+  const double params = 2 * v * d + l * (4 * d * d + matrices * d * ff + 2 * d) + d;
+  // Per layer and token: about 12 D + 3 d_ff values kept for backward (2 d_ff
+  // without SwiGLU's gate), plus the (H, T) attention probabilities; the logits (V) once.
   const double b = static_cast<double>(batch_size);
   const double activations =
-      b * t * (l * (12 * d + 3 * ff + static_cast<double>(m.num_heads) * t) + 2 * v);
+      b * t * (l * (12 * d + matrices * ff + static_cast<double>(m.num_heads) * t) + 2 * v);
   return 4.0 * (4 * params + activations);  // float32: weights, grads, two moments
 }
 

@@ -27,7 +27,9 @@ struct RunConfigFile {
   std::map<std::string, std::string> settings;
 };
 
-// Parses config.txt's text. Unknown keys, a missing model key, a number that
+// Parses config.txt's text. The ablation keys norm, position and ffn may be
+// missing (runs from before them): pre, rope and swiglu. Unknown keys, an
+// unknown value of a choice (attention=w9, norm=sideways), a missing model key, a number that
 // is not a number or lies outside its range (d_model in 1..65536, ...), and a
 // model too large for this machine are Errors naming `filename`, the line and
 // the key. Used by `generate`, `--resume` and the config fuzzer.

@@ -61,12 +61,13 @@ std::string model_config_text(const TrainConfig& c, const Task& task) {
   const TaskOptions& t = c.task_options;
   return fmt::format(
       "task={}\nvocab_size={}\ncontext_length={}\nd_model={}\nnum_layers={}\nnum_heads={}\nd_ff={}\n"
-      "rope_theta={}\nattention={}\nsigma={}\ntie_embeddings={}\n"
+      "rope_theta={}\nattention={}\nsigma={}\ntie_embeddings={}\nnorm={}\nposition={}\nffn={}\n"
       "steps={}\nbatch={}\nlr={}\nmin_lr={}\nwarmup={}\nweight_decay={}\nbeta1={}\nbeta2={}\nclip={}\nseed={}\n"
       "text={}\nvocab={}\nlength={}\npairs={}\nqueries={}\nconcepts={}\n",
       task.name(), task.vocab_size(), task.seq_len(), m.d_model, m.num_layers, m.num_heads, m.d_ff, m.rope_theta,
       nn::attention_kind_name(m.attention), m.sigma == nn::SigmaMode::Scalar ? "scalar" : "vector",
-      m.tie_embeddings ? 1 : 0, c.steps, c.batch_size, c.lr, c.min_lr, c.warmup, c.weight_decay, c.beta1, c.beta2,
+      m.tie_embeddings ? 1 : 0, nn::norm_placement_name(m.norm), nn::position_encoding_name(m.position),
+      nn::feed_forward_name(m.ffn), c.steps, c.batch_size, c.lr, c.min_lr, c.warmup, c.weight_decay, c.beta1, c.beta2,
       c.clip, c.seed, t.text_path, t.vocab, t.length, t.pairs, t.queries, t.concepts) +
          // Absolute, so `generate` finds the tokenizer from any directory.
          (t.tokenizer_dir.empty() ? ""
@@ -109,6 +110,9 @@ std::string check_resume_matches(const std::string& path, const std::string& now
   cmp("attention", nn::attention_kind_name(x.attention), nn::attention_kind_name(y.attention));
   cmp("sigma", x.sigma == y.sigma ? "" : "scalar/vector", "");
   cmp("tie_embeddings", std::to_string(x.tie_embeddings), std::to_string(y.tie_embeddings));
+  cmp("norm", nn::norm_placement_name(x.norm), nn::norm_placement_name(y.norm));
+  cmp("position", nn::position_encoding_name(x.position), nn::position_encoding_name(y.position));
+  cmp("ffn", nn::feed_forward_name(x.ffn), nn::feed_forward_name(y.ffn));
   for (const auto& [key, value] : now.settings) {
     if (key == "steps" || is_input_record(key)) continue;
     auto it = before.settings.find(key);
@@ -119,6 +123,24 @@ std::string check_resume_matches(const std::string& path, const std::string& now
            path, fmt::join(differ, ", "));
   return notice;
 }
+
+}  // namespace
+
+std::string ablation_header(const nn::TransformerConfig& m, int64_t parameters) {
+  const nn::FeedForwardKind other =
+      m.ffn == nn::FeedForwardKind::SwiGLU ? nn::FeedForwardKind::SiLU : nn::FeedForwardKind::SwiGLU;
+  const auto count = [&](nn::FeedForwardKind kind, int64_t d_ff) {  // "matrices x D x d_ff = parameters"
+    return fmt::format("{} x {} x {} = {}", kind == nn::FeedForwardKind::SwiGLU ? 3 : 2, m.d_model,
+                       nn::feed_forward_width(kind, m.d_model, d_ff), nn::feed_forward_parameters(kind, m.d_model, d_ff));
+  };
+  return fmt::format("model: norm {}, position {}, ffn {}: {} parameters; FFN parameters per block: {} {} ({} at its "
+                     "default width: {})",
+                     nn::norm_placement_name(m.norm), nn::position_encoding_name(m.position),
+                     nn::feed_forward_name(m.ffn), parameters, nn::feed_forward_name(m.ffn), count(m.ffn, m.d_ff),
+                     nn::feed_forward_name(other), count(other, 0));
+}
+
+namespace {
 
 bool all_finite(const Tensor& t) {
   const Tensor c = kernels::contiguous(t);
@@ -287,6 +309,9 @@ TrainResult train(const TrainConfig& c, std::FILE* progress) {
   result.metric_name = task->metric_name();
   result.attention = nn::attention_kind_name(mc.attention);
   result.parameters = model.num_parameters();
+  const bool ablated = mc.norm != nn::NormPlacement::Pre || mc.position != nn::PositionEncoding::Rope ||
+                       mc.ffn != nn::FeedForwardKind::SwiGLU;
+  if (ablated && !c.quiet && progress != nullptr) fmt::print(progress, "{}\n", ablation_header(mc, result.parameters));
 
   int64_t first_step = 1;
   const std::string checkpoint = c.out_dir.empty() ? "" : c.out_dir + "/checkpoint.safetensors";

@@ -109,6 +109,12 @@ EvalRecord evaluate(nn::TransformerLM& model, const Task& task, int64_t batches,
 // holding NaN or infinity: the checkpoint holds a non-finite value.
 void check_finite_weights(const nn::Module& model, const std::string& what, const std::string& op = "generate");
 
+// The line `train` prints before the first step of a model with an ablation
+// switch off its default (norm, position, ffn): the switches, the parameters,
+// and the feed-forward's parameters per block beside the other kind's at its
+// default width (SiLU at 4 D against SwiGLU at 8/3 D, the matched pair).
+std::string ablation_header(const nn::TransformerConfig& model, int64_t parameters);
+
 // config.txt: the model `ropegrad generate` rebuilds and the settings
 // `--resume` must match (tasks/run_files.h reads it strictly).
 std::string model_config_text(const TrainConfig& config, const Task& task);

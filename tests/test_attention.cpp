@@ -190,8 +190,7 @@ TEST_P(MhaParity, ForwardAndGradientsMatchTorch) {
     mha->load_state_dict(weights);
     std::vector<Tensor> xs(ls.begin(), ls.begin() + static_cast<std::ptrdiff_t>(n));
     for (Tensor& x : xs) x.requires_grad_(true);
-    AttentionCall call;
-    call.causal = kind == MaskKind::Causal;
+    AttentionCall call = kind == MaskKind::Causal ? AttentionCall::causal() : AttentionCall::bidirectional();
     if (mask.defined()) call.mask = float_mask ? ls[n + 5] : mask;
     const Tensor out = cross ? mha->forward(xs[0], xs[1], xs[1], call) : mha->forward(xs[0], call);
     backward(sum(mul(out, ls[n])));
@@ -271,8 +270,7 @@ TEST(MhaGradcheck, SelfAttentionOverInputAndAllParameters) {
     inputs.push_back(p);  // gradcheck perturbs them in place: the module sees every change
   }
   ASSERT_EQ(inputs.size(), 5u);  // x and q, k, v, o projections
-  AttentionCall call;
-  call.causal = true;
+  AttentionCall call = AttentionCall::causal();
   const GradcheckResult r =
       gradcheck([&](const std::vector<Tensor>& in) { return mha.forward(in[0], call); }, inputs);
   EXPECT_TRUE(r.passed) << r.report;
@@ -285,7 +283,7 @@ TEST(MhaGradcheck, CrossAttentionWithPaddingMask) {
                                 randn({2, 5, 8}, DType::Float64, &gen).requires_grad_(),   // key (B, Nk, D)
                                 randn({2, 5, 8}, DType::Float64, &gen).requires_grad_()};  // value
   for (const Tensor& p : mha.parameters()) inputs.push_back(p);
-  AttentionCall call;
+  AttentionCall call = AttentionCall::bidirectional();
   call.mask = options_for(MaskKind::Cross, 2, 2, 3, 5).mask;  // (B, 1, 1, Nk)
   const GradcheckResult r = gradcheck(
       [&](const std::vector<Tensor>& in) { return mha.forward(in[0], in[1], in[2], call); }, inputs);
@@ -398,7 +396,7 @@ TEST(MhaWeights, ReturnedWeightsHaveShapeBHNqNk) {
   Generator gen(29);
   MultiHeadAttention mha(16, 4, make_rope(4, DType::Float64), &gen, DType::Float64);
   Tensor weights;
-  AttentionCall call;
+  AttentionCall call = AttentionCall::bidirectional();
   call.weights = &weights;
   mha.forward(randn({2, 3, 16}, DType::Float64, &gen), randn({2, 7, 16}, DType::Float64, &gen),
               randn({2, 7, 16}, DType::Float64, &gen), call);
@@ -411,17 +409,15 @@ TEST(MhaCache, DecodingInChunksEqualsTheFullCausalPass) {
   MultiHeadAttention mha(16, 2, make_rope(8, DType::Float64), &gen, DType::Float64);
   mha.eval();
   const Tensor x = randn({2, 8, 16}, DType::Float64, &gen);  // (B, T, D)
-  AttentionCall full_call;
-  full_call.causal = true;
+  AttentionCall full_call = AttentionCall::causal();
   const Tensor full = mha.forward(x, full_call);
   KVCache cache;
   std::vector<Tensor> outs;
   std::vector<int64_t> lengths;
   int64_t start = 0;
   for (int64_t chunk : {5, 1, 2}) {
-    AttentionCall call;
+    AttentionCall call = AttentionCall::causal();  // within a chunk, token i sees the prefix and tokens <= i
     call.cache = &cache;
-    call.causal = true;  // within a chunk, token i sees the prefix and tokens <= i
     outs.push_back(mha.forward(narrow(x, 1, start, chunk), call));  // (B, chunk, D)
     lengths.push_back(cache.length());
     start += chunk;
@@ -431,11 +427,10 @@ TEST(MhaCache, DecodingInChunksEqualsTheFullCausalPass) {
   EXPECT_LE(max_abs_diff(cat(outs, 1), full), 1e-12);
   // A single new token needs no mask at all: it may see the whole cache.
   KVCache cache2;
-  AttentionCall prefix;
+  AttentionCall prefix = AttentionCall::causal();
   prefix.cache = &cache2;
-  prefix.causal = true;
   mha.forward(narrow(x, 1, 0, 7), prefix);
-  AttentionCall last;
+  AttentionCall last = AttentionCall::bidirectional();
   last.cache = &cache2;
   EXPECT_LE(max_abs_diff(mha.forward(narrow(x, 1, 7, 1), last), narrow(full, 1, 7, 1)), 1e-12);
   // reset() starts a new sequence.
@@ -450,11 +445,9 @@ TEST(MhaCache, ExplicitPositionsEqualTheCachedDefault) {
   KVCache a, b;
   for (int64_t start : {0, 4}) {
     const int64_t len = start == 0 ? 4 : 2;
-    AttentionCall implicit, explicit_pos;
+    AttentionCall implicit = AttentionCall::causal(), explicit_pos = AttentionCall::causal();
     implicit.cache = &a;
-    implicit.causal = true;
     explicit_pos.cache = &b;
-    explicit_pos.causal = true;
     explicit_pos.positions = arange(start, start + len);
     const Tensor chunk = narrow(x, 1, start, len);
     EXPECT_LE(max_abs_diff(mha.forward(chunk, implicit), mha.forward(chunk, explicit_pos)), 0.0);
@@ -478,9 +471,10 @@ TEST(Dropout, EvalModeIsIdentity) {
   without.load_state_dict(with.state_dict());
   with.eval();
   const Tensor xm = randn({2, 5, 16}, DType::Float64, &gen);
-  EXPECT_EQ(max_abs_diff(with.forward(xm), without.forward(xm)), 0.0);
+  const auto call = AttentionCall::bidirectional();
+  EXPECT_EQ(max_abs_diff(with.forward(xm, call), without.forward(xm, call)), 0.0);
   with.train();
-  EXPECT_GT(max_abs_diff(with.forward(xm), without.forward(xm)), 1e-6);  // train mode does drop
+  EXPECT_GT(max_abs_diff(with.forward(xm, call), without.forward(xm, call)), 1e-6);  // train mode does drop
 }
 
 TEST(Dropout, TrainModeZeroesAboutPOfTheWeightsReproducibly) {
@@ -566,10 +560,10 @@ TEST(AttentionErrors, RopeHeadSizeDiffersFromTheHeads) {
 
 TEST(AttentionErrors, WrongInputDims) {
   MultiHeadAttention mha(16, 2);
-  const std::string two_d = error_of([&] { mha.forward(zeros({8, 16})); });
+  const std::string two_d = error_of([&] { mha.forward(zeros({8, 16}), AttentionCall::causal()); });
   EXPECT_THAT(two_d, HasSubstr("MultiHeadAttention"));
   EXPECT_THAT(two_d, HasSubstr(shape_str({8, 16})));
-  const std::string wrong_d = error_of([&] { mha.forward(zeros({2, 8, 12})); });
+  const std::string wrong_d = error_of([&] { mha.forward(zeros({2, 8, 12}), AttentionCall::causal()); });
   EXPECT_THAT(wrong_d, HasSubstr("MultiHeadAttention"));
   EXPECT_THAT(wrong_d, HasSubstr(shape_str({2, 8, 12})));
   const std::string sdpa_1d = error_of([] { scaled_dot_product_attention(zeros({4}), zeros({4}), zeros({4})); });
@@ -588,7 +582,8 @@ TEST(AttentionErrors, QueryKeyHeadSizeMismatch) {
 TEST(AttentionErrors, CrossAttentionBatchMismatch) {
   MultiHeadAttention mha(16, 2);
   const std::string msg =
-      error_of([&] { mha.forward(zeros({2, 4, 16}), zeros({3, 6, 16}), zeros({3, 6, 16})); });
+      error_of([&] { mha.forward(zeros({2, 4, 16}), zeros({3, 6, 16}), zeros({3, 6, 16}), AttentionCall::bidirectional());
+      });
   EXPECT_THAT(msg, HasSubstr("MultiHeadAttention"));
   EXPECT_THAT(msg, HasSubstr(shape_str({2, 4, 16})));
   EXPECT_THAT(msg, HasSubstr(shape_str({3, 6, 16})));
@@ -597,7 +592,7 @@ TEST(AttentionErrors, CrossAttentionBatchMismatch) {
 TEST(AttentionErrors, CacheWithCrossAttention) {
   MultiHeadAttention mha(16, 2);
   KVCache cache;
-  AttentionCall call;
+  AttentionCall call = AttentionCall::bidirectional();
   call.cache = &cache;
   const std::string msg =
       error_of([&] { mha.forward(zeros({2, 4, 16}), zeros({2, 6, 16}), zeros({2, 6, 16}), call); });

@@ -432,8 +432,7 @@ TEST(TiledDispatch, ModulesGiveTheSameOutputAndGradientsOnBothPaths) {
   layers.emplace_back("triple", std::make_shared<TripleAttention>(d_model, heads, make_rope(4, kF64), &gen, kF64));
   const Tensor x = randn({2, 9, d_model}, kF64, &gen);
   for (auto& [name, layer] : layers) {
-    AttentionCall call;
-    call.causal = true;
+    AttentionCall call = AttentionCall::causal();
     NamedTensors results[2];
     for (int tiled = 0; tiled < 2; ++tiled) {
       const ForcePath force(tiled ? AttentionPath::Tiled : AttentionPath::Materialized);
@@ -458,8 +457,7 @@ TEST(TiledDispatch, AutoGivesEachVariantItsOwnThreshold) {
   const auto triple = std::make_shared<TripleAttention>(d_model, heads, make_rope(d_model / heads, kF64), &gen, kF64);
   const auto mha = std::make_shared<MultiHeadAttention>(d_model, heads, make_rope(d_model / heads, kF64), &gen, kF64);
   const Tensor x = randn({1, t, d_model}, kF64, &gen);
-  AttentionCall call;
-  call.causal = true;
+  AttentionCall call = AttentionCall::causal();
   const auto run = [&](AttentionLayer& layer, AttentionPath path) {
     const ForcePath force(path);
     return layer.forward(x, call);

@@ -169,10 +169,10 @@ TEST(TransformerStructure, DefaultFeedForwardWidthIsEightThirdsRoundedTo64) {
   c.num_heads = 4;
   Generator gen(0);
   TransformerLM a(c, &gen);
-  EXPECT_EQ((*a.layers)[0].ffn->w1->weight.shape(), (Shape{256, 96}));
+  EXPECT_EQ(a.state_dict().at("layers.0.ffn.w1.weight").shape(), (Shape{256, 96}));
   c.d_model = 104;  // 8/3 * 104 = 277.3 -> 320
   TransformerLM b(c, &gen);
-  EXPECT_EQ((*b.layers)[0].ffn->w1->weight.shape(), (Shape{320, 104}));
+  EXPECT_EQ(b.state_dict().at("layers.0.ffn.w1.weight").shape(), (Shape{320, 104}));
 }
 
 TEST(TransformerStructure, TiedEmbeddingsDropTheHeadAndUseETransposed) {

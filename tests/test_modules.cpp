@@ -38,8 +38,8 @@ TEST(ModuleCatalog, CoversEveryModuleFamily) {
   // three attention variants; a deleted entry would silently lose coverage.
   std::vector<std::string> names;
   for (const nn::ModuleCase& c : nn::module_catalog()) names.push_back(c.name);
-  for (const char* expected : {"linear", "embedding", "rmsnorm", "swiglu", "rope", "attention",
-                               "multihead_attention", "w2_attention", "triple_attention",
+  for (const char* expected : {"linear", "embedding", "rmsnorm", "swiglu", "silu_ffn", "rope", "attention",
+                               "multihead_attention", "w2_attention", "triple_attention", "transformer_block",
                                "transformer_lm"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), expected), names.end()) << expected;
   }

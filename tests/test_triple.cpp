@@ -106,8 +106,7 @@ TEST_P(TripleParity, ForwardAndGradientsMatchTorch) {
     m->load_state_dict(weights);  // strict: every name, shapes checked
     Tensor x = leaves[0];  // (B, T, D) = (2, 6, 16)
     x.requires_grad_(true);
-    AttentionCall call;
-    call.causal = mask == "causal";
+    AttentionCall call = mask == "causal" ? AttentionCall::causal() : AttentionCall::bidirectional();
     if (mask == "padding") call.mask = fixture("triple.padding_mask");  // bool (B, 1, 1, T)
     const Tensor out = m->forward(x, call);
     backward(sum(mul(out, leaves[1])));
@@ -184,7 +183,7 @@ TEST(TripleModuleGradcheck, AdditiveMaskThatRequiresGradReceivesItsGradient) {
   Tensor bias = randn({2, 3, 3}, DType::Float64, &gen).requires_grad_();  // (H, T, T), broadcast over B
   const GradcheckResult res = gradcheck(
       [&](const std::vector<Tensor>& in) {
-        AttentionCall call;
+        AttentionCall call = AttentionCall::bidirectional();
         call.mask = in[1];
         return m.forward(in[0], call);
       },
@@ -203,8 +202,7 @@ TEST(TripleModuleGradcheck, InputAndAllParameters) {
     inputs.push_back(p);
   }
   ASSERT_EQ(inputs.size(), 6u);  // x and the q, k, r, v, o projections
-  AttentionCall call;
-  call.causal = true;
+  AttentionCall call = AttentionCall::causal();
   call.mask = tensor_bool({true, true, true, true, true, true, true, false}, {2, 1, 1, 4});  // padding
   const GradcheckResult res =
       gradcheck([&](const std::vector<Tensor>& in) { return m.forward(in[0], call); }, inputs);
@@ -297,7 +295,7 @@ TEST(TripleHand, ModuleScaleIsHeadDimToTheMinusOneAndAHalf) {
   TripleAttention m(d, h, nullptr, &gen, DType::Float64);
   const Tensor x = randn({1, t, d}, DType::Float64, &gen);
   Tensor weights;
-  AttentionCall call;
+  AttentionCall call = AttentionCall::bidirectional();
   call.weights = &weights;
   m.forward(x, call);
   ASSERT_EQ(weights.shape(), (Shape{1, h, t, t}));
@@ -328,7 +326,7 @@ TEST(TripleRope, ShiftInvariantAndRAtTheQueryPosition) {
   TripleAttention m(16, 2, rope, &gen, DType::Float64);
   const Tensor x = randn({2, 5, 16}, DType::Float64, &gen);
   Tensor w_default, w_shifted;
-  AttentionCall a, b;
+  AttentionCall a = AttentionCall::bidirectional(), b = AttentionCall::bidirectional();
   a.weights = &w_default;
   b.weights = &w_shifted;
   b.positions = arange(int64_t{7}, int64_t{12});
@@ -446,13 +444,13 @@ TEST(TripleErrors, GramScoreLengthsDiffer) {
 TEST(TripleErrors, ModuleRejectsACacheAndBadShapes) {
   TripleAttention m(16, 2);
   KVCache cache;
-  AttentionCall call;
+  AttentionCall call = AttentionCall::causal();
   call.cache = &cache;
   const std::string cached = error_of([&] { m.forward(zeros({2, 4, 16}), call); });
   EXPECT_THAT(cached, HasSubstr("TripleAttention"));
   EXPECT_THAT(cached, HasSubstr("cache"));
   EXPECT_EQ(cache.length(), 0);
-  const std::string wrong_d = error_of([&] { m.forward(zeros({2, 4, 12})); });
+  const std::string wrong_d = error_of([&] { m.forward(zeros({2, 4, 12}), AttentionCall::causal()); });
   EXPECT_THAT(wrong_d, HasSubstr("TripleAttention"));
   EXPECT_THAT(wrong_d, HasSubstr(shape_str({2, 4, 12})));
   const std::string heads = error_of([] { TripleAttention bad(10, 3); });

@@ -98,8 +98,7 @@ TEST_P(W2Parity, ForwardAndGradientsMatchTorch) {
     m->load_state_dict(weights);  // strict: every name, shapes checked
     Tensor x = leaves[0];  // (B, T, D) = (2, 6, 16)
     x.requires_grad_(true);
-    AttentionCall call;
-    call.causal = mask == "causal";
+    AttentionCall call = mask == "causal" ? AttentionCall::causal() : AttentionCall::bidirectional();
     if (mask == "padding") call.mask = fixture(module + ".padding_mask");  // bool (B, 1, 1, T)
     const Tensor out = m->forward(x, call);
     backward(sum(mul(out, leaves[1])));
@@ -209,7 +208,7 @@ TEST(W2ModuleGradcheckMask, AdditiveMaskThatRequiresGradReceivesItsGradient) {
   Tensor bias = randn({2, 3, 3}, DType::Float64, &gen).requires_grad_();  // (H, T, T), broadcast over B
   const GradcheckResult r = gradcheck(
       [&](const std::vector<Tensor>& in) {
-        AttentionCall call;
+        AttentionCall call = AttentionCall::bidirectional();
         call.mask = in[1];
         return w2.forward(in[0], call);
       },
@@ -230,8 +229,7 @@ TEST_P(W2ModuleGradcheck, InputAndAllParameters) {
     inputs.push_back(p);  // gradcheck perturbs them in place: the module sees every change
   }
   ASSERT_EQ(inputs.size(), 8u);  // x, q, k, v, o, sigma_q, sigma_k projections and the temperature
-  AttentionCall call;
-  call.causal = true;
+  AttentionCall call = AttentionCall::causal();
   call.mask = tensor_bool({true, true, true, true, true, true, true, false}, {2, 1, 1, 4});  // padding
   const GradcheckResult r =
       gradcheck([&](const std::vector<Tensor>& in) { return w2.forward(in[0], call); }, inputs);
@@ -338,7 +336,7 @@ TEST_P(W2Rope, ShiftingAllPositionsLeavesTheWeightsUnchanged) {
   W2Attention w2(16, 2, make_rope(8, DType::Float64), GetParam(), &gen, DType::Float64);
   const Tensor x = randn({2, 6, 16}, DType::Float64, &gen);
   Tensor w_default, w_shifted;
-  AttentionCall a, b;
+  AttentionCall a = AttentionCall::bidirectional(), b = AttentionCall::bidirectional();
   a.weights = &w_default;
   b.weights = &w_shifted;
   b.positions = arange(int64_t{9}, int64_t{15});  // 9..14 instead of 0..5
@@ -347,7 +345,7 @@ TEST_P(W2Rope, ShiftingAllPositionsLeavesTheWeightsUnchanged) {
   EXPECT_LE(max_abs_diff(out_b, out_a), 1e-12);
   // A permutation of the positions does change the weights: RoPE is applied.
   Tensor w_perm;
-  AttentionCall c;
+  AttentionCall c = AttentionCall::bidirectional();
   c.weights = &w_perm;
   c.positions = tensor_i64({3, 0, 5, 1, 4, 2});
   w2.forward(x, c);
@@ -367,7 +365,7 @@ TEST_P(W2Rope, SigmaDoesNotDependOnPosition) {
   }
   const Tensor x = randn({2, 6, 16}, DType::Float64, &gen);
   Tensor w_default, w_perm;
-  AttentionCall a, b;
+  AttentionCall a = AttentionCall::bidirectional(), b = AttentionCall::bidirectional();
   a.weights = &w_default;
   b.weights = &w_perm;
   b.positions = tensor_i64({3, 0, 5, 1, 4, 2});
@@ -442,7 +440,7 @@ TEST(W2Masks, FullyMaskedRowGivesZerosAndZeroGradient) {
   }
   // The module: that query's output row is zero.
   W2Attention w2(8, 2, make_rope(4, DType::Float64), SigmaMode::Vector, &gen, DType::Float64);
-  AttentionCall call;
+  AttentionCall call = AttentionCall::bidirectional();
   call.mask = tensor_bool({true, true, true, false, false, false, true, true, true}, {3, 3});  // (T, T)
   const Tensor out = w2.forward(randn({2, 3, 8}, DType::Float64, &gen), call);
   ASSERT_TRUE(all_finite(out));
@@ -595,13 +593,13 @@ TEST(W2Errors, MeansThatDisagree) {
 TEST(W2Errors, ModuleRejectsACacheAndBadShapes) {
   W2Attention w2(16, 2);
   KVCache cache;
-  AttentionCall call;
+  AttentionCall call = AttentionCall::causal();
   call.cache = &cache;
   const std::string cached = error_of([&] { w2.forward(zeros({2, 4, 16}), call); });
   EXPECT_THAT(cached, HasSubstr("W2Attention"));
   EXPECT_THAT(cached, HasSubstr("cache"));
   EXPECT_EQ(cache.length(), 0);
-  const std::string wrong_d = error_of([&] { w2.forward(zeros({2, 4, 12})); });
+  const std::string wrong_d = error_of([&] { w2.forward(zeros({2, 4, 12}), AttentionCall::causal()); });
   EXPECT_THAT(wrong_d, HasSubstr("W2Attention"));
   EXPECT_THAT(wrong_d, HasSubstr(shape_str({2, 4, 12})));
   const std::string heads = error_of([] { W2Attention w(10, 3); });

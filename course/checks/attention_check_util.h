@@ -86,8 +86,7 @@ inline ParityRun layer_parity_run(std::function<std::unique_ptr<nn::AttentionLay
 
 // The call of a parity case: "causal", "padding" (the given mask) or none.
 inline nn::AttentionCall parity_call(const std::string& mask, const std::function<Tensor()>& padding_mask) {
-  nn::AttentionCall call;
-  call.causal = mask == "causal";
+  nn::AttentionCall call = mask == "causal" ? nn::AttentionCall::causal() : nn::AttentionCall::bidirectional();
   if (mask == "padding") call.mask = padding_mask();
   return call;
 }
@@ -105,8 +104,7 @@ ForwardRun causal_layer_run(Make make, std::vector<std::string> params) {
     x.requires_grad_(true);
     std::vector<Tensor> held = {x};
     for (const Tensor& p : parameters_named(*m, params)) held.push_back(p);
-    nn::AttentionCall call;
-    call.causal = true;
+    nn::AttentionCall call = nn::AttentionCall::causal();
     return std::make_pair(m->forward(x, call), held);
   };
 }

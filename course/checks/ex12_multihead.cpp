@@ -26,8 +26,7 @@ ParityRun mha_run(const std::string& name, bool has_mask, bool causal, bool with
         {{"q_proj.weight", ls[2]}, {"k_proj.weight", ls[3]}, {"v_proj.weight", ls[4]}, {"output_proj.weight", ls[5]}});
     Tensor x = ls[0];
     x.requires_grad_(true);
-    nn::AttentionCall call;
-    call.causal = causal;
+    nn::AttentionCall call = causal ? nn::AttentionCall::causal() : nn::AttentionCall::bidirectional();
     call.mask = mask;
     const Tensor out = mha.forward(x, call);
     if (!with_backward) return NamedTensors{{"out", out.detach()}};
@@ -91,8 +90,7 @@ TEST(ex12_multihead, rope_rotates_queries_and_keys_but_not_values) {
   mha.q_proj->weight = zeros({8, 8}, DType::Float64);
   mha.k_proj->weight = zeros({8, 8}, DType::Float64);
   const Tensor x = randn({1, 4, 8}, DType::Float64, &gen);
-  nn::AttentionCall call;
-  call.causal = true;
+  nn::AttentionCall call = nn::AttentionCall::causal();
   const Tensor out = mha.forward(x, call);
   const Tensor v = matmul(reshape(x, {4, 8}), transpose(mha.v_proj->weight, 0, 1));  // (T, D)
   std::vector<double> mean(16, 0.0);  // (T, T): row t averages tokens 0..t
@@ -107,8 +105,7 @@ TEST(ex12_multihead, the_output_at_position_t_does_not_depend_on_later_tokens) {
   Generator gen(7);
   nn::MultiHeadAttention mha(8, 2, make_rope(4, DType::Float64), &gen, DType::Float64);
   const Tensor x = randn({2, 6, 8}, DType::Float64, &gen);
-  nn::AttentionCall call;
-  call.causal = true;
+  nn::AttentionCall call = nn::AttentionCall::causal();
   const std::vector<double> base = mha.forward(x, call).to_vector<double>();
   for (int64_t t = 0; t < 5; ++t) {
     std::vector<double> changed = x.to_vector<double>();
@@ -152,8 +149,7 @@ TEST(ex12_multihead, output_matches_torch_float32_within_the_error_bound) {
         {{"q_proj.weight", ls[1]}, {"k_proj.weight", ls[2]}, {"v_proj.weight", ls[3]}, {"output_proj.weight", ls[4]}});
     Tensor x = ls[0];
     x.requires_grad_(true);
-    nn::AttentionCall call;
-    call.causal = true;
+    nn::AttentionCall call = nn::AttentionCall::causal();
     return std::make_pair(mha->forward(x, call), std::vector<Tensor>{x, mha->q_proj->weight, mha->k_proj->weight,
                                                                      mha->v_proj->weight, mha->output_proj->weight});
   };
@@ -168,8 +164,7 @@ TEST(ex12_multihead, gradients_of_the_input_and_all_projections_pass_gradcheck) 
   nn::MultiHeadAttention mha(8, 2, make_rope(4, DType::Float64), &gen, DType::Float64);  // D 8, H 2, dh 4
   std::vector<Tensor> inputs = {randn({1, 5, 8}, DType::Float64, &gen).requires_grad_()};
   for (const Tensor& p : mha.parameters()) inputs.push_back(p);  // perturbed in place: the module sees them
-  nn::AttentionCall call;
-  call.causal = true;
+  nn::AttentionCall call = nn::AttentionCall::causal();
   expect_gradcheck([&](const std::vector<Tensor>& in) { return mha.forward(in[0], call); }, inputs,
                    "MultiHeadAttention");
 }

@@ -43,8 +43,7 @@ ParityRun block_run() {
   return [](const std::vector<Tensor>& ls) {
     const auto block = make_block(ls[0].dtype());
     load_leaves(*block, kWeights, ls, 1);
-    nn::AttentionCall call;
-    call.causal = true;
+    nn::AttentionCall call = nn::AttentionCall::causal();
     return NamedTensors{{"out", block->forward(ls[0], call)}};
   };
 }
@@ -85,8 +84,7 @@ TEST(ex17_block, gradients_of_the_input_and_every_weight_pass_gradcheck) {
   }
   std::vector<Tensor> inputs = {randn({1, 4, 8}, DType::Float64, &gen).requires_grad_()};
   for (const Tensor& p : block.parameters()) inputs.push_back(p);
-  nn::AttentionCall call;
-  call.causal = true;
+  nn::AttentionCall call = nn::AttentionCall::causal();
   expect_gradcheck([&](const std::vector<Tensor>& in) { return block.forward(in[0], call); }, inputs,
                    "TransformerBlock");
 }
@@ -101,8 +99,7 @@ TEST(ex17_block, with_silent_sublayers_the_block_passes_its_input_through) {
   w["attn.output_proj.weight"] = zeros({16, 16}, DType::Float64);
   w["ffn.w2.weight"] = zeros({16, 32}, DType::Float64);
   block->load_state_dict(w);
-  nn::AttentionCall call;
-  call.causal = true;
+  nn::AttentionCall call = nn::AttentionCall::causal();
   const Tensor out = block->forward(x, call);
   if (max_abs_diff(out, zeros(out.shape(), DType::Float64)) == 0) {
     ADD_FAILURE() << "the block gives 0, expected x: the residual is missing (x + attn(ln1(x)), then + ffn(ln2(h)))";

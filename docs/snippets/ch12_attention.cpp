@@ -59,8 +59,7 @@ int main(int argc, char** argv) {
     nn::MultiHeadAttention mha(32, 4, rope, &gen, DType::Float64);
     Tensor x = randn({2, 7, 32}, DType::Float64, &gen);
     nn::KVCache cache;
-    nn::AttentionCall call;
-    call.causal = true;
+    nn::AttentionCall call = nn::AttentionCall::causal();
     call.cache = &cache;
     std::vector<Tensor> outs;
     int64_t start = 0;
@@ -71,8 +70,7 @@ int main(int argc, char** argv) {
                 << shape_str(cache.k.shape()) << "\n";
     }
     std::cout << "RoPE table rows: " << rope->cached_length() << "\n";
-    nn::AttentionCall full_call;
-    full_call.causal = true;
+    nn::AttentionCall full_call = nn::AttentionCall::causal();
     Tensor weights;
     full_call.weights = &weights;
     Tensor full = mha.forward(x, full_call);

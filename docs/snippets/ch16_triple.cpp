@@ -131,7 +131,7 @@ void layer() {
   TripleAttention attn(128, 4, nullptr, &gen);
   const Tensor x = randn({1, 128, 128}, kDefaultFloat, &gen);
   Tensor weights;
-  AttentionCall call;
+  AttentionCall call = AttentionCall::bidirectional();  // every key: the weights at init, not a mask's shape
   call.weights = &weights;
   attn.forward(x, call);
   fmt::print("F. TripleAttention(128, 4) at init, x ~ N(0,1) (1, 128, 128): mean row max of the weights {:.3f} "

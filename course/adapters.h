@@ -88,7 +88,8 @@ Tensor run_cross_entropy(const Tensor& inputs, const Tensor& targets);
 // Scales every .grad in place so that their joint L2 norm is at most max_l2_norm.
 void run_gradient_clipping(const std::vector<Tensor>& parameters, double max_l2_norm);
 
-// get_adamw_cls(): the optimizer class.
+// get_adamw_cls(): the optimizer class. Its settings are named:
+// AdamW(params, {.lr = 1e-3, .betas = {0.9, 0.95}, .eps = 1e-8, .weight_decay = 0.1}).
 using AdamW = nn::AdamW;
 
 double run_get_lr_cosine_schedule(int64_t it, double max_learning_rate, double min_learning_rate,
@@ -97,7 +98,9 @@ double run_get_lr_cosine_schedule(int64_t it, double max_learning_rate, double m
 // The model's and the optimizer's state and the iteration, in one file.
 void run_save_checkpoint(const nn::Module& model, const nn::Optimizer& optimizer, int64_t iteration,
                          const std::string& out);
-// Restores both and returns the iteration.
+// Restores both and returns the iteration. The optimizer's settings must be
+// the saved ones (an Error names each that differs); a checkpoint without
+// saved settings loads and the optimizer keeps its own.
 int64_t run_load_checkpoint(const std::string& src, nn::Module& model, nn::Optimizer& optimizer);
 
 }  // namespace ropegrad::adapters

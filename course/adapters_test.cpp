@@ -6,9 +6,14 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <set>
+#include <sstream>
+#include <unistd.h>
 
 #include "course/adapters.h"
+#include "nn/layers.h"
+#include "nn/npy.h"
 #include "nn/transformer.h"
 #include "tests/support/test_util.h"
 
@@ -145,7 +150,7 @@ TEST(Adapters, RunGradientClipping) {
 
 TEST(Adapters, AdamWMatchesTorchOverTenSteps) {
   Tensor p = clone(fx("adamw.p0")).requires_grad_();
-  AdamW opt({p}, 0.01, {0.9, 0.95}, 1e-8, 0.1);
+  AdamW opt({p}, {.lr = 0.01, .betas = {0.9, 0.95}, .eps = 1e-8, .weight_decay = 0.1});
   const Tensor grads = fx("adamw.grads");
   for (int64_t s = 0; s < 10; ++s) {
     p.set_grad(contiguous(select(grads, 0, s)));
@@ -183,7 +188,7 @@ TEST(Adapters, SaveAndLoadCheckpointRestoresModelOptimizerAndIteration) {
   c.vocab_size = 11, c.context_length = 8, c.d_model = 16, c.num_layers = 1, c.num_heads = 2;
   Generator gen(1);
   nn::TransformerLM model(c, &gen);
-  AdamW opt(model.parameters(), 1e-2);
+  AdamW opt(model.parameters(), {.lr = 1e-2});
   const Tensor ids = randint(0, 11, {2, 8}, &gen);
   backward(sum(model.forward(ids)));
   opt.step();
@@ -192,7 +197,7 @@ TEST(Adapters, SaveAndLoadCheckpointRestoresModelOptimizerAndIteration) {
 
   Generator other(2);
   nn::TransformerLM restored(c, &other);
-  AdamW restored_opt(restored.parameters(), 1e-2);
+  AdamW restored_opt(restored.parameters(), {.lr = 1e-2});
   EXPECT_EQ(run_load_checkpoint(path, restored, restored_opt), 7);
   for (const auto& [name, t] : model.state_dict()) {
     expect_close(restored.state_dict().at(name), t, Tol{0, 0}, name);
@@ -200,6 +205,21 @@ TEST(Adapters, SaveAndLoadCheckpointRestoresModelOptimizerAndIteration) {
   const nn::StateDict a = opt.state_dict(), b = restored_opt.state_dict();
   ASSERT_EQ(a.size(), b.size());
   for (const auto& [name, t] : a) expect_close(b.at(name), t, Tol{0, 0}, "optimizer " + name);
+  std::remove(path.c_str());
+}
+
+TEST(Adapters, RunLoadCheckpointRefusesAnOptimizerWithOtherSettings) {
+  nn::Linear model(3, 2);
+  AdamW opt(model.parameters(), {.lr = 1e-2, .betas = {0.9, 0.95}, .weight_decay = 0.1});
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("ropegrad_adapters_settings_" + std::to_string(::getpid()))).string();
+  run_save_checkpoint(model, opt, 3, path);
+  nn::Linear restored(3, 2);
+  AdamW other(restored.parameters(), {.lr = 1e-2});  // the defaults: betas (0.9, 0.999), weight_decay 0.01
+  EXPECT_RG_ERROR(run_load_checkpoint(path, restored, other), "AdamW.load_state_dict",
+                  "beta2 saved 0.95, this optimizer 0.999", "weight_decay saved 0.1, this optimizer 0.01");
+  AdamW same(restored.parameters(), {.lr = 1e-2, .betas = {0.9, 0.95}, .weight_decay = 0.1});
+  EXPECT_EQ(run_load_checkpoint(path, restored, same), 3);
   std::remove(path.c_str());
 }
 

@@ -174,6 +174,11 @@ std::pair<Tensor, Tensor> run_get_batch(const Tensor& dataset, int64_t batch_siz
   return nn::get_batch(dataset, batch_size, context_length, generator);
 }
 
+std::pair<Tensor, Tensor> run_get_batch(const nn::TokenMemmap& dataset, int64_t batch_size, int64_t context_length,
+                                        Generator& generator) {
+  return nn::get_batch(dataset, batch_size, context_length, generator);
+}
+
 Tensor run_softmax(const Tensor& in_features, int64_t dim) { return softmax(in_features, dim); }
 
 Tensor run_cross_entropy(const Tensor& inputs, const Tensor& targets) { return nn::cross_entropy(inputs, targets); }

@@ -21,6 +21,7 @@
 
 #include "nn/module.h"
 #include "nn/optim.h"
+#include "nn/token_memmap.h"
 #include "tensor/random.h"
 #include "tensor/tensor.h"
 
@@ -78,6 +79,11 @@ Tensor run_silu(const Tensor& in_features);
 
 // dataset 1-D int64; returns (x, y), each (batch_size, context_length), y = x shifted by one.
 std::pair<Tensor, Tensor> run_get_batch(const Tensor& dataset, int64_t batch_size, int64_t context_length,
+                                        Generator& generator);
+// The same over a memory-mapped .npy of uint16, int32 or int64 ids (the
+// course's np.memmap): the same draws, so the same batch as the int64 tensor
+// of the same ids. A negative id in a sampled window is an Error.
+std::pair<Tensor, Tensor> run_get_batch(const nn::TokenMemmap& dataset, int64_t batch_size, int64_t context_length,
                                         Generator& generator);
 
 Tensor run_softmax(const Tensor& in_features, int64_t dim);

@@ -223,5 +223,24 @@ TEST(Adapters, RunLoadCheckpointRefusesAnOptimizerWithOtherSettings) {
   std::remove(path.c_str());
 }
 
+TEST(Adapters, RunGetBatchOverAMemoryMappedUint16FileDrawsTheTensorsBatch) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("ropegrad_adapters_ids_" + std::to_string(::getpid()) + ".npy"))
+          .string();
+  std::vector<int32_t> ids(50);
+  for (int32_t i = 0; i < 50; ++i) ids[i] = (i * 37 + 11) % 60000;  // ids above 255 and below 65536
+  nn::save_token_ids(path, ids);                                     // '<u2'
+  const nn::TokenMemmap mapped(path);
+  std::vector<int64_t> wide(ids.begin(), ids.end());
+  const Tensor dataset = tensor_i64(wide, {50});
+  Generator a(7), b(7);
+  const auto [x1, y1] = run_get_batch(mapped, 4, 9, a);
+  const auto [x2, y2] = run_get_batch(dataset, 4, 9, b);
+  EXPECT_EQ(x1.dtype(), DType::Int64);
+  EXPECT_EQ(x1.to_vector<int64_t>(), x2.to_vector<int64_t>());
+  EXPECT_EQ(y1.to_vector<int64_t>(), y2.to_vector<int64_t>());
+  std::remove(path.c_str());
+}
+
 }  // namespace
 }  // namespace ropegrad

@@ -23,10 +23,13 @@
 //                  float64 rtol 1e-14, atol 1e-15
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <limits>
 #include <set>
@@ -38,6 +41,8 @@
 #include "nn/module.h"
 #include "nn/optim.h"
 #include "nn/schedule.h"
+#include "nn/npy.h"
+#include "nn/token_memmap.h"
 #include "tests/support/test_util.h"
 
 using namespace ropegrad;
@@ -802,6 +807,71 @@ TEST(GetBatch, BadInputs) {
   EXPECT_THAT(msg, AllOf(HasSubstr("get_batch"), HasSubstr("batch_size"), HasSubstr("0")));
   msg = error_of([&] { nn::get_batch(arange(20), 2, -1, gen); });
   EXPECT_THAT(msg, AllOf(HasSubstr("get_batch"), HasSubstr("context_length"), HasSubstr("-1")));
+}
+
+// ---- get_batch over memory-mapped token files ---------------------------------------------
+
+// A fresh directory for one test's files, removed at the end.
+struct TokenDir {
+  std::string path = (std::filesystem::temp_directory_path() /
+                      ("ropegrad_optim_ids_" + std::to_string(::getpid()) + "_" +
+                       ::testing::UnitTest::GetInstance()->current_test_info()->name()))
+                         .string();
+  TokenDir() { std::filesystem::create_directories(path); }
+  ~TokenDir() { std::filesystem::remove_all(path); }
+  std::string file(const std::string& name) const { return path + "/" + name; }
+};
+
+std::string npy_header(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string head(128, '\0');
+  in.read(head.data(), 128);
+  return head;
+}
+
+TEST(GetBatch, MemoryMappedUint16Int32AndInt64FilesGiveTheTensorsBatch) {
+  const TokenDir dir;
+  std::vector<int32_t> small(300), large(300);
+  for (int32_t i = 0; i < 300; ++i) {
+    small[i] = (i * 7919) % 65536;   // fits uint16
+    large[i] = (i * 7919) % 100000;  // needs int32
+  }
+  nn::save_token_ids(dir.file("u2.npy"), small);
+  nn::save_token_ids(dir.file("i4.npy"), large);
+  nn::save_npy(dir.file("i8.npy"), tensor_i64(std::vector<int64_t>(large.begin(), large.end()), {300}));
+  const std::vector<std::pair<std::string, const std::vector<int32_t>*>> files = {
+      {"u2", &small}, {"i4", &large}, {"i8", &large}};
+  for (const auto& [kind, ids] : files) {
+    const std::string path = dir.file(kind + ".npy");
+    ASSERT_NE(npy_header(path).find("'<" + kind + "'"), std::string::npos) << kind;
+    const nn::TokenMemmap mapped(path);
+    const Tensor in_memory = tensor_i64(std::vector<int64_t>(ids->begin(), ids->end()), {300});
+    Generator a(9), b(9);
+    for (int round = 0; round < 3; ++round) {
+      const auto [x1, y1] = nn::get_batch(mapped, 6, 10, a);
+      const auto [x2, y2] = nn::get_batch(in_memory, 6, 10, b);
+      EXPECT_EQ(x1.dtype(), DType::Int64) << kind;
+      EXPECT_EQ(x1.to_vector<int64_t>(), x2.to_vector<int64_t>()) << kind << " round " << round;
+      EXPECT_EQ(y1.to_vector<int64_t>(), y2.to_vector<int64_t>()) << kind << " round " << round;
+    }
+  }
+}
+
+TEST(GetBatch, MemoryMappedBadIdsAndDtypesAreNamed) {
+  const TokenDir dir;
+  nn::save_npy(dir.file("negative.npy"), tensor_i64({1, 2, -5, 3}, {4}));
+  const nn::TokenMemmap negative(dir.file("negative.npy"));
+  Generator gen(0);
+  EXPECT_RG_ERROR(nn::get_batch(negative, 1, 3, gen), "get_batch", "negative.npy", "token id -5 at position 2",
+                  "negative");
+  nn::save_token_ids(dir.file("big.npy"), {1, 2, 300, 3});
+  EXPECT_RG_ERROR(nn::TokenMemmap(dir.file("big.npy")).check_ids(256, "text"), "text", "big.npy",
+                  "token id 300 at position 2", "[0, 256)");
+  nn::TokenMemmap(dir.file("big.npy")).check_ids(301, "text");  // every id below 301: no error
+  nn::save_npy(dir.file("f4.npy"), zeros({4}));
+  EXPECT_RG_ERROR(nn::TokenMemmap(dir.file("f4.npy")), "TokenMemmap", "'<f4'", "not a token id type");
+  EXPECT_RG_ERROR(nn::get_batch(tensor_bool({true, false, true}, {3}), 1, 1, gen), "get_batch", "int64", "bool",
+                  "TokenMemmap");
 }
 
 // ---- bad optimizer arguments ---------------------------------------------------------------

@@ -25,7 +25,9 @@ class Tokenizer {
 
   // Special tokens (longest first where they overlap) become their ids; the
   // text between them is pre-tokenized and each pre-token merged by rank.
-  // Not thread-safe: the pre-token cache is shared.
+  // Every encode function is safe to call from several threads at once: the
+  // pre-token cache belongs to the call (to the whole stream in encode_stream),
+  // and nothing else is written.
   std::vector<int32_t> encode(std::string_view text) const;
 
   // The ids of encode(text), in time linear in the text for any mix of
@@ -53,11 +55,15 @@ class Tokenizer {
   std::vector<int32_t> encode_pretoken(std::string_view piece) const;
 
  private:
+  // Pre-token -> its ids, filled while one call encodes.
+  using PretokenCache = std::unordered_map<std::string, std::vector<int32_t>>;
+  std::vector<int32_t> encode(std::string_view text, PretokenCache& cache) const;
+  std::vector<int32_t> encode_linear(std::string_view text, PretokenCache& cache) const;
+
   BpeModel model_;
   int32_t byte_id_[256];
   std::unordered_map<uint64_t, std::pair<int32_t, int32_t>> rank_;  // pair -> (rank, merged id)
   std::vector<int32_t> special_id_;
-  mutable std::unordered_map<std::string, std::vector<int32_t>> cache_;
 };
 
 // dir/vocab.json, dir/merges.txt and dir/special_tokens.txt (one special

@@ -24,6 +24,7 @@
 #include "nn/token_memmap.h"
 #include "tensor/random.h"
 #include "tensor/tensor.h"
+#include "tokenizer/tokenizer.h"
 
 namespace ropegrad::adapters {
 
@@ -108,5 +109,20 @@ void run_save_checkpoint(const nn::Module& model, const nn::Optimizer& optimizer
 // the saved ones (an Error names each that differs); a checkpoint without
 // saved settings loads and the optimizer keeps its own.
 int64_t run_load_checkpoint(const std::string& src, nn::Module& model, nn::Optimizer& optimizer);
+
+// The course's tokenizer types: vocab id -> token bytes, merges as byte pairs by rank.
+using Vocab = std::map<int32_t, std::string>;
+using Merges = std::vector<std::pair<std::string, std::string>>;
+
+// Trains a byte-level BPE on the file at input_path (tokenizer/bpe_train.h):
+// vocab_size = 256 bytes + the special tokens + the merges. Ids: 0..255 the
+// bytes, then the specials in order, then one per merge.
+std::pair<Vocab, Merges> run_train_bpe(const std::string& input_path, int64_t vocab_size,
+                                       const std::vector<std::string>& special_tokens);
+
+// A tokenizer over vocab (ids 0..n-1, each once) and merges; each special
+// token that is not yet in vocab is added with the next free id, as the
+// course's Tokenizer does. Its encode is safe to call from several threads.
+tok::Tokenizer get_tokenizer(const Vocab& vocab, const Merges& merges, const std::vector<std::string>& special_tokens);
 
 }  // namespace ropegrad::adapters

@@ -242,5 +242,86 @@ TEST(Adapters, RunGetBatchOverAMemoryMappedUint16FileDrawsTheTensorsBatch) {
   std::remove(path.c_str());
 }
 
+// ---- the tokenizer: run_train_bpe and get_tokenizer on tests/fixtures/bpe/ ---------------
+// (written by tests/fixtures/make_bpe_fixtures.py, an independent Python BPE)
+
+const std::vector<std::string> kSpecials = {"<|endoftext|>", "<|pad|>"};
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string unhex(const std::string& hex) {
+  std::string out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) out += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+  return out;
+}
+
+TEST(Adapters, RunTrainBpeMatchesThePythonReference) {
+  const auto [vocab, merges] = run_train_bpe(fixture_path("bpe/corpus.txt"), 400, kSpecials);
+  std::istringstream merges_ref(read_text(fixture_path("bpe/merges_ref.txt")));
+  Merges want_merges;
+  for (std::string left, right; merges_ref >> left >> right;) want_merges.emplace_back(unhex(left), unhex(right));
+  ASSERT_EQ(want_merges.size(), 142u);
+  EXPECT_EQ(merges, want_merges);
+  std::istringstream vocab_ref(read_text(fixture_path("bpe/vocab_ref.txt")));
+  Vocab want_vocab;
+  std::string hex;
+  for (int32_t id; vocab_ref >> id >> hex;) want_vocab.emplace(id, unhex(hex));
+  ASSERT_EQ(want_vocab.size(), 400u);
+  EXPECT_EQ(vocab, want_vocab);
+  EXPECT_EQ(vocab.at(256), "<|endoftext|>");
+}
+
+TEST(Adapters, GetTokenizerEncodesAsThePythonReference) {
+  const auto [vocab, merges] = run_train_bpe(fixture_path("bpe/corpus.txt"), 400, kSpecials);
+  const tok::Tokenizer tokenizer = get_tokenizer(vocab, merges, kSpecials);
+  EXPECT_EQ(tokenizer.vocab_size(), 400) << "specials already in the vocabulary are not added again";
+  std::istringstream ids_ref(read_text(fixture_path("bpe/corpus_ids.txt")));
+  std::vector<int32_t> want;
+  for (int32_t id; ids_ref >> id;) want.push_back(id);
+  ASSERT_FALSE(want.empty());
+  const std::string text = read_text(fixture_path("bpe/corpus.txt"));
+  EXPECT_EQ(tokenizer.encode(text), want);
+  EXPECT_EQ(tokenizer.decode(want), text);
+}
+
+TEST(Adapters, GetTokenizerAddsAnAbsentSpecialTokenWithTheNextId) {
+  const auto [vocab, merges] = run_train_bpe(fixture_path("bpe/corpus.txt"), 300, {});
+  ASSERT_EQ(vocab.size(), 300u);
+  const tok::Tokenizer tokenizer = get_tokenizer(vocab, merges, {"<|endoftext|>"});
+  EXPECT_EQ(tokenizer.vocab_size(), 301);
+  const std::vector<int32_t> ids = tokenizer.encode("the cat<|endoftext|>the dog");
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), 300), 1) << "the special token is one id, 300";
+  EXPECT_EQ(tokenizer.decode(ids), "the cat<|endoftext|>the dog");
+  // Without it in the list the same text is plain bytes: no id 300.
+  const std::vector<int32_t> plain = get_tokenizer(vocab, merges, {}).encode("the cat<|endoftext|>the dog");
+  EXPECT_EQ(std::count(plain.begin(), plain.end(), 300), 0);
+}
+
+TEST(Adapters, BadTokenizerInputsAreNamed) {
+  const auto [vocab, merges] = run_train_bpe(fixture_path("bpe/corpus.txt"), 300, {});
+  Vocab gap = vocab;
+  gap.erase(17);
+  EXPECT_RG_ERROR(get_tokenizer(gap, merges, {}), "get_tokenizer", "without gaps", "id 18 comes after 16");
+  Vocab negative = vocab;
+  negative[-1] = "x";
+  EXPECT_RG_ERROR(get_tokenizer(negative, merges, {}), "get_tokenizer", "id -1 comes first");
+  Vocab twice = vocab;
+  twice[299] = "a";
+  EXPECT_RG_ERROR(get_tokenizer(twice, merges, {}), "get_tokenizer", "tokens 97 and 299", "'a'");
+  Merges unknown = merges;
+  unknown.emplace_back("zz", "q");
+  EXPECT_RG_ERROR(get_tokenizer(vocab, unknown, {}), "get_tokenizer", "merge 44", "'zz' is not in the vocabulary");
+  EXPECT_RG_ERROR(get_tokenizer(vocab, merges, {"<s>", ""}), "get_tokenizer", "special token 1 is empty");
+  EXPECT_RG_ERROR(get_tokenizer(vocab, merges, {"<s>", "<s>"}), "get_tokenizer", "'<s>'", "twice");
+  EXPECT_RG_ERROR(run_train_bpe(fixture_path("bpe/no_such_corpus.txt"), 300, {}), "run_train_bpe",
+                  "no_such_corpus.txt");
+  EXPECT_RG_ERROR(run_train_bpe(fixture_path("bpe/corpus.txt"), 200, {}), "train_bpe", "200");
+}
+
 }  // namespace
 }  // namespace ropegrad

@@ -645,6 +645,27 @@ TEST(Files, ModelChecks) {
   EXPECT_RG_ERROR(Tokenizer{model}, "Tokenizer", "byte 65");
 }
 
+// CS336's Tokenizer.from_files: two paths (any names) and a list of special
+// tokens; those absent from the vocabulary are added with the next ids.
+TEST(Files, LoadFromTwoPathsAddsAbsentSpecialTokens) {
+  const std::string dir = temp_dir("two_paths");
+  save_tokenizer(fixture_model(), dir);
+  std::filesystem::rename(dir + "/vocab.json", dir + "/my-vocab.json");
+  std::filesystem::rename(dir + "/merges.txt", dir + "/my-merges.txt");
+  const BpeModel model = load_tokenizer(dir + "/my-vocab.json", dir + "/my-merges.txt", {"<|endoftext|>", "<|new|>"});
+  ASSERT_EQ(model.vocab.size(), fixture_model().vocab.size() + 1);
+  EXPECT_EQ(model.vocab.back(), "<|new|>");
+  EXPECT_EQ(model.vocab[256], "<|endoftext|>") << "a special token already in the vocabulary keeps its id";
+  EXPECT_EQ(model.merges, fixture_model().merges);
+  EXPECT_EQ(model.specials, (std::vector<std::string>{"<|endoftext|>", "<|new|>"}));
+  const Tokenizer tok(model);
+  EXPECT_EQ(tok.encode("a<|new|>b"), (std::vector<int32_t>{'a', 400, 'b'}));
+  EXPECT_RG_ERROR(load_tokenizer(dir + "/my-vocab.json", dir + "/nope.txt", {}), "load_tokenizer", "nope.txt");
+  EXPECT_RG_ERROR(load_tokenizer(dir + "/my-vocab.json", dir + "/my-merges.txt", {"<a>", "<a>"}), "load_tokenizer",
+                  "'<a>'", "twice");
+  std::filesystem::remove_all(dir);
+}
+
 // ---- token ids on disk ------------------------------------------------------------------
 
 TEST(TokenIds, Uint16AndInt32FilesReadBackEverywhere) {

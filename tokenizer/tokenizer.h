@@ -68,7 +68,29 @@ class Tokenizer {
 
 // dir/vocab.json, dir/merges.txt and dir/special_tokens.txt (one special
 // token per line). Tokens are written with GPT-2's bytes_to_unicode.
+// load_tokenizer(dir) reads the three files save_tokenizer wrote: a special
+// token that is not in vocab.json is an Error (the files do not belong together).
 void save_tokenizer(const BpeModel& model, const std::string& dir);
 BpeModel load_tokenizer(const std::string& dir);
+
+// GPT-2's vocab.json and merges.txt at any paths (CS336's
+// Tokenizer.from_files), with the special tokens given here: each one absent
+// from the vocabulary is added to it, in order, with the next free id.
+BpeModel load_tokenizer(const std::string& vocab_path, const std::string& merges_path,
+                        const std::vector<std::string>& specials);
+
+// Sets model.specials and appends each special token that is not yet a token
+// of model.vocab (CS336's get_tokenizer). Errors, named by op: an empty or
+// repeated special token, two tokens with the same bytes.
+void add_special_tokens(BpeModel& model, const std::vector<std::string>& specials,
+                        const std::string& op = "add_special_tokens");
+
+// A model from a vocabulary (id -> bytes) and merges given as byte pairs, by
+// rank, then add_special_tokens. A merge of bytes that are no token is an
+// Error naming it; the Tokenizer constructor checks the rest.
+BpeModel bpe_model_from_bytes(std::vector<std::string> vocab,
+                              const std::vector<std::pair<std::string, std::string>>& merges,
+                              const std::vector<std::string>& specials,
+                              const std::string& op = "bpe_model_from_bytes");
 
 }  // namespace ropegrad::tok

@@ -300,7 +300,7 @@ int run_train(const Args& args) {
 
   nn::TransformerLM model(cfg, &gen);
   model.train();
-  nn::AdamW opt(model.parameters(), 1e-3);
+  nn::AdamW opt(model.parameters(), {.lr = 1e-3});
   const int64_t rss_model = proc_status_bytes("VmRSS");
   // Random tokens; targets are a second draw (the loss value does not matter here).
   const rg::Tensor ids = rg::randint(0, cfg.vocab_size, {B, T}, &gen);
@@ -376,7 +376,7 @@ int run_gemm_floor(const Args& args) {
   const std::string attention = set_attention(args);
   nn::TransformerLM model(cfg, &gen);
   model.train();
-  nn::AdamW opt(model.parameters(), 1e-3);
+  nn::AdamW opt(model.parameters(), {.lr = 1e-3});
   const rg::Tensor ids = rg::randint(0, cfg.vocab_size, {B, T}, &gen);
   const rg::Tensor targets = rg::randint(0, cfg.vocab_size, {B, T}, &gen);
   for (int64_t it = 0; it < warmup; ++it) train_step(model, opt, ids, targets);

@@ -1,6 +1,9 @@
 #include "course/adapters.h"
 
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <sstream>
 
 #include "autograd/ops.h"
 #include "nn/attention.h"
@@ -11,6 +14,7 @@
 #include "nn/rope.h"
 #include "nn/schedule.h"
 #include "nn/transformer.h"
+#include "tokenizer/bpe_train.h"
 
 namespace ropegrad::adapters {
 
@@ -172,6 +176,11 @@ std::pair<Tensor, Tensor> run_get_batch(const Tensor& dataset, int64_t batch_siz
   return nn::get_batch(dataset, batch_size, context_length, generator);
 }
 
+std::pair<Tensor, Tensor> run_get_batch(const nn::TokenMemmap& dataset, int64_t batch_size, int64_t context_length,
+                                        Generator& generator) {
+  return nn::get_batch(dataset, batch_size, context_length, generator);
+}
+
 Tensor run_softmax(const Tensor& in_features, int64_t dim) { return softmax(in_features, dim); }
 
 Tensor run_cross_entropy(const Tensor& inputs, const Tensor& targets) { return nn::cross_entropy(inputs, targets); }
@@ -195,6 +204,35 @@ int64_t run_load_checkpoint(const std::string& src, nn::Module& model, nn::Optim
   const int64_t iteration = nn::load_checkpoint(src, model, &state);
   optimizer.load_state_dict(state);
   return iteration;
+}
+
+std::pair<Vocab, Merges> run_train_bpe(const std::string& input_path, int64_t vocab_size,
+                                       const std::vector<std::string>& special_tokens) {
+  std::error_code error;
+  RG_CHECK(std::filesystem::is_regular_file(input_path, error), "run_train_bpe", "cannot read '{}': not a file",
+           input_path);
+  std::ifstream in(input_path, std::ios::binary);
+  RG_CHECK(in.good(), "run_train_bpe", "cannot open '{}'", input_path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  const tok::BpeModel model = tok::train_bpe(text.str(), vocab_size, special_tokens);
+  Vocab vocab;
+  for (size_t id = 0; id < model.vocab.size(); ++id) vocab.emplace(static_cast<int32_t>(id), model.vocab[id]);
+  Merges merges;
+  for (const auto& [a, b] : model.merges) merges.emplace_back(model.vocab[a], model.vocab[b]);
+  return {vocab, merges};
+}
+
+tok::Tokenizer get_tokenizer(const Vocab& vocab, const Merges& merges, const std::vector<std::string>& special_tokens) {
+  std::vector<std::string> by_id;
+  for (const auto& [id, bytes] : vocab) {
+    // The map is sorted: the first id that is not its position is a gap (or negative).
+    RG_CHECK(id == static_cast<int32_t>(by_id.size()), "get_tokenizer",
+             "vocab ids must be 0..{} without gaps, but id {} comes {}", vocab.size() - 1, id,
+             by_id.empty() ? std::string("first") : "after " + std::to_string(by_id.size() - 1));
+    by_id.push_back(bytes);
+  }
+  return tok::Tokenizer(tok::bpe_model_from_bytes(std::move(by_id), merges, special_tokens, "get_tokenizer"));
 }
 
 }  // namespace ropegrad::adapters

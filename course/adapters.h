@@ -21,8 +21,10 @@
 
 #include "nn/module.h"
 #include "nn/optim.h"
+#include "nn/token_memmap.h"
 #include "tensor/random.h"
 #include "tensor/tensor.h"
+#include "tokenizer/tokenizer.h"
 
 namespace ropegrad::adapters {
 
@@ -79,6 +81,11 @@ Tensor run_silu(const Tensor& in_features);
 // dataset 1-D int64; returns (x, y), each (batch_size, context_length), y = x shifted by one.
 std::pair<Tensor, Tensor> run_get_batch(const Tensor& dataset, int64_t batch_size, int64_t context_length,
                                         Generator& generator);
+// The same over a memory-mapped .npy of uint16, int32 or int64 ids (the
+// course's np.memmap): the same draws, so the same batch as the int64 tensor
+// of the same ids. A negative id in a sampled window is an Error.
+std::pair<Tensor, Tensor> run_get_batch(const nn::TokenMemmap& dataset, int64_t batch_size, int64_t context_length,
+                                        Generator& generator);
 
 Tensor run_softmax(const Tensor& in_features, int64_t dim);
 
@@ -88,7 +95,8 @@ Tensor run_cross_entropy(const Tensor& inputs, const Tensor& targets);
 // Scales every .grad in place so that their joint L2 norm is at most max_l2_norm.
 void run_gradient_clipping(const std::vector<Tensor>& parameters, double max_l2_norm);
 
-// get_adamw_cls(): the optimizer class.
+// get_adamw_cls(): the optimizer class. Its settings are named:
+// AdamW(params, {.lr = 1e-3, .betas = {0.9, 0.95}, .eps = 1e-8, .weight_decay = 0.1}).
 using AdamW = nn::AdamW;
 
 double run_get_lr_cosine_schedule(int64_t it, double max_learning_rate, double min_learning_rate,
@@ -97,7 +105,24 @@ double run_get_lr_cosine_schedule(int64_t it, double max_learning_rate, double m
 // The model's and the optimizer's state and the iteration, in one file.
 void run_save_checkpoint(const nn::Module& model, const nn::Optimizer& optimizer, int64_t iteration,
                          const std::string& out);
-// Restores both and returns the iteration.
+// Restores both and returns the iteration. The optimizer's settings must be
+// the saved ones (an Error names each that differs); a checkpoint without
+// saved settings loads and the optimizer keeps its own.
 int64_t run_load_checkpoint(const std::string& src, nn::Module& model, nn::Optimizer& optimizer);
+
+// The course's tokenizer types: vocab id -> token bytes, merges as byte pairs by rank.
+using Vocab = std::map<int32_t, std::string>;
+using Merges = std::vector<std::pair<std::string, std::string>>;
+
+// Trains a byte-level BPE on the file at input_path (tokenizer/bpe_train.h):
+// vocab_size = 256 bytes + the special tokens + the merges. Ids: 0..255 the
+// bytes, then the specials in order, then one per merge.
+std::pair<Vocab, Merges> run_train_bpe(const std::string& input_path, int64_t vocab_size,
+                                       const std::vector<std::string>& special_tokens);
+
+// A tokenizer over vocab (ids 0..n-1, each once) and merges; each special
+// token that is not yet in vocab is added with the next free id, as the
+// course's Tokenizer does. Its encode is safe to call from several threads.
+tok::Tokenizer get_tokenizer(const Vocab& vocab, const Merges& merges, const std::vector<std::string>& special_tokens);
 
 }  // namespace ropegrad::adapters

@@ -6,9 +6,14 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <set>
+#include <sstream>
+#include <unistd.h>
 
 #include "course/adapters.h"
+#include "nn/layers.h"
+#include "nn/npy.h"
 #include "nn/transformer.h"
 #include "tests/support/test_util.h"
 
@@ -145,7 +150,7 @@ TEST(Adapters, RunGradientClipping) {
 
 TEST(Adapters, AdamWMatchesTorchOverTenSteps) {
   Tensor p = clone(fx("adamw.p0")).requires_grad_();
-  AdamW opt({p}, 0.01, {0.9, 0.95}, 1e-8, 0.1);
+  AdamW opt({p}, {.lr = 0.01, .betas = {0.9, 0.95}, .eps = 1e-8, .weight_decay = 0.1});
   const Tensor grads = fx("adamw.grads");
   for (int64_t s = 0; s < 10; ++s) {
     p.set_grad(contiguous(select(grads, 0, s)));
@@ -183,7 +188,7 @@ TEST(Adapters, SaveAndLoadCheckpointRestoresModelOptimizerAndIteration) {
   c.vocab_size = 11, c.context_length = 8, c.d_model = 16, c.num_layers = 1, c.num_heads = 2;
   Generator gen(1);
   nn::TransformerLM model(c, &gen);
-  AdamW opt(model.parameters(), 1e-2);
+  AdamW opt(model.parameters(), {.lr = 1e-2});
   const Tensor ids = randint(0, 11, {2, 8}, &gen);
   backward(sum(model.forward(ids)));
   opt.step();
@@ -192,7 +197,7 @@ TEST(Adapters, SaveAndLoadCheckpointRestoresModelOptimizerAndIteration) {
 
   Generator other(2);
   nn::TransformerLM restored(c, &other);
-  AdamW restored_opt(restored.parameters(), 1e-2);
+  AdamW restored_opt(restored.parameters(), {.lr = 1e-2});
   EXPECT_EQ(run_load_checkpoint(path, restored, restored_opt), 7);
   for (const auto& [name, t] : model.state_dict()) {
     expect_close(restored.state_dict().at(name), t, Tol{0, 0}, name);
@@ -201,6 +206,121 @@ TEST(Adapters, SaveAndLoadCheckpointRestoresModelOptimizerAndIteration) {
   ASSERT_EQ(a.size(), b.size());
   for (const auto& [name, t] : a) expect_close(b.at(name), t, Tol{0, 0}, "optimizer " + name);
   std::remove(path.c_str());
+}
+
+TEST(Adapters, RunLoadCheckpointRefusesAnOptimizerWithOtherSettings) {
+  nn::Linear model(3, 2);
+  AdamW opt(model.parameters(), {.lr = 1e-2, .betas = {0.9, 0.95}, .weight_decay = 0.1});
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("ropegrad_adapters_settings_" + std::to_string(::getpid()))).string();
+  run_save_checkpoint(model, opt, 3, path);
+  nn::Linear restored(3, 2);
+  AdamW other(restored.parameters(), {.lr = 1e-2});  // the defaults: betas (0.9, 0.999), weight_decay 0.01
+  EXPECT_RG_ERROR(run_load_checkpoint(path, restored, other), "AdamW.load_state_dict",
+                  "beta2 saved 0.95, this optimizer 0.999", "weight_decay saved 0.1, this optimizer 0.01");
+  AdamW same(restored.parameters(), {.lr = 1e-2, .betas = {0.9, 0.95}, .weight_decay = 0.1});
+  EXPECT_EQ(run_load_checkpoint(path, restored, same), 3);
+  std::remove(path.c_str());
+}
+
+TEST(Adapters, RunGetBatchOverAMemoryMappedUint16FileDrawsTheTensorsBatch) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("ropegrad_adapters_ids_" + std::to_string(::getpid()) + ".npy"))
+          .string();
+  std::vector<int32_t> ids(50);
+  for (int32_t i = 0; i < 50; ++i) ids[i] = (i * 37 + 11) % 60000;  // ids above 255 and below 65536
+  nn::save_token_ids(path, ids);                                     // '<u2'
+  const nn::TokenMemmap mapped(path);
+  std::vector<int64_t> wide(ids.begin(), ids.end());
+  const Tensor dataset = tensor_i64(wide, {50});
+  Generator a(7), b(7);
+  const auto [x1, y1] = run_get_batch(mapped, 4, 9, a);
+  const auto [x2, y2] = run_get_batch(dataset, 4, 9, b);
+  EXPECT_EQ(x1.dtype(), DType::Int64);
+  EXPECT_EQ(x1.to_vector<int64_t>(), x2.to_vector<int64_t>());
+  EXPECT_EQ(y1.to_vector<int64_t>(), y2.to_vector<int64_t>());
+  std::remove(path.c_str());
+}
+
+// ---- the tokenizer: run_train_bpe and get_tokenizer on tests/fixtures/bpe/ ---------------
+// (written by tests/fixtures/make_bpe_fixtures.py, an independent Python BPE)
+
+const std::vector<std::string> kSpecials = {"<|endoftext|>", "<|pad|>"};
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string unhex(const std::string& hex) {
+  std::string out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) out += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+  return out;
+}
+
+TEST(Adapters, RunTrainBpeMatchesThePythonReference) {
+  const auto [vocab, merges] = run_train_bpe(fixture_path("bpe/corpus.txt"), 400, kSpecials);
+  std::istringstream merges_ref(read_text(fixture_path("bpe/merges_ref.txt")));
+  Merges want_merges;
+  for (std::string left, right; merges_ref >> left >> right;) want_merges.emplace_back(unhex(left), unhex(right));
+  ASSERT_EQ(want_merges.size(), 142u);
+  EXPECT_EQ(merges, want_merges);
+  std::istringstream vocab_ref(read_text(fixture_path("bpe/vocab_ref.txt")));
+  Vocab want_vocab;
+  std::string hex;
+  for (int32_t id; vocab_ref >> id >> hex;) want_vocab.emplace(id, unhex(hex));
+  ASSERT_EQ(want_vocab.size(), 400u);
+  EXPECT_EQ(vocab, want_vocab);
+  EXPECT_EQ(vocab.at(256), "<|endoftext|>");
+}
+
+TEST(Adapters, GetTokenizerEncodesAsThePythonReference) {
+  const auto [vocab, merges] = run_train_bpe(fixture_path("bpe/corpus.txt"), 400, kSpecials);
+  const tok::Tokenizer tokenizer = get_tokenizer(vocab, merges, kSpecials);
+  EXPECT_EQ(tokenizer.vocab_size(), 400) << "specials already in the vocabulary are not added again";
+  std::istringstream ids_ref(read_text(fixture_path("bpe/corpus_ids.txt")));
+  std::vector<int32_t> want;
+  for (int32_t id; ids_ref >> id;) want.push_back(id);
+  ASSERT_FALSE(want.empty());
+  const std::string text = read_text(fixture_path("bpe/corpus.txt"));
+  EXPECT_EQ(tokenizer.encode(text), want);
+  EXPECT_EQ(tokenizer.decode(want), text);
+}
+
+TEST(Adapters, GetTokenizerAddsAnAbsentSpecialTokenWithTheNextId) {
+  const auto [vocab, merges] = run_train_bpe(fixture_path("bpe/corpus.txt"), 300, {});
+  ASSERT_EQ(vocab.size(), 300u);
+  const tok::Tokenizer tokenizer = get_tokenizer(vocab, merges, {"<|endoftext|>"});
+  EXPECT_EQ(tokenizer.vocab_size(), 301);
+  const std::vector<int32_t> ids = tokenizer.encode("the cat<|endoftext|>the dog");
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), 300), 1) << "the special token is one id, 300";
+  EXPECT_EQ(tokenizer.decode(ids), "the cat<|endoftext|>the dog");
+  // Without it in the list the same text is plain bytes: no id 300.
+  const std::vector<int32_t> plain = get_tokenizer(vocab, merges, {}).encode("the cat<|endoftext|>the dog");
+  EXPECT_EQ(std::count(plain.begin(), plain.end(), 300), 0);
+}
+
+TEST(Adapters, BadTokenizerInputsAreNamed) {
+  const auto [vocab, merges] = run_train_bpe(fixture_path("bpe/corpus.txt"), 300, {});
+  Vocab gap = vocab;
+  gap.erase(17);
+  EXPECT_RG_ERROR(get_tokenizer(gap, merges, {}), "get_tokenizer", "without gaps", "id 18 comes after 16");
+  Vocab negative = vocab;
+  negative[-1] = "x";
+  EXPECT_RG_ERROR(get_tokenizer(negative, merges, {}), "get_tokenizer", "id -1 comes first");
+  Vocab twice = vocab;
+  twice[299] = "a";
+  EXPECT_RG_ERROR(get_tokenizer(twice, merges, {}), "get_tokenizer", "tokens 97 and 299", "'a'");
+  Merges unknown = merges;
+  unknown.emplace_back("zz", "q");
+  EXPECT_RG_ERROR(get_tokenizer(vocab, unknown, {}), "get_tokenizer", "merge 44", "'zz' is not in the vocabulary");
+  EXPECT_RG_ERROR(get_tokenizer(vocab, merges, {"<s>", ""}), "get_tokenizer", "special token 1 is empty");
+  EXPECT_RG_ERROR(get_tokenizer(vocab, merges, {"<s>", "<s>"}), "get_tokenizer", "'<s>'", "twice");
+  EXPECT_RG_ERROR(run_train_bpe(fixture_path("bpe/no_such_corpus.txt"), 300, {}), "run_train_bpe",
+                  "no_such_corpus.txt");
+  EXPECT_RG_ERROR(run_train_bpe(fixture_path("bpe/corpus.txt"), 200, {}), "train_bpe", "200");
 }
 
 }  // namespace

@@ -305,7 +305,7 @@ int main(int argc, char** argv) try {
   Generator init(kSeed);
   nn::TransformerLM lm(config, &init);
   const auto named = lm.named_parameters();
-  nn::AdamW opt(lm.parameters(), tc.lr, {tc.beta1, tc.beta2}, 1e-8, tc.weight_decay);
+  nn::AdamW opt(lm.parameters(), {.lr = tc.lr, .betas = {tc.beta1, tc.beta2}, .eps = 1e-8, .weight_decay = tc.weight_decay});
   Generator data(kSeed + 1);
   std::vector<std::pair<double, double>> train_curve, valid_curve;
   for (int64_t step = 0; step < tc.steps; ++step) {

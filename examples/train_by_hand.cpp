@@ -35,7 +35,7 @@ int main() {
   for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<double>(i % vocab);
   const Tensor tokens = tensor(ids, {static_cast<int64_t>(ids.size())}, DType::Int64);
 
-  nn::AdamW opt(model.parameters(), /*lr=*/1e-2, {0.9, 0.95}, 1e-8, /*weight_decay=*/0.01);
+  nn::AdamW opt(model.parameters(), {.lr = 1e-2, .betas = {0.9, 0.95}, .eps = 1e-8, .weight_decay = 0.01});
   double first = 0, last = 0;
   for (int64_t step = 0; step < steps; ++step) {
     opt.set_lr(nn::cosine_lr(step, 1e-2, 1e-3, /*warmup_iters=*/5, /*cosine_cycle_iters=*/steps));

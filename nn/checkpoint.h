@@ -3,8 +3,13 @@
 // resume exactly, and the weights open in any safetensors reader.
 //
 //   tensors   "model.<name>"      every parameter and persistent buffer
-//             "optimizer.<name>"  the optimizer's state (e.g. "optimizer.state.0.exp_avg", "optimizer.step")
+//             "optimizer.<name>"  the optimizer's state_dict (nn/optim.h): "optimizer.step", "optimizer.lr",
+//                                 its settings ("optimizer.settings.beta2", ...), "optimizer.state.0.exp_avg", ...
 //   metadata  {"format": "ropegrad-checkpoint-1", "step": "1200"}
+//
+// Checkpoints written before the settings were saved have no
+// "optimizer.settings.*": they load, and the optimizer they are loaded into
+// keeps its own settings (Optimizer::load_state_dict cannot check them).
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,7 @@
 #include "nn/data.h"
 #include "tensor/exercise.h"
 
+#include "nn/token_memmap.h"
 #include "tensor/kernels.h"
 
 namespace ropegrad::nn {
@@ -10,7 +11,8 @@ std::pair<Tensor, Tensor> get_batch(const Tensor& tokens, int64_t batch_size,
   RG_CHECK(tokens.defined(), "get_batch", "tokens is an undefined tensor");
   RG_CHECK(tokens.dim() == 1, "get_batch", "tokens must be 1-D, got shape {}",
            shape_str(tokens.shape()));
-  RG_CHECK(tokens.dtype() == DType::Int64, "get_batch", "tokens must be int64, got {}",
+  RG_CHECK(tokens.dtype() == DType::Int64, "get_batch",
+           "tokens must be int64, got {} (uint16 or int32 ids: map their .npy with nn::TokenMemmap)",
            dtype_name(tokens.dtype()));
   RG_CHECK(batch_size >= 1, "get_batch", "batch_size must be >= 1, got {}", batch_size);
   RG_CHECK(context_length >= 1, "get_batch", "context_length must be >= 1, got {}", context_length);
@@ -34,6 +36,11 @@ std::pair<Tensor, Tensor> get_batch(const Tensor& tokens, int64_t batch_size,
   }
   return {x, y};
   // END EXERCISE ex13-get-batch
+}
+
+std::pair<Tensor, Tensor> get_batch(const TokenMemmap& tokens, int64_t batch_size,
+                                    int64_t context_length, Generator& gen) {
+  return tokens.get_batch(batch_size, context_length, gen);
 }
 
 }  // namespace ropegrad::nn

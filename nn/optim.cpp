@@ -122,38 +122,79 @@ std::pair<int64_t, double> Optimizer::load_base(const StateDict& state,
   return {steps, lr};
 }
 
+std::optional<std::vector<OptimizerSetting>> Optimizer::load_settings(const StateDict& state,
+                                                                      std::set<std::string>& used,
+                                                                      OptimizerSettingsOnLoad on_settings) const {
+  const std::string op = type_name() + ".load_state_dict";
+  const std::vector<OptimizerSetting> mine = settings();
+  std::vector<OptimizerSetting> saved;
+  std::string missing;
+  for (const OptimizerSetting& s : mine) {
+    const std::string key = "settings." + s.name;
+    auto it = state.find(key);
+    if (it == state.end()) {
+      if (missing.empty()) missing = key;
+      continue;
+    }
+    const Tensor& value = it->second;
+    RG_CHECK(value.defined() && value.numel() == 1 && value.is_floating_point(), op,
+             "key '{}' must be a one-element floating tensor", key);
+    used.insert(key);
+    saved.push_back({s.name, value.item<double>()});
+  }
+  if (saved.empty()) return std::nullopt;  // saved before settings were: nothing to compare
+  RG_CHECK(missing.empty(), op, "missing key '{}' (the state holds some settings but not all)", missing);
+  if (on_settings == OptimizerSettingsOnLoad::take_saved) return saved;
+  if (on_settings == OptimizerSettingsOnLoad::keep_mine) return std::nullopt;
+  std::vector<std::string> differ;
+  for (size_t i = 0; i < mine.size(); ++i) {
+    if (!(saved[i].value == mine[i].value))  // a NaN differs too
+      differ.push_back(fmt::format("{} saved {}, this optimizer {}", mine[i].name, saved[i].value, mine[i].value));
+  }
+  RG_CHECK(differ.empty(), op,
+           "the saved settings differ from this optimizer's: {} (load with OptimizerSettingsOnLoad::keep_mine to "
+           "keep this optimizer's, or take_saved to adopt the saved ones)",
+           fmt::join(differ, "; "));
+  return std::nullopt;
+}
+
 StateDict Optimizer::state_dict() const {
   StateDict out;
   out["step"] = scalar_tensor(step_count_, DType::Int64);
   out["lr"] = scalar_tensor(lr_, DType::Float64);
+  for (const OptimizerSetting& s : settings()) out["settings." + s.name] = scalar_tensor(s.value, DType::Float64);
   return out;
-}
-
-void Optimizer::load_state_dict(const StateDict& state) {
-  std::set<std::string> used;
-  auto [steps, lr] = load_base(state, used);
-  check_no_unexpected(state, used);
-  step_count_ = steps;
-  lr_ = lr;
 }
 
 // ---- SGD ------------------------------------------------------------------------------
 
-SGD::SGD(std::vector<Tensor> params, double lr, double momentum, double weight_decay,
-         double dampening, bool nesterov)
-    : Optimizer(std::move(params), lr, "SGD"),
-      momentum_(momentum),
-      weight_decay_(weight_decay),
-      dampening_(dampening),
-      nesterov_(nesterov),
+namespace {
+
+// The constructor's checks, also those of settings a load adopts (op names which).
+void check_sgd_settings(double momentum, double dampening, double weight_decay, bool nesterov, const std::string& op) {
+  RG_CHECK(momentum >= 0, op, "invalid momentum value {} (must be >= 0)", momentum);
+  RG_CHECK(weight_decay >= 0, op, "invalid weight_decay value {} (must be >= 0)", weight_decay);
+  RG_CHECK(std::isfinite(dampening), op, "invalid dampening value {}", dampening);
+  RG_CHECK(!nesterov || (momentum > 0 && dampening == 0), op,
+           "Nesterov momentum requires a momentum and zero dampening (got momentum {}, dampening {})", momentum,
+           dampening);
+}
+
+}  // namespace
+
+SGD::SGD(std::vector<Tensor> params, SGDOptions options)
+    : Optimizer(std::move(params), options.lr, "SGD"),
+      momentum_(options.momentum),
+      weight_decay_(options.weight_decay),
+      dampening_(options.dampening),
+      nesterov_(options.nesterov),
       buffers_(this->params().size()) {
-  RG_CHECK(momentum >= 0, "SGD", "invalid momentum value {} (must be >= 0)", momentum);
-  RG_CHECK(weight_decay >= 0, "SGD", "invalid weight_decay value {} (must be >= 0)", weight_decay);
-  RG_CHECK(std::isfinite(dampening), "SGD", "invalid dampening value {}", dampening);
-  RG_CHECK(!nesterov || (momentum > 0 && dampening == 0), "SGD",
-           "Nesterov momentum requires a momentum and zero dampening (got momentum {}, "
-           "dampening {})",
-           momentum, dampening);
+  check_sgd_settings(momentum_, dampening_, weight_decay_, nesterov_, "SGD");
+}
+
+std::vector<OptimizerSetting> SGD::settings() const {
+  return {{"momentum", momentum_}, {"dampening", dampening_}, {"weight_decay", weight_decay_},
+          {"nesterov", nesterov_ ? 1.0 : 0.0}};
 }
 
 namespace {
@@ -214,9 +255,16 @@ StateDict SGD::state_dict() const {
   return out;
 }
 
-void SGD::load_state_dict(const StateDict& state) {
+void SGD::load_state_dict(const StateDict& state, OptimizerSettingsOnLoad on_settings) {
   std::set<std::string> used;
   auto [steps, lr] = load_base(state, used);
+  const auto taken = load_settings(state, used, on_settings);  // in settings() order
+  if (taken) {
+    const double nesterov = (*taken)[3].value;
+    RG_CHECK(nesterov == 0 || nesterov == 1, "SGD.load_state_dict", "key 'settings.nesterov' holds {}, not 0 or 1",
+             nesterov);
+    check_sgd_settings((*taken)[0].value, (*taken)[1].value, (*taken)[2].value, nesterov == 1, "SGD.load_state_dict");
+  }
   std::vector<Tensor> buffers(params().size());
   for (size_t i = 0; i < params().size(); ++i) {
     if (has_param_state(state, i))
@@ -227,25 +275,40 @@ void SGD::load_state_dict(const StateDict& state) {
   buffers_ = std::move(buffers);
   set_step_count(steps);
   set_lr(lr);
+  if (taken) {
+    momentum_ = (*taken)[0].value;
+    dampening_ = (*taken)[1].value;
+    weight_decay_ = (*taken)[2].value;
+    nesterov_ = (*taken)[3].value == 1;
+  }
 }
 
 // ---- AdamW ----------------------------------------------------------------------------
 
-AdamW::AdamW(std::vector<Tensor> params, double lr, std::pair<double, double> betas, double eps,
-             double weight_decay)
-    : Optimizer(std::move(params), lr, "AdamW"),
-      beta1_(betas.first),
-      beta2_(betas.second),
-      eps_(eps),
-      weight_decay_(weight_decay),
+namespace {
+
+// The constructor's checks, also those of settings a load adopts (op names which).
+void check_adamw_settings(double beta1, double beta2, double eps, double weight_decay, const std::string& op) {
+  RG_CHECK(eps >= 0, op, "invalid epsilon value {} (must be >= 0)", eps);
+  RG_CHECK(beta1 >= 0 && beta1 < 1, op, "invalid beta parameter at index 0: {} (must be in [0, 1))", beta1);
+  RG_CHECK(beta2 >= 0 && beta2 < 1, op, "invalid beta parameter at index 1: {} (must be in [0, 1))", beta2);
+  RG_CHECK(weight_decay >= 0, op, "invalid weight_decay value {} (must be >= 0)", weight_decay);
+}
+
+}  // namespace
+
+AdamW::AdamW(std::vector<Tensor> params, AdamWOptions options)
+    : Optimizer(std::move(params), options.lr, "AdamW"),
+      beta1_(options.betas.first),
+      beta2_(options.betas.second),
+      eps_(options.eps),
+      weight_decay_(options.weight_decay),
       state_(this->params().size()) {
-  RG_CHECK(eps >= 0, "AdamW", "invalid epsilon value {} (must be >= 0)", eps);
-  RG_CHECK(beta1_ >= 0 && beta1_ < 1, "AdamW",
-           "invalid beta parameter at index 0: {} (must be in [0, 1))", beta1_);
-  RG_CHECK(beta2_ >= 0 && beta2_ < 1, "AdamW",
-           "invalid beta parameter at index 1: {} (must be in [0, 1))", beta2_);
-  RG_CHECK(weight_decay >= 0, "AdamW", "invalid weight_decay value {} (must be >= 0)",
-           weight_decay);
+  check_adamw_settings(beta1_, beta2_, eps_, weight_decay_, "AdamW");
+}
+
+std::vector<OptimizerSetting> AdamW::settings() const {
+  return {{"beta1", beta1_}, {"beta2", beta2_}, {"eps", eps_}, {"weight_decay", weight_decay_}};
 }
 
 namespace {
@@ -350,9 +413,14 @@ StateDict AdamW::state_dict() const {
   return out;
 }
 
-void AdamW::load_state_dict(const StateDict& state) {
+void AdamW::load_state_dict(const StateDict& state, OptimizerSettingsOnLoad on_settings) {
   std::set<std::string> used;
   auto [steps, lr] = load_base(state, used);
+  const auto taken = load_settings(state, used, on_settings);  // in settings() order
+  if (taken) {
+    check_adamw_settings((*taken)[0].value, (*taken)[1].value, (*taken)[2].value, (*taken)[3].value,
+                         "AdamW.load_state_dict");
+  }
   std::vector<std::optional<ParamState>> loaded(params().size());
   for (size_t i = 0; i < params().size(); ++i) {
     if (!has_param_state(state, i)) continue;
@@ -370,6 +438,12 @@ void AdamW::load_state_dict(const StateDict& state) {
   state_ = std::move(loaded);
   set_step_count(steps);
   set_lr(lr);
+  if (taken) {
+    beta1_ = (*taken)[0].value;
+    beta2_ = (*taken)[1].value;
+    eps_ = (*taken)[2].value;
+    weight_decay_ = (*taken)[3].value;
+  }
 }
 
 // ---- gradient clipping ----------------------------------------------------------------

@@ -1,6 +1,6 @@
 // Optimizers (torch.optim semantics) and gradient clipping.
 //
-//   nn::AdamW opt(model.parameters(), /*lr=*/1e-3);
+//   nn::AdamW opt(model.parameters(), {.lr = 1e-3, .weight_decay = 0.1});
 //   for (int64_t t = 0; t < steps; ++t) {
 //     opt.set_lr(nn::cosine_lr(t, lr_max, lr_min, warmup, cycle));
 //     opt.zero_grad();
@@ -20,6 +20,9 @@
 // exactly; its keys:
 //   "step"                  int64 0-d: number of step() calls
 //   "lr"                    float64 0-d: the current learning rate
+//   "settings.<name>"       float64 0-d: each of settings() (AdamW beta1,
+//                           beta2, eps, weight_decay; SGD momentum,
+//                           dampening, weight_decay, nesterov as 0 or 1)
 //   "state.<i>.<name>"      per parameter i (its index in `params`), present
 //                           once that parameter has been updated:
 //     SGD    momentum_buffer              (param's shape and dtype; momentum != 0)
@@ -37,6 +40,28 @@
 #include "nn/module.h"
 
 namespace ropegrad::nn {
+
+// The first member of an optimizer's options: it takes no value, so the
+// options can only be given by name ({.lr = 1e-3, .eps = 1e-6}); positional
+// braces ({1e-3, {0.9, 0.999}, 0.01}, where 0.01 meant as a weight decay
+// would land in eps) do not compile.
+struct ByNameOnly {
+  explicit ByNameOnly() = default;
+};
+
+// One named number of an optimizer's configuration, besides the learning
+// rate (which a schedule changes every step and the state keeps as "lr").
+struct OptimizerSetting {
+  std::string name;
+  double value;
+};
+
+// What load_state_dict does with the settings a state dict saved.
+enum class OptimizerSettingsOnLoad {
+  must_match,  // a saved setting that differs from this optimizer's is an Error naming each (the default)
+  keep_mine,   // keep this optimizer's settings; the saved ones are ignored
+  take_saved,  // adopt the saved settings (checked as the constructor checks them)
+};
 
 class Optimizer {
  public:
@@ -59,11 +84,18 @@ class Optimizer {
   int64_t step_count() const { return step_count_; }
   const std::vector<Tensor>& params() const { return params_; }
 
+  // The settings, in a fixed order, as state_dict() saves them.
+  virtual std::vector<OptimizerSetting> settings() const = 0;
+
   virtual StateDict state_dict() const;
   // Restores a state_dict() of an optimizer of the same type over parameters
   // of the same shapes. Strict: a missing, unexpected or wrongly shaped entry
-  // is an Error naming the key.
-  virtual void load_state_dict(const StateDict& state);
+  // is an Error naming the key. Saved settings are compared with this
+  // optimizer's as on_settings says; a state dict without any (written before
+  // they were saved) loads, and the optimizer keeps its own, unchecked.
+  // A failed load leaves the optimizer as it was.
+  virtual void load_state_dict(const StateDict& state,
+                               OptimizerSettingsOnLoad on_settings = OptimizerSettingsOnLoad::must_match) = 0;
 
  protected:
   // Checks params (non-empty, defined, floating, leaf, no duplicates) and lr.
@@ -83,6 +115,11 @@ class Optimizer {
   void check_no_unexpected(const StateDict& state, const std::set<std::string>& used) const;
   // Loads "step" and "lr" (the base's keys) into locals checked for validity.
   std::pair<int64_t, double> load_base(const StateDict& state, std::set<std::string>& used) const;
+  // The settings to adopt: the saved ones with take_saved, else nullopt
+  // (must_match has checked that they equal settings()). nullopt too when
+  // the state holds none; some but not all is an Error naming the missing key.
+  std::optional<std::vector<OptimizerSetting>> load_settings(const StateDict& state, std::set<std::string>& used,
+                                                             OptimizerSettingsOnLoad on_settings) const;
   void set_step_count(int64_t n) { step_count_ = n; }
   void count_step() { ++step_count_; }
 
@@ -95,14 +132,26 @@ class Optimizer {
 // torch.optim.SGD: d = g + weight_decay * p; with momentum,
 // buf = momentum * buf + (1 - dampening) * d (buf = d on the first step) and
 // d = nesterov ? d + momentum * buf : buf; then p -= lr * d.
+// Defaults are torch's; given by name, in this order:
+//   nn::SGD opt(params, {.lr = 0.1, .momentum = 0.9, .weight_decay = 1e-4});
+struct SGDOptions {
+  ByNameOnly by_name_only{};
+  double lr = 1e-3;
+  double momentum = 0;
+  double dampening = 0;
+  double weight_decay = 0;
+  bool nesterov = false;
+};
+
 class SGD : public Optimizer {
  public:
-  SGD(std::vector<Tensor> params, double lr, double momentum = 0, double weight_decay = 0,
-      double dampening = 0, bool nesterov = false);
+  explicit SGD(std::vector<Tensor> params, SGDOptions options = {});
   std::string type_name() const override { return "SGD"; }
   void step() override;
+  std::vector<OptimizerSetting> settings() const override;
   StateDict state_dict() const override;
-  void load_state_dict(const StateDict& state) override;
+  void load_state_dict(const StateDict& state,
+                       OptimizerSettingsOnLoad on_settings = OptimizerSettingsOnLoad::must_match) override;
 
   double momentum() const { return momentum_; }
   double weight_decay() const { return weight_decay_; }
@@ -131,15 +180,26 @@ struct AdamStepScalars {
   T eps;
 };
 
+// Defaults are torch's; given by name, in this order:
+//   nn::AdamW opt(params, {.lr = 3e-3, .betas = {0.9, 0.95}, .weight_decay = 0.1});
+struct AdamWOptions {
+  ByNameOnly by_name_only{};
+  double lr = 1e-3;
+  std::pair<double, double> betas = {0.9, 0.999};
+  double eps = 1e-8;
+  double weight_decay = 0.01;
+};
+
 class AdamW : public Optimizer {
  public:
-  AdamW(std::vector<Tensor> params, double lr = 1e-3,
-        std::pair<double, double> betas = {0.9, 0.999}, double eps = 1e-8,
-        double weight_decay = 0.01);
+  explicit AdamW(std::vector<Tensor> params, AdamWOptions options = {});
   std::string type_name() const override { return "AdamW"; }
   void step() override;
+  // beta1, beta2, eps, weight_decay
+  std::vector<OptimizerSetting> settings() const override;
   StateDict state_dict() const override;
-  void load_state_dict(const StateDict& state) override;
+  void load_state_dict(const StateDict& state,
+                       OptimizerSettingsOnLoad on_settings = OptimizerSettingsOnLoad::must_match) override;
 
   std::pair<double, double> betas() const { return {beta1_, beta2_}; }
   double eps() const { return eps_; }

@@ -111,12 +111,23 @@ std::pair<Tensor, Tensor> TokenMemmap::get_batch(int64_t batch_size, int64_t con
   int64_t* yp = y.data_ptr<int64_t>();
   for (int64_t b = 0; b < batch_size; ++b) {
     const int64_t start = gen.integer(0, count_ - context);
-    for (int64_t t = 0; t < context; ++t) {
-      xp[b * context + t] = at(start + t);
-      yp[b * context + t] = at(start + t + 1);
+    for (int64_t t = 0; t <= context; ++t) {
+      const int64_t id = at(start + t);
+      // An int32 or int64 file can hold what no token id is; uint16 cannot.
+      RG_CHECK(id >= 0, "get_batch", "{}: token id {} at position {} is negative", path_, id, start + t);
+      if (t < context) xp[b * context + t] = id;
+      if (t > 0) yp[b * context + t - 1] = id;
     }
   }
   return {x, y};
+}
+
+void TokenMemmap::check_ids(int64_t vocab_size, const std::string& op) const {
+  for (int64_t i = 0; i < count_; ++i) {
+    const int64_t id = at(i);
+    RG_CHECK(id >= 0 && id < vocab_size, op, "{}: token id {} at position {} is outside the tokenizer's [0, {})",
+             path_, id, i, vocab_size);
+  }
 }
 
 namespace {

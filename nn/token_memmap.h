@@ -26,8 +26,13 @@ class TokenMemmap {
   const std::string& path() const { return path_; }
 
   // (inputs, targets), each (B, T) int64: B windows at uniform random starts,
-  // targets shifted by one.
+  // targets shifted by one; the draws of nn::get_batch (nn/data.h). A
+  // negative id in a window is an Error naming the file and its position.
   std::pair<Tensor, Tensor> get_batch(int64_t batch_size, int64_t context, Generator& gen) const;
+
+  // Every id in [0, vocab_size), or an Error naming the first that is not,
+  // its position and `op`. Reads the whole file once.
+  void check_ids(int64_t vocab_size, const std::string& op) const;
 
  private:
   std::string path_;

@@ -146,6 +146,8 @@ std::vector<Option> training_options(bool with_attention) {
     o.push_back({"checkpoint-every", "0", "steps between checkpoints (0: only at the end)"});
     o.push_back({"resume", "", "continue from OUT/checkpoint.safetensors", true});
     o.push_back({"allow-changed-data", "", "with --resume: continue although --data changed (said, not silent)", true});
+    o.push_back({"allow-changed-optimizer", "",
+                 "with --resume: continue with other --beta1, --beta2, --weight-decay (said, not silent)", true});
     o.push_back({"stop-after", "0", "stop after this step, as if interrupted (0: run all)"});
   }
   return o;
@@ -217,6 +219,8 @@ tasks::TrainConfig train_config(const Args& a, bool with_attention) {
     c.resume = a.flag("resume");
     c.allow_changed_data = a.flag("allow-changed-data");
     RG_CHECK(!c.allow_changed_data || c.resume, "ropegrad train", "--allow-changed-data goes with --resume");
+    c.allow_changed_optimizer = a.flag("allow-changed-optimizer");
+    RG_CHECK(!c.allow_changed_optimizer || c.resume, "ropegrad train", "--allow-changed-optimizer goes with --resume");
     c.stop_after = a.integer("stop-after");
   }
   c.steps = a.integer("steps");

@@ -30,13 +30,7 @@ TokenTextTask::TokenTextTask(const std::string& tokenizer_dir, const std::string
   RG_CHECK(std::filesystem::exists(valid), "text", "no validation ids {} beside {}", valid, train_path);
   valid_ = std::make_unique<nn::TokenMemmap>(valid);
   // Every id must be a token of this tokenizer; checked once, by scanning the mapping.
-  for (const nn::TokenMemmap* ids : {train_.get(), valid_.get()}) {
-    for (int64_t i = 0; i < ids->size(); ++i) {
-      const int64_t id = ids->at(i);
-      RG_CHECK(id >= 0 && id < vocab_size(), "text", "{}: token id {} at position {} is outside the tokenizer's [0, {})",
-               ids->path(), id, i, vocab_size());
-    }
-  }
+  for (const nn::TokenMemmap* ids : {train_.get(), valid_.get()}) ids->check_ids(vocab_size(), "text");
 }
 
 Batch TokenTextTask::batch(int64_t b, Generator& gen) const {

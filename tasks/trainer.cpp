@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -89,13 +90,28 @@ bool is_input_record(const std::string& key) {
          key == "valid_bytes" || key == "valid_checksum";
 }
 
-// Returns check_run_inputs' notice (empty unless the data changed and that was allowed).
-std::string check_resume_matches(const std::string& path, const std::string& now_text, bool allow_changed_data) {
+// The settings the optimizer's state was built with (AdamW's, which the
+// checkpoint saves): --allow-changed-optimizer lets a resume change them.
+bool is_optimizer_setting(const std::string& key) {
+  return key == "beta1" || key == "beta2" || key == "weight_decay";
+}
+
+// The command-line flag of a config.txt setting: "min_lr" -> "--min-lr".
+std::string flag_of(std::string key) {
+  std::replace(key.begin(), key.end(), '_', '-');
+  return "--" + key;
+}
+
+// Returns what --resume says (empty unless the data or the optimizer's
+// settings changed and that was allowed).
+std::string check_resume_matches(const std::string& path, const std::string& now_text, bool allow_changed_data,
+                                 bool allow_changed_optimizer) {
   const RunConfigFile before = read_run_config(path);
   const RunConfigFile now = parse_run_config(now_text, "the command line");
-  const std::string notice = check_run_inputs(std::filesystem::path(path).parent_path().string(), before.settings,
-                                              now.settings, allow_changed_data);
-  std::vector<std::string> differ;
+  std::string notice = check_run_inputs(std::filesystem::path(path).parent_path().string(), before.settings,
+                                        now.settings, allow_changed_data);
+  std::vector<std::string> differ, optimizer_changes;
+  bool optimizer_differs = false;
   const auto cmp = [&](const std::string& key, const std::string& a, const std::string& b) {
     if (a != b) differ.push_back(fmt::format("{} {} (was {})", key, b, a));
   };
@@ -116,11 +132,26 @@ std::string check_resume_matches(const std::string& path, const std::string& now
   for (const auto& [key, value] : now.settings) {
     if (key == "steps" || is_input_record(key)) continue;
     auto it = before.settings.find(key);
-    if (it != before.settings.end()) cmp(key, it->second, value);
+    if (it == before.settings.end() || it->second == value) continue;
+    const std::string change = fmt::format("{} {} (was {})", flag_of(key), value, it->second);
+    if (is_optimizer_setting(key) && allow_changed_optimizer) {
+      optimizer_changes.push_back(change);
+    } else {
+      differ.push_back(change);
+      optimizer_differs = optimizer_differs || is_optimizer_setting(key);
+    }
   }
   RG_CHECK(differ.empty(), "train",
-           "--resume: the settings differ from the run in '{}': {}; resume with the same settings, or start a new --out",
-           path, fmt::join(differ, ", "));
+           "--resume: the settings differ from the run in '{}': {}; resume with the same settings, or start a new "
+           "--out{}",
+           path, fmt::join(differ, ", "),
+           optimizer_differs ? " (--allow-changed-optimizer continues with changed --beta1, --beta2, --weight-decay)"
+                             : "");
+  if (!optimizer_changes.empty()) {
+    if (!notice.empty()) notice += "\n";
+    notice += fmt::format("train: --allow-changed-optimizer: continuing the run in '{}' with {}",
+                          std::filesystem::path(path).parent_path().string(), fmt::join(optimizer_changes, ", "));
+  }
   return notice;
 }
 
@@ -302,7 +333,7 @@ TrainResult train(const TrainConfig& c, std::FILE* progress) {
   Generator init(c.seed);
   nn::TransformerLM model(mc, &init);
   model.train();
-  nn::AdamW opt(model.parameters(), c.lr, {c.beta1, c.beta2}, 1e-8, c.weight_decay);
+  nn::AdamW opt(model.parameters(), {.lr = c.lr, .betas = {c.beta1, c.beta2}, .eps = 1e-8, .weight_decay = c.weight_decay});
 
   TrainResult result;
   result.task = task->name();
@@ -327,7 +358,8 @@ TrainResult train(const TrainConfig& c, std::FILE* progress) {
   if (c.resume) {
     RG_CHECK(std::filesystem::is_regular_file(checkpoint), "train",
              "--resume: there is no checkpoint '{}' to continue from", checkpoint);
-    const std::string notice = check_resume_matches(c.out_dir + "/config.txt", config_text, c.allow_changed_data);
+    const std::string notice =
+        check_resume_matches(c.out_dir + "/config.txt", config_text, c.allow_changed_data, c.allow_changed_optimizer);
     if (!notice.empty()) fmt::print(progress != nullptr ? progress : stderr, "{}\n", notice);
     result.notices = notice;
     nn::StateDict opt_state;
@@ -335,7 +367,14 @@ TrainResult train(const TrainConfig& c, std::FILE* progress) {
     // A NaN in the checkpoint is the checkpoint's fault, not the learning
     // rate's: say so before the first step would blame --lr.
     check_finite_weights(model, checkpoint, "train");
-    opt.load_state_dict(opt_state);
+    // The checkpoint's optimizer settings must be the command line's (config.txt
+    // said so above, unless it was edited), or --allow-changed-optimizer keeps the command line's.
+    try {
+      opt.load_state_dict(opt_state, c.allow_changed_optimizer ? nn::OptimizerSettingsOnLoad::keep_mine
+                                                               : nn::OptimizerSettingsOnLoad::must_match);
+    } catch (const Error& e) {
+      fail("train", "--resume: '{}': {}", checkpoint, e.what());
+    }
     // Nothing left to run (every step, or the time budget, spent): say so,
     // and leave the run's files as they are.
     if (first_step > c.steps || (c.time_budget > 0 && kept_seconds(c.out_dir, first_step) >= c.time_budget)) {

@@ -46,6 +46,7 @@ struct TrainConfig {
   int64_t checkpoint_every = 0;  // 0: only at the end (when out_dir is set)
   bool resume = false;           // continue from out_dir/checkpoint.safetensors
   bool allow_changed_data = false;  // --resume on data whose size or checksum changed (said, not silent)
+  bool allow_changed_optimizer = false;  // --resume with other beta1, beta2, weight_decay (said, not silent)
   int64_t stop_after = 0;        // > 0: stop after this step (as if interrupted)
   bool quiet = false;            // no progress line
   // > 0: the run ends after the step at which its training time (the steps'

@@ -27,13 +27,16 @@
 #include "autograd/engine.h"
 #include "autograd/ops.h"
 #include "nn/checkpoint.h"
+#include "nn/layers.h"
 #include "nn/module.h"
 #include "nn/npy.h"
+#include "nn/optim.h"
 #include "nn/safetensors.h"
 #include "tests/support/test_util.h"
 
 using namespace ropegrad;
 using namespace ropegrad::testing;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
@@ -809,6 +812,50 @@ TEST_F(CheckpointTest, OptimizerStateMayBeIgnoredOrEmpty) {
   EXPECT_EQ(nn::load_checkpoint(path("b.safetensors"), resumed, &optimizer),
             std::numeric_limits<int64_t>::max());
   EXPECT_TRUE(optimizer.empty());
+}
+
+// A Linear(3, 2) and its AdamW after one step, saved as a checkpoint.
+void save_stepped_linear(const std::string& file, const nn::AdamWOptions& options, bool with_settings = true) {
+  Generator gen(0);
+  nn::Linear model(3, 2, &gen);
+  nn::AdamW opt(model.parameters(), options);
+  backward(sum(model.forward(randn({4, 3}, kDefaultFloat, &gen))));
+  opt.step();
+  nn::StateDict state = opt.state_dict();
+  if (!with_settings) {  // as checkpoints were written before the settings were saved
+    for (auto it = state.begin(); it != state.end();) it = it->first.starts_with("settings.") ? state.erase(it) : ++it;
+  }
+  nn::save_checkpoint(file, model, state, 1);
+}
+
+TEST_F(CheckpointTest, TheOptimizerSettingsTravelInTheCheckpoint) {
+  save_stepped_linear(path("ckpt.safetensors"), {.lr = 1e-3, .betas = {0.9, 0.95}, .weight_decay = 0.1});
+  const nn::SafetensorsFile file = nn::load_safetensors(path("ckpt.safetensors"));
+  EXPECT_EQ(file.tensors.at("optimizer.settings.beta2").item<double>(), 0.95);
+  EXPECT_EQ(file.tensors.at("optimizer.settings.weight_decay").item<double>(), 0.1);
+
+  nn::Linear model(3, 2);
+  nn::AdamW other(model.parameters(), {.lr = 1e-3});  // betas (0.9, 0.999), weight decay 0.01
+  nn::StateDict state;
+  EXPECT_EQ(nn::load_checkpoint(path("ckpt.safetensors"), model, &state), 1);
+  EXPECT_THAT(error_of([&] { other.load_state_dict(state); }),
+              AllOf(HasSubstr("beta2 saved 0.95, this optimizer 0.999"),
+                    HasSubstr("weight_decay saved 0.1, this optimizer 0.01")));
+  other.load_state_dict(state, nn::OptimizerSettingsOnLoad::take_saved);
+  EXPECT_EQ(other.betas().second, 0.95);
+  EXPECT_EQ(other.weight_decay(), 0.1);
+}
+
+TEST_F(CheckpointTest, ACheckpointWithoutOptimizerSettingsStillLoads) {
+  save_stepped_linear(path("old.safetensors"), {.lr = 1e-3, .betas = {0.9, 0.95}}, /*with_settings=*/false);
+  nn::Linear model(3, 2);
+  nn::AdamW opt(model.parameters(), {.lr = 1e-3});  // other betas: unknowable, so unchecked
+  nn::StateDict state;
+  EXPECT_EQ(nn::load_checkpoint(path("old.safetensors"), model, &state), 1);
+  EXPECT_EQ(state.count("settings.beta2"), 0u);
+  opt.load_state_dict(state);
+  EXPECT_EQ(opt.step_count(), 1);
+  EXPECT_EQ(opt.betas().second, 0.999) << "the optimizer keeps its own settings";
 }
 
 TEST_F(CheckpointTest, NegativeStepIsAnError) {

@@ -257,7 +257,7 @@ TEST(FastForms, AdamWUpdateEqualsThePlainFormBitForBit) {
       FastForm::AdamW,
       [&](const std::vector<Tensor>& l) {
         Tensor p = l[0].detach().requires_grad_(true);
-        nn::AdamW opt({p}, 1e-2, {0.9, 0.95}, 1e-8, 0.1);
+        nn::AdamW opt({p}, {.lr = 1e-2, .betas = {0.9, 0.95}, .eps = 1e-8, .weight_decay = 0.1});
         for (const Tensor& g : grads) {
           p.set_grad(to(g, p.dtype()));
           opt.step();

@@ -23,10 +23,13 @@
 //                  float64 rtol 1e-14, atol 1e-15
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <limits>
 #include <set>
@@ -38,6 +41,8 @@
 #include "nn/module.h"
 #include "nn/optim.h"
 #include "nn/schedule.h"
+#include "nn/npy.h"
+#include "nn/token_memmap.h"
 #include "tests/support/test_util.h"
 
 using namespace ropegrad;
@@ -108,7 +113,7 @@ void run_adamw(nn::AdamW& opt, const AdamProblem& problem, int64_t t0, int64_t t
 }
 
 nn::AdamW make_adamw(const std::vector<Tensor>& params) {
-  return nn::AdamW(params, /*lr=*/0.0, /*betas=*/{0.9, 0.95}, /*eps=*/1e-8, /*weight_decay=*/0.1);
+  return nn::AdamW(params, {.lr = 0.0, .betas = {0.9, 0.95}, .eps = 1e-8, .weight_decay = 0.1});
 }
 
 void check_adamw_against_torch(const std::string& tag, double rtol, double atol) {
@@ -165,7 +170,7 @@ TEST(AdamW, FirstStepByHand) {
   // p *= 1 - 0.01 -> 0.99; m = 0.05, v = 0.00025; m_hat = 0.5, sqrt(v_hat) = 0.5;
   // p = 0.99 - 0.1 * 0.5 / (0.5 + 1e-8).
   Tensor p = tensor({1.0}, DType::Float64).requires_grad_();
-  nn::AdamW opt({p}, 0.1, {0.9, 0.999}, 1e-8, 0.1);
+  nn::AdamW opt({p}, {.lr = 0.1, .betas = {0.9, 0.999}, .eps = 1e-8, .weight_decay = 0.1});
   p.set_grad(tensor({0.5}, DType::Float64));
   opt.step();
   EXPECT_NEAR(p.item(), 0.99 - 0.1 * 0.5 / (0.5 + 1e-8), 1e-15);
@@ -179,7 +184,7 @@ TEST(AdamW, EpsIsAddedAfterTheSquareRoot) {
   // p = -0.1 * 1e-8 / (1e-8 + eps) = -0.05 with eps = 1e-8. (eps inside the square
   // root would give about -1e-5.)
   Tensor p = tensor({0.0}, DType::Float64).requires_grad_();
-  nn::AdamW opt({p}, 0.1, {0.9, 0.999}, 1e-8, 0.0);
+  nn::AdamW opt({p}, {.lr = 0.1, .betas = {0.9, 0.999}, .eps = 1e-8, .weight_decay = 0.0});
   p.set_grad(tensor({1e-8}, DType::Float64));
   opt.step();
   EXPECT_NEAR(p.item(), -0.05, 1e-12);
@@ -200,7 +205,7 @@ TEST(AdamW, StepBumpsTheParameterVersionSoSavedTensorsNotice) {
   Tensor p = tensor({1.0, 2.0}).requires_grad_();
   Tensor y = sum(mul(p, p));
   p.set_grad(ones({2}));
-  nn::AdamW opt({p}, 0.1);
+  nn::AdamW opt({p}, {.lr = 0.1});
   const uint64_t before = p.version();
   opt.step();
   EXPECT_GT(p.version(), before);
@@ -213,7 +218,7 @@ TEST(AdamW, UpdatesANonContiguousParameterInPlace) {
   Tensor pt = transpose(base, 0, 1);  // (3, 2), strides (1, 3)
   pt.requires_grad_();
   Tensor reference = kernels::clone(pt).requires_grad_();
-  nn::AdamW a({pt}, 0.1), b({reference}, 0.1);
+  nn::AdamW a({pt}, {.lr = 0.1}), b({reference}, {.lr = 0.1});
   const Tensor g = tensor({0.5, -1, 2, 0.25, -3, 1}, {3, 2}, DType::Float64);
   pt.set_grad(g);
   reference.set_grad(g);
@@ -251,10 +256,11 @@ TEST(AdamWState, SaveLoadResumeIsBitIdentical) {
   for (auto& [name, value] : model_state) value = kernels::clone(value);
   const nn::StateDict opt_state = first_opt.state_dict();
 
-  // The keys: step and lr, then per parameter with state (not `frozen`, index 3).
+  // The keys: step, lr and the settings, then per parameter with state (not `frozen`, index 3).
   std::set<std::string> keys;
   for (const auto& [key, value] : opt_state) keys.insert(key);
-  EXPECT_EQ(keys, (std::set<std::string>{"lr", "step", "state.0.exp_avg", "state.0.exp_avg_sq",
+  EXPECT_EQ(keys, (std::set<std::string>{"lr", "step", "settings.beta1", "settings.beta2", "settings.eps",
+                                         "settings.weight_decay", "state.0.exp_avg", "state.0.exp_avg_sq",
                                          "state.0.step", "state.1.exp_avg", "state.1.exp_avg_sq",
                                          "state.1.step", "state.2.exp_avg", "state.2.exp_avg_sq",
                                          "state.2.step"}));
@@ -292,12 +298,12 @@ TEST(AdamWState, SaveLoadResumeIsBitIdentical) {
 
 TEST(AdamWState, LoadCopiesTheTensors) {
   Tensor p = ones({2}).requires_grad_();
-  nn::AdamW opt({p}, 0.1);
+  nn::AdamW opt({p}, {.lr = 0.1});
   p.set_grad(ones({2}));
   opt.step();
   nn::StateDict state = opt.state_dict();
   Tensor q = ones({2}).requires_grad_();
-  nn::AdamW other({q}, 0.1);
+  nn::AdamW other({q}, {.lr = 0.1});
   other.load_state_dict(state);
   fill_(state.at("state.0.exp_avg"), 123.0);  // editing the dict afterwards changes nothing
   EXPECT_NEAR(other.state(0)->exp_avg.at({0}), 0.1, 1e-7);
@@ -306,11 +312,11 @@ TEST(AdamWState, LoadCopiesTheTensors) {
 TEST(AdamWState, LoadCastsStateToTheParameterDtype) {
   // A float64 state loaded into a float32 optimizer is cast, as torch does.
   Tensor p = ones({2}, DType::Float64).requires_grad_();
-  nn::AdamW opt64({p}, 0.1);
+  nn::AdamW opt64({p}, {.lr = 0.1});
   p.set_grad(tensor({0.5, 0.25}, DType::Float64));
   opt64.step();
   Tensor q = ones({2}).requires_grad_();
-  nn::AdamW opt32({q}, 0.1);
+  nn::AdamW opt32({q}, {.lr = 0.1});
   opt32.load_state_dict(opt64.state_dict());
   EXPECT_EQ(opt32.state(0)->exp_avg.dtype(), DType::Float32);
   EXPECT_EQ(opt32.state(0)->exp_avg.to_vector<double>(),
@@ -320,7 +326,7 @@ TEST(AdamWState, LoadCastsStateToTheParameterDtype) {
 TEST(AdamWState, BadStateDictsNameTheKeyAndLeaveTheOptimizerAlone) {
   Tensor p = ones({2, 3}).requires_grad_();
   Tensor p2 = ones({4}).requires_grad_();
-  nn::AdamW source({p, p2}, 0.1);
+  nn::AdamW source({p, p2}, {.lr = 0.1});
   p.set_grad(ones({2, 3}));
   p2.set_grad(ones({4}));
   source.step();
@@ -328,7 +334,7 @@ TEST(AdamWState, BadStateDictsNameTheKeyAndLeaveTheOptimizerAlone) {
 
   Tensor q = ones({2, 3}).requires_grad_();
   Tensor q2 = ones({4}).requires_grad_();
-  nn::AdamW target({q, q2}, 0.5);
+  nn::AdamW target({q, q2}, {.lr = 0.5});
   auto load_with = [&](const std::function<void(nn::StateDict&)>& edit) {
     nn::StateDict bad = good;
     edit(bad);
@@ -362,6 +368,159 @@ TEST(AdamWState, BadStateDictsNameTheKeyAndLeaveTheOptimizerAlone) {
   EXPECT_EQ(target.step_count(), 0);
 }
 
+// ---- settings: named, saved, compared on load -------------------------------------------
+
+// Options are given by name only: positional braces, where a number meant as
+// one setting would land in another, do not compile.
+template <typename Options, typename... Args>
+concept BracedFrom = requires(Args... args) { Options{args...}; };
+static_assert(BracedFrom<nn::AdamWOptions>, "the defaults");
+static_assert(!BracedFrom<nn::AdamWOptions, double>, "AdamWOptions{1e-3}");
+static_assert(!BracedFrom<nn::AdamWOptions, double, std::pair<double, double>, double>,
+              "AdamWOptions{1e-3, {0.9, 0.999}, 0.01}: 0.01 would be eps");
+static_assert(!BracedFrom<nn::SGDOptions, double, double>, "SGDOptions{0.1, 0.9}");
+
+// An AdamW over one parameter (2,) after one step, with these options.
+struct SteppedAdamW {
+  Tensor p = tensor({1.0, -2.0}, DType::Float64).requires_grad_();
+  nn::AdamW opt;
+  explicit SteppedAdamW(nn::AdamWOptions o) : opt({p}, o) {
+    p.set_grad(tensor({0.5, 0.25}, DType::Float64));
+    opt.step();
+  }
+};
+
+TEST(OptimizerSettings, TheStateDictHoldsEachSetting) {
+  SteppedAdamW a({.lr = 0.1, .betas = {0.8, 0.95}, .eps = 1e-6, .weight_decay = 0.2});
+  const nn::StateDict state = a.opt.state_dict();
+  EXPECT_EQ(state.at("settings.beta1").item<double>(), 0.8);
+  EXPECT_EQ(state.at("settings.beta2").item<double>(), 0.95);
+  EXPECT_EQ(state.at("settings.eps").item<double>(), 1e-6);
+  EXPECT_EQ(state.at("settings.weight_decay").item<double>(), 0.2);
+  EXPECT_EQ(state.at("settings.eps").dtype(), DType::Float64);
+  Tensor q = zeros({1}).requires_grad_();
+  nn::SGD sgd({q}, {.lr = 0.1, .momentum = 0.9, .dampening = 0, .weight_decay = 0.01, .nesterov = true});
+  const nn::StateDict sgd_state = sgd.state_dict();
+  EXPECT_EQ(sgd_state.at("settings.momentum").item<double>(), 0.9);
+  EXPECT_EQ(sgd_state.at("settings.dampening").item<double>(), 0.0);
+  EXPECT_EQ(sgd_state.at("settings.weight_decay").item<double>(), 0.01);
+  EXPECT_EQ(sgd_state.at("settings.nesterov").item<double>(), 1.0);
+}
+
+TEST(OptimizerSettings, LoadingIntoOtherSettingsIsAnErrorNamingEachSavedAndGiven) {
+  SteppedAdamW saved({.lr = 0.1, .betas = {0.9, 0.95}, .eps = 1e-8, .weight_decay = 0.1});
+  Tensor q = ones({2}, DType::Float64).requires_grad_();
+  nn::AdamW mine({q}, {.lr = 0.5});  // betas (0.9, 0.999), weight_decay 0.01
+  const std::string msg = error_of([&] { mine.load_state_dict(saved.opt.state_dict()); });
+  EXPECT_THAT(msg, AllOf(HasSubstr("AdamW.load_state_dict"), HasSubstr("beta2 saved 0.95, this optimizer 0.999"),
+                         HasSubstr("weight_decay saved 0.1, this optimizer 0.01"), HasSubstr("keep_mine"),
+                         HasSubstr("take_saved")));
+  EXPECT_THAT(msg, ::testing::Not(HasSubstr("beta1 saved")));  // equal: not listed
+  EXPECT_THAT(msg, ::testing::Not(HasSubstr("eps saved")));
+  EXPECT_FALSE(mine.state(0).has_value()) << "a refused load changes nothing";
+  EXPECT_EQ(mine.step_count(), 0);
+  EXPECT_EQ(mine.lr(), 0.5);
+}
+
+TEST(OptimizerSettings, KeepMineLoadsTheStateAndKeepsTheSettings) {
+  SteppedAdamW saved({.lr = 0.1, .betas = {0.9, 0.95}, .eps = 1e-8, .weight_decay = 0.1});
+  Tensor q = ones({2}, DType::Float64).requires_grad_();
+  nn::AdamW mine({q}, {.lr = 0.5, .betas = {0.8, 0.99}, .eps = 1e-7, .weight_decay = 0.3});
+  mine.load_state_dict(saved.opt.state_dict(), nn::OptimizerSettingsOnLoad::keep_mine);
+  EXPECT_EQ(mine.betas(), std::make_pair(0.8, 0.99));
+  EXPECT_EQ(mine.eps(), 1e-7);
+  EXPECT_EQ(mine.weight_decay(), 0.3);
+  ASSERT_TRUE(mine.state(0).has_value());
+  expect_bitwise_equal(mine.state(0)->exp_avg, saved.opt.state(0)->exp_avg, "exp_avg");
+  EXPECT_EQ(mine.step_count(), 1);
+  EXPECT_EQ(mine.lr(), 0.1);  // the state's learning rate, as always
+}
+
+TEST(OptimizerSettings, TakeSavedAdoptsTheSettingsAndStepsAsTheSavedOptimizer) {
+  SteppedAdamW saved({.lr = 0.1, .betas = {0.5, 0.75}, .eps = 1e-3, .weight_decay = 0.25});
+  Tensor q = kernels::clone(saved.p.detach()).requires_grad_();
+  nn::AdamW mine({q}, {.lr = 0.5});
+  mine.load_state_dict(saved.opt.state_dict(), nn::OptimizerSettingsOnLoad::take_saved);
+  EXPECT_EQ(mine.betas(), std::make_pair(0.5, 0.75));
+  EXPECT_EQ(mine.eps(), 1e-3);
+  EXPECT_EQ(mine.weight_decay(), 0.25);
+  // The next step is the saved optimizer's, bit for bit.
+  const Tensor g = tensor({-1.0, 2.0}, DType::Float64);
+  saved.p.set_grad(kernels::clone(g));
+  saved.opt.step();
+  q.set_grad(kernels::clone(g));
+  mine.step();
+  expect_bitwise_equal(q, saved.p, "parameter after the adopted settings' step");
+}
+
+TEST(OptimizerSettings, TakeSavedChecksTheSavedValues) {
+  SteppedAdamW saved({});
+  nn::StateDict state = saved.opt.state_dict();
+  state["settings.beta1"] = scalar_tensor(1.5, DType::Float64);
+  Tensor q = ones({2}, DType::Float64).requires_grad_();
+  nn::AdamW mine({q}, {.lr = 0.5});
+  const std::string msg =
+      error_of([&] { mine.load_state_dict(state, nn::OptimizerSettingsOnLoad::take_saved); });
+  EXPECT_THAT(msg, AllOf(HasSubstr("AdamW.load_state_dict"), HasSubstr("index 0"), HasSubstr("1.5")));
+  EXPECT_EQ(mine.betas().first, 0.9);
+  EXPECT_FALSE(mine.state(0).has_value());
+}
+
+TEST(OptimizerSettings, AStateWithoutSettingsLoadsAndKeepsTheOptimizersOwn) {
+  // A state dict (or checkpoint) written before the settings were saved.
+  SteppedAdamW saved({.lr = 0.1, .betas = {0.9, 0.95}, .eps = 1e-8, .weight_decay = 0.1});
+  nn::StateDict state = saved.opt.state_dict();
+  for (const char* name : {"beta1", "beta2", "eps", "weight_decay"}) state.erase(std::string("settings.") + name);
+  Tensor q = ones({2}, DType::Float64).requires_grad_();
+  nn::AdamW mine({q}, {.lr = 0.5});
+  mine.load_state_dict(state);  // nothing to compare: loads
+  EXPECT_EQ(mine.betas(), std::make_pair(0.9, 0.999));
+  EXPECT_EQ(mine.weight_decay(), 0.01);
+  EXPECT_EQ(mine.step_count(), 1);
+  mine.load_state_dict(state, nn::OptimizerSettingsOnLoad::take_saved);  // nothing to take
+  EXPECT_EQ(mine.betas(), std::make_pair(0.9, 0.999));
+}
+
+TEST(OptimizerSettings, BadSettingEntriesNameTheKey) {
+  SteppedAdamW saved({});
+  Tensor q = ones({2}, DType::Float64).requires_grad_();
+  nn::AdamW mine({q});
+  nn::StateDict some = saved.opt.state_dict();
+  some.erase("settings.eps");
+  EXPECT_THAT(error_of([&] { mine.load_state_dict(some); }),
+              AllOf(HasSubstr("AdamW.load_state_dict"), HasSubstr("missing key 'settings.eps'"),
+                    HasSubstr("some settings but not all")));
+  nn::StateDict wrong_dtype = saved.opt.state_dict();
+  wrong_dtype["settings.beta2"] = scalar_tensor(int64_t{1}, DType::Int64);
+  EXPECT_THAT(error_of([&] { mine.load_state_dict(wrong_dtype); }),
+              AllOf(HasSubstr("'settings.beta2'"), HasSubstr("floating")));
+  nn::StateDict unknown = saved.opt.state_dict();
+  unknown["settings.amsgrad"] = scalar_tensor(1.0, DType::Float64);
+  EXPECT_THAT(error_of([&] { mine.load_state_dict(unknown); }),
+              AllOf(HasSubstr("unexpected key 'settings.amsgrad'")));
+  EXPECT_FALSE(mine.state(0).has_value());
+}
+
+TEST(OptimizerSettings, SGDComparesAndAdoptsItsSettings) {
+  Tensor a = tensor({1.0, 2.0}, DType::Float64).requires_grad_();
+  nn::SGD saved({a}, {.lr = 0.1, .momentum = 0.9, .weight_decay = 0.01});
+  a.set_grad(tensor({0.5, -1.0}, DType::Float64));
+  saved.step();
+  Tensor b = tensor({1.0, 2.0}, DType::Float64).requires_grad_();
+  nn::SGD mine({b}, {.lr = 0.1, .momentum = 0.5, .nesterov = true});
+  EXPECT_THAT(error_of([&] { mine.load_state_dict(saved.state_dict()); }),
+              AllOf(HasSubstr("SGD.load_state_dict"), HasSubstr("momentum saved 0.9, this optimizer 0.5"),
+                    HasSubstr("weight_decay saved 0.01, this optimizer 0"),
+                    HasSubstr("nesterov saved 0, this optimizer 1")));
+  mine.load_state_dict(saved.state_dict(), nn::OptimizerSettingsOnLoad::take_saved);
+  EXPECT_EQ(mine.momentum(), 0.9);
+  EXPECT_EQ(mine.weight_decay(), 0.01);
+  nn::StateDict bad = saved.state_dict();
+  bad["settings.nesterov"] = scalar_tensor(0.5, DType::Float64);
+  EXPECT_THAT(error_of([&] { mine.load_state_dict(bad, nn::OptimizerSettingsOnLoad::take_saved); }),
+              AllOf(HasSubstr("SGD.load_state_dict"), HasSubstr("'settings.nesterov' holds 0.5")));
+}
+
 // ---- SGD against torch.optim.SGD --------------------------------------------------------
 
 namespace {
@@ -389,7 +548,7 @@ TEST(SGD, FiveStepsMatchTorchForEveryConfiguration) {
       Tensor p = fixture(prefix + "_init").requires_grad_();  // (3, 4)
       const Tensor grads = fixture(prefix + "_grads");        // (5, 3, 4)
       const Tensor traj = fixture(prefix + "_traj");          // (5, 3, 4): p after step k + 1
-      nn::SGD opt({p}, cfg.lr, cfg.momentum, cfg.weight_decay, cfg.dampening, cfg.nesterov);
+      nn::SGD opt({p}, {.lr = cfg.lr, .momentum = cfg.momentum, .dampening = cfg.dampening, .weight_decay = cfg.weight_decay, .nesterov = cfg.nesterov});
       for (int64_t k = 0; k < 5; ++k) {
         p.set_grad(kernels::clone(select(grads, 0, k)));
         opt.step();
@@ -404,7 +563,7 @@ TEST(SGD, PlainStepByHand) {
   // p = [1, -2], g = [0.5, 4], lr 0.25, weight_decay 0.5:
   // d = g + 0.5 p = [1, 3]; p - 0.25 d = [0.75, -2.75]. Exact in binary.
   Tensor p = tensor({1, -2}, DType::Float64).requires_grad_();
-  nn::SGD opt({p}, 0.25, 0, 0.5);
+  nn::SGD opt({p}, {.lr = 0.25, .momentum = 0, .weight_decay = 0.5});
   p.set_grad(tensor({0.5, 4}, DType::Float64));
   opt.step();
   EXPECT_EQ(p.to_vector<double>(), std::vector<double>({0.75, -2.75}));
@@ -413,8 +572,8 @@ TEST(SGD, PlainStepByHand) {
 TEST(SGD, MomentumStateRoundTrip) {
   Tensor a = tensor({1, 2, 3}, DType::Float64).requires_grad_();
   Tensor b = tensor({1, 2, 3}, DType::Float64).requires_grad_();
-  nn::SGD straight({a}, 0.1, 0.9, 0.01);
-  nn::SGD first({b}, 0.1, 0.9, 0.01);
+  nn::SGD straight({a}, {.lr = 0.1, .momentum = 0.9, .weight_decay = 0.01});
+  nn::SGD first({b}, {.lr = 0.1, .momentum = 0.9, .weight_decay = 0.01});
   const Tensor g = tensor({0.5, -1, 0.25}, DType::Float64);
   for (int i = 0; i < 3; ++i) {
     a.set_grad(kernels::clone(g));
@@ -425,7 +584,7 @@ TEST(SGD, MomentumStateRoundTrip) {
   const nn::StateDict state = first.state_dict();
   EXPECT_EQ(state.count("state.0.momentum_buffer"), 1u);
   EXPECT_EQ(state.at("step").item<int64_t>(), 3);
-  nn::SGD resumed({b}, 0.1, 0.9, 0.01);
+  nn::SGD resumed({b}, {.lr = 0.1, .momentum = 0.9, .weight_decay = 0.01});
   resumed.load_state_dict(state);
   for (int i = 0; i < 3; ++i) {
     a.set_grad(kernels::clone(g));
@@ -650,23 +809,88 @@ TEST(GetBatch, BadInputs) {
   EXPECT_THAT(msg, AllOf(HasSubstr("get_batch"), HasSubstr("context_length"), HasSubstr("-1")));
 }
 
+// ---- get_batch over memory-mapped token files ---------------------------------------------
+
+// A fresh directory for one test's files, removed at the end.
+struct TokenDir {
+  std::string path = (std::filesystem::temp_directory_path() /
+                      ("ropegrad_optim_ids_" + std::to_string(::getpid()) + "_" +
+                       ::testing::UnitTest::GetInstance()->current_test_info()->name()))
+                         .string();
+  TokenDir() { std::filesystem::create_directories(path); }
+  ~TokenDir() { std::filesystem::remove_all(path); }
+  std::string file(const std::string& name) const { return path + "/" + name; }
+};
+
+std::string npy_header(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string head(128, '\0');
+  in.read(head.data(), 128);
+  return head;
+}
+
+TEST(GetBatch, MemoryMappedUint16Int32AndInt64FilesGiveTheTensorsBatch) {
+  const TokenDir dir;
+  std::vector<int32_t> small(300), large(300);
+  for (int32_t i = 0; i < 300; ++i) {
+    small[i] = (i * 7919) % 65536;   // fits uint16
+    large[i] = (i * 7919) % 100000;  // needs int32
+  }
+  nn::save_token_ids(dir.file("u2.npy"), small);
+  nn::save_token_ids(dir.file("i4.npy"), large);
+  nn::save_npy(dir.file("i8.npy"), tensor_i64(std::vector<int64_t>(large.begin(), large.end()), {300}));
+  const std::vector<std::pair<std::string, const std::vector<int32_t>*>> files = {
+      {"u2", &small}, {"i4", &large}, {"i8", &large}};
+  for (const auto& [kind, ids] : files) {
+    const std::string path = dir.file(kind + ".npy");
+    ASSERT_NE(npy_header(path).find("'<" + kind + "'"), std::string::npos) << kind;
+    const nn::TokenMemmap mapped(path);
+    const Tensor in_memory = tensor_i64(std::vector<int64_t>(ids->begin(), ids->end()), {300});
+    Generator a(9), b(9);
+    for (int round = 0; round < 3; ++round) {
+      const auto [x1, y1] = nn::get_batch(mapped, 6, 10, a);
+      const auto [x2, y2] = nn::get_batch(in_memory, 6, 10, b);
+      EXPECT_EQ(x1.dtype(), DType::Int64) << kind;
+      EXPECT_EQ(x1.to_vector<int64_t>(), x2.to_vector<int64_t>()) << kind << " round " << round;
+      EXPECT_EQ(y1.to_vector<int64_t>(), y2.to_vector<int64_t>()) << kind << " round " << round;
+    }
+  }
+}
+
+TEST(GetBatch, MemoryMappedBadIdsAndDtypesAreNamed) {
+  const TokenDir dir;
+  nn::save_npy(dir.file("negative.npy"), tensor_i64({1, 2, -5, 3}, {4}));
+  const nn::TokenMemmap negative(dir.file("negative.npy"));
+  Generator gen(0);
+  EXPECT_RG_ERROR(nn::get_batch(negative, 1, 3, gen), "get_batch", "negative.npy", "token id -5 at position 2",
+                  "negative");
+  nn::save_token_ids(dir.file("big.npy"), {1, 2, 300, 3});
+  EXPECT_RG_ERROR(nn::TokenMemmap(dir.file("big.npy")).check_ids(256, "text"), "text", "big.npy",
+                  "token id 300 at position 2", "[0, 256)");
+  nn::TokenMemmap(dir.file("big.npy")).check_ids(301, "text");  // every id below 301: no error
+  nn::save_npy(dir.file("f4.npy"), zeros({4}));
+  EXPECT_RG_ERROR(nn::TokenMemmap(dir.file("f4.npy")), "TokenMemmap", "'<f4'", "not a token id type");
+  EXPECT_RG_ERROR(nn::get_batch(tensor_bool({true, false, true}, {3}), 1, 1, gen), "get_batch", "int64", "bool",
+                  "TokenMemmap");
+}
+
 // ---- bad optimizer arguments ---------------------------------------------------------------
 
 TEST(OptimizerArguments, AdamWRejectsBadHyperparameters) {
   Tensor p = zeros({2}).requires_grad_();
-  std::string msg = error_of([&] { nn::AdamW({p}, -0.001); });
+  std::string msg = error_of([&] { nn::AdamW({p}, {.lr = -0.001}); });
   EXPECT_THAT(msg, AllOf(HasSubstr("AdamW"), HasSubstr("learning rate"), HasSubstr("-0.001")));
-  msg = error_of([&] { nn::AdamW({p}, 1e-3, {1.0, 0.999}); });
+  msg = error_of([&] { nn::AdamW({p}, {.betas = {1.0, 0.999}}); });
   EXPECT_THAT(msg, AllOf(HasSubstr("AdamW"), HasSubstr("index 0"), HasSubstr("1")));
-  msg = error_of([&] { nn::AdamW({p}, 1e-3, {-0.5, 0.999}); });
+  msg = error_of([&] { nn::AdamW({p}, {.betas = {-0.5, 0.999}}); });
   EXPECT_THAT(msg, AllOf(HasSubstr("AdamW"), HasSubstr("index 0"), HasSubstr("-0.5")));
-  msg = error_of([&] { nn::AdamW({p}, 1e-3, {0.9, 1.5}); });
+  msg = error_of([&] { nn::AdamW({p}, {.betas = {0.9, 1.5}}); });
   EXPECT_THAT(msg, AllOf(HasSubstr("AdamW"), HasSubstr("index 1"), HasSubstr("1.5")));
-  msg = error_of([&] { nn::AdamW({p}, 1e-3, {0.9, std::nan("")}); });
+  msg = error_of([&] { nn::AdamW({p}, {.betas = {0.9, std::nan("")}}); });
   EXPECT_THAT(msg, AllOf(HasSubstr("AdamW"), HasSubstr("index 1"), HasSubstr("nan")));
-  msg = error_of([&] { nn::AdamW({p}, 1e-3, {0.9, 0.999}, -1e-8); });
+  msg = error_of([&] { nn::AdamW({p}, {.eps = -1e-8}); });
   EXPECT_THAT(msg, AllOf(HasSubstr("AdamW"), HasSubstr("epsilon"), HasSubstr("-1e-08")));
-  msg = error_of([&] { nn::AdamW({p}, 1e-3, {0.9, 0.999}, 1e-8, -0.25); });
+  msg = error_of([&] { nn::AdamW({p}, {.weight_decay = -0.25}); });
   EXPECT_THAT(msg, AllOf(HasSubstr("AdamW"), HasSubstr("weight_decay"), HasSubstr("-0.25")));
   nn::AdamW opt({p});
   msg = error_of([&] { opt.set_lr(-0.5); });
@@ -676,17 +900,17 @@ TEST(OptimizerArguments, AdamWRejectsBadHyperparameters) {
 
 TEST(OptimizerArguments, SGDRejectsBadHyperparameters) {
   Tensor p = zeros({2}).requires_grad_();
-  std::string msg = error_of([&] { nn::SGD({p}, -0.1); });
+  std::string msg = error_of([&] { nn::SGD({p}, {.lr = -0.1}); });
   EXPECT_THAT(msg, AllOf(HasSubstr("SGD"), HasSubstr("learning rate"), HasSubstr("-0.1")));
-  msg = error_of([&] { nn::SGD({p}, 0.1, -0.9); });
+  msg = error_of([&] { nn::SGD({p}, {.lr = 0.1, .momentum = -0.9}); });
   EXPECT_THAT(msg, AllOf(HasSubstr("SGD"), HasSubstr("momentum"), HasSubstr("-0.9")));
-  msg = error_of([&] { nn::SGD({p}, 0.1, 0.9, -0.01); });
+  msg = error_of([&] { nn::SGD({p}, {.lr = 0.1, .momentum = 0.9, .weight_decay = -0.01}); });
   EXPECT_THAT(msg, AllOf(HasSubstr("SGD"), HasSubstr("weight_decay"), HasSubstr("-0.01")));
-  msg = error_of([&] { nn::SGD({p}, 0.1, 0.0, 0.0, 0.0, /*nesterov=*/true); });
+  msg = error_of([&] { nn::SGD({p}, {.lr = 0.1, .nesterov = true}); });
   EXPECT_THAT(msg, AllOf(HasSubstr("SGD"), HasSubstr("Nesterov"), HasSubstr("momentum 0")));
-  msg = error_of([&] { nn::SGD({p}, 0.1, 0.9, 0.0, 0.5, /*nesterov=*/true); });
+  msg = error_of([&] { nn::SGD({p}, {.lr = 0.1, .momentum = 0.9, .dampening = 0.5, .nesterov = true}); });
   EXPECT_THAT(msg, AllOf(HasSubstr("SGD"), HasSubstr("Nesterov"), HasSubstr("dampening 0.5")));
-  nn::SGD opt({p}, 0.1);
+  nn::SGD opt({p}, {.lr = 0.1});
   msg = error_of([&] { opt.set_lr(-2.0); });
   EXPECT_THAT(msg, AllOf(HasSubstr("SGD.set_lr"), HasSubstr("-2")));
 }
@@ -694,7 +918,7 @@ TEST(OptimizerArguments, SGDRejectsBadHyperparameters) {
 TEST(OptimizerArguments, BadParameterLists) {
   std::string msg = error_of([] { nn::AdamW({}); });
   EXPECT_THAT(msg, AllOf(HasSubstr("AdamW"), HasSubstr("empty parameter list")));
-  msg = error_of([] { nn::SGD({}, 0.1); });
+  msg = error_of([] { nn::SGD({}, {.lr = 0.1}); });
   EXPECT_THAT(msg, AllOf(HasSubstr("SGD"), HasSubstr("empty parameter list")));
   Tensor p = zeros({2}).requires_grad_();
   msg = error_of([&] { nn::AdamW({p, arange(3)}); });
@@ -704,6 +928,6 @@ TEST(OptimizerArguments, BadParameterLists) {
   EXPECT_THAT(msg, AllOf(HasSubstr("AdamW"), HasSubstr("non-leaf"), HasSubstr("[2]")));
   msg = error_of([&] { nn::AdamW({p, p}); });
   EXPECT_THAT(msg, AllOf(HasSubstr("AdamW"), HasSubstr("parameter 1"), HasSubstr("parameter 0")));
-  msg = error_of([&] { nn::SGD({p, Tensor()}, 0.1); });
+  msg = error_of([&] { nn::SGD({p, Tensor()}, {.lr = 0.1}); });
   EXPECT_THAT(msg, AllOf(HasSubstr("SGD"), HasSubstr("parameter 1"), HasSubstr("undefined")));
 }

@@ -169,7 +169,7 @@ TEST(ParallelFor, AdamWGivesTheSameBitsOnOneAndTwoThreads) {
   const Tensor grad = randn({300, 517}, DType::Float32, &gen);
   const auto run = [&] {
     Tensor p = clone(start).requires_grad_(true);
-    nn::AdamW opt({p}, 1e-2);
+    nn::AdamW opt({p}, {.lr = 1e-2});
     for (int step = 0; step < 3; ++step) {
       p.set_grad(grad * static_cast<double>(step + 1));
       opt.step();

@@ -3,6 +3,7 @@
 // the `regex` module, independent of ropegrad) wrote the reference merges,
 // vocabulary and encodings in tests/fixtures/bpe/; this test needs no Python.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include <gmock/gmock.h>
 #include <sys/wait.h>
@@ -234,8 +236,59 @@ TEST(Encode, MatchesPythonReference) {
     const auto expected = read_ids(fixture_path(std::string("bpe/") + name + "_ids.txt"));
     ASSERT_FALSE(expected.empty());
     EXPECT_EQ(tok.encode(text), expected) << name;
-    EXPECT_EQ(tok.encode(text), expected) << name << " (from the cache)";
+    EXPECT_EQ(tok.encode(text), expected) << name << " (a second call, its own cache)";
     EXPECT_EQ(tok.decode(expected), text);
+  }
+}
+
+// encode, encode_linear and encode_stream from eight threads at once on one
+// Tokenizer: each thread's texts are new words (so a cache shared between the
+// threads would be written, rehashed and cleared concurrently), and the ids
+// must equal those of a second Tokenizer that encoded them one by one.
+TEST(Encode, SeveralThreadsAtOnceGiveTheSequentialIds) {
+  constexpr int kThreads = 8, kTexts = 40;
+  std::vector<std::vector<std::string>> texts(kThreads);
+  std::mt19937 rng(22);
+  for (auto& list : texts) {
+    for (int t = 0; t < kTexts; ++t) {
+      std::string text;
+      for (int w = 0; w < 60; ++w) {
+        text += rng() % 9 == 0 ? "<|endoftext|>" : " ";
+        for (int c = 2 + static_cast<int>(rng() % 7); c > 0; --c) text += static_cast<char>('a' + rng() % 26);
+      }
+      list.push_back(text);
+    }
+  }
+  const Tokenizer sequential(fixture_model());
+  std::vector<std::vector<std::vector<int32_t>>> want(kThreads);
+  for (int i = 0; i < kThreads; ++i)
+    for (const std::string& text : texts[i]) want[i].push_back(sequential.encode(text));
+
+  const Tokenizer shared(fixture_model());
+  std::vector<std::vector<std::vector<int32_t>>> got(kThreads), got_linear(kThreads), got_stream(kThreads);
+  std::atomic<int> waiting{kThreads};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      for (--waiting; waiting.load() > 0;) std::this_thread::yield();  // start together
+      for (const std::string& text : texts[i]) {
+        got[i].push_back(shared.encode(text));
+        got_linear[i].push_back(shared.encode_linear(text));
+        std::istringstream in(text);
+        std::vector<int32_t> ids;
+        shared.encode_stream(in, [&](const std::vector<int32_t>& part) { ids.insert(ids.end(), part.begin(), part.end()); },
+                             /*chunk_bytes=*/64, /*max_buffer_bytes=*/1 << 20);
+        got_stream[i].push_back(ids);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int i = 0; i < kThreads; ++i) {
+    for (int t = 0; t < kTexts; ++t) {
+      ASSERT_EQ(got[i][t], want[i][t]) << "encode, thread " << i << " text " << t;
+      ASSERT_EQ(got_linear[i][t], want[i][t]) << "encode_linear, thread " << i << " text " << t;
+      ASSERT_EQ(got_stream[i][t], want[i][t]) << "encode_stream, thread " << i << " text " << t;
+    }
   }
 }
 
@@ -590,6 +643,27 @@ TEST(Files, ModelChecks) {
   model = fixture_model();
   model.vocab[65] = "AA";
   EXPECT_RG_ERROR(Tokenizer{model}, "Tokenizer", "byte 65");
+}
+
+// CS336's Tokenizer.from_files: two paths (any names) and a list of special
+// tokens; those absent from the vocabulary are added with the next ids.
+TEST(Files, LoadFromTwoPathsAddsAbsentSpecialTokens) {
+  const std::string dir = temp_dir("two_paths");
+  save_tokenizer(fixture_model(), dir);
+  std::filesystem::rename(dir + "/vocab.json", dir + "/my-vocab.json");
+  std::filesystem::rename(dir + "/merges.txt", dir + "/my-merges.txt");
+  const BpeModel model = load_tokenizer(dir + "/my-vocab.json", dir + "/my-merges.txt", {"<|endoftext|>", "<|new|>"});
+  ASSERT_EQ(model.vocab.size(), fixture_model().vocab.size() + 1);
+  EXPECT_EQ(model.vocab.back(), "<|new|>");
+  EXPECT_EQ(model.vocab[256], "<|endoftext|>") << "a special token already in the vocabulary keeps its id";
+  EXPECT_EQ(model.merges, fixture_model().merges);
+  EXPECT_EQ(model.specials, (std::vector<std::string>{"<|endoftext|>", "<|new|>"}));
+  const Tokenizer tok(model);
+  EXPECT_EQ(tok.encode("a<|new|>b"), (std::vector<int32_t>{'a', 400, 'b'}));
+  EXPECT_RG_ERROR(load_tokenizer(dir + "/my-vocab.json", dir + "/nope.txt", {}), "load_tokenizer", "nope.txt");
+  EXPECT_RG_ERROR(load_tokenizer(dir + "/my-vocab.json", dir + "/my-merges.txt", {"<a>", "<a>"}), "load_tokenizer",
+                  "'<a>'", "twice");
+  std::filesystem::remove_all(dir);
 }
 
 // ---- token ids on disk ------------------------------------------------------------------

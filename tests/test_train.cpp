@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "nn/checkpoint.h"
+#include "nn/safetensors.h"
 #include "nn/transformer.h"
 #include "tasks/plot.h"
 #include "tasks/run_files.h"
@@ -339,6 +340,58 @@ TEST(Train, ResumeWithOtherSettingsIsAnErrorListingThem) {
   EXPECT_EQ(train(other, nullptr).steps.size(), 10u);  // steps 5..14
 }
 
+// AdamW's beta1, beta2 and weight decay are in the checkpoint: resuming with
+// other values is refused naming the flag, unless --allow-changed-optimizer.
+TEST(Train, ResumeWithOtherOptimizerFlagsNeedsAllowChangedOptimizer) {
+  const TempDir dir("otheroptimizer");
+  TrainConfig c = tiny_config();
+  c.out_dir = dir.path();
+  c.stop_after = 4;
+  train(c, nullptr);
+  TrainConfig other = c;
+  other.resume = true;
+  other.stop_after = 8;
+  other.beta2 = 0.95;
+  std::string msg = error_of([&] { train(other, nullptr); });
+  EXPECT_THAT(msg, HasSubstr("--beta2 0.95 (was 0.98)"));
+  EXPECT_THAT(msg, HasSubstr("--allow-changed-optimizer"));
+  other.allow_changed_optimizer = true;
+  const TrainResult r = train(other, nullptr);
+  EXPECT_EQ(r.steps.size(), 4u);  // steps 5..8
+  EXPECT_THAT(r.notices, HasSubstr("--allow-changed-optimizer: continuing the run in"));
+  EXPECT_THAT(r.notices, HasSubstr("--beta2 0.95 (was 0.98)"));
+  EXPECT_THAT(read_text(dir.file("config.txt")), HasSubstr("beta2=0.95\n"));
+  const nn::SafetensorsFile saved = nn::load_safetensors(dir.file("checkpoint.safetensors"));
+  EXPECT_EQ(saved.tensors.at("optimizer.settings.beta2").item<double>(), 0.95) << "the new value is saved";
+  // The flag changes only the optimizer's settings: another --lr is still refused.
+  other.lr = 0.01;
+  other.stop_after = 0;
+  msg = error_of([&] { train(other, nullptr); });
+  EXPECT_THAT(msg, HasSubstr("--lr 0.01 (was 0.003)"));
+}
+
+// config.txt edited by hand to the new value: the checkpoint still holds the
+// old one, and says so.
+TEST(Train, ResumeChecksTheCheckpointsOptimizerSettingsToo) {
+  const TempDir dir("editedconfig");
+  TrainConfig c = tiny_config();
+  c.out_dir = dir.path();
+  c.stop_after = 4;
+  train(c, nullptr);
+  std::string config = read_text(dir.file("config.txt"));
+  const size_t at = config.find("weight_decay=0.01\n");
+  ASSERT_NE(at, std::string::npos);
+  config.replace(at, 18, "weight_decay=0.1\n");
+  std::ofstream(dir.file("config.txt")) << config;
+  TrainConfig other = c;
+  other.resume = true;
+  other.stop_after = 0;
+  other.weight_decay = 0.1;
+  const std::string msg = error_of([&] { train(other, nullptr); });
+  EXPECT_THAT(msg, HasSubstr("--resume: '" + dir.file("checkpoint.safetensors") + "'"));
+  EXPECT_THAT(msg, HasSubstr("weight_decay saved 0.01, this optimizer 0.1"));
+}
+
 TEST(Train, ASecondRunIntoTheSameDirectoryIsRefusedNamingTheHolder) {
   const TempDir dir("locked");
   fs::create_directories(dir.path());
@@ -388,7 +441,7 @@ TEST(Train, ANonFiniteWeightIsNamedByTrainingAndRefusedByGenerate) {
   // A weight that goes non-finite while training is named with its step.
   const auto task = make_task(c.task, c.task_options);
   Generator gen(5);
-  nn::AdamW opt(model.parameters(), c.lr);
+  nn::AdamW opt(model.parameters(), {.lr = c.lr});
   msg = error_of([&] { train_step(model, opt, task->batch(4, gen), 5, c); });
   EXPECT_THAT(msg, HasSubstr("layers.0.ffn.w2.weight"));
   EXPECT_THAT(msg, HasSubstr("step 5"));
@@ -508,6 +561,7 @@ TEST(Cli, BadCommandLinesGetAClearError) {
       {"train --task recall --text /etc/hostname", "--text is for --task text, not --task recall"},
       {"compare --task copy --data /tmp/d_train.npy", "are for --task text, not --task copy"},
       {"train --allow-changed-data", "--allow-changed-data goes with --resume"},
+      {"train --allow-changed-optimizer", "--allow-changed-optimizer goes with --resume"},
       {"tokenize train --input /tmp --vocab-size 300 --out /tmp/never", "--input '/tmp' is a directory"},
       {"tokenize train --input /etc/hostname --vocab-size -5 --out /tmp/never", "--vocab-size -5 is invalid"},
   };

@@ -64,6 +64,11 @@ std::vector<int32_t> Tokenizer::encode_pretoken(std::string_view piece) const {
 }
 
 std::vector<int32_t> Tokenizer::encode(std::string_view text) const {
+  PretokenCache cache;  // this call's own: two threads never share one
+  return encode(text, cache);
+}
+
+std::vector<int32_t> Tokenizer::encode(std::string_view text, PretokenCache& cache) const {
   // BEGIN EXERCISE ex19-encode
   std::vector<int32_t> out;
   for (const Piece& piece : split_at_specials(text, model_.specials)) {
@@ -72,10 +77,10 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text) const {
       continue;
     }
     for_each_pretoken(piece.text, [&](std::string_view p) {
-      auto it = cache_.find(std::string(p));
-      if (it == cache_.end()) {
-        if (cache_.size() >= kMaxCache) cache_.clear();
-        it = cache_.emplace(std::string(p), encode_pretoken(p)).first;
+      auto it = cache.find(std::string(p));
+      if (it == cache.end()) {
+        if (cache.size() >= kMaxCache) cache.clear();
+        it = cache.emplace(std::string(p), encode_pretoken(p)).first;
       }
       out.insert(out.end(), it->second.begin(), it->second.end());
     });
@@ -85,6 +90,11 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text) const {
 }
 
 std::vector<int32_t> Tokenizer::encode_linear(std::string_view text) const {
+  PretokenCache cache;
+  return encode_linear(text, cache);
+}
+
+std::vector<int32_t> Tokenizer::encode_linear(std::string_view text, PretokenCache& cache) const {
   std::vector<int32_t> out;
   for (const Piece& piece : split_at_specials_linear(text, model_.specials)) {
     if (piece.special >= 0) {
@@ -93,7 +103,7 @@ std::vector<int32_t> Tokenizer::encode_linear(std::string_view text) const {
     }
     // No special token lies wholly inside a plain piece, so encode() splits
     // it nowhere and scans it once per special.
-    const std::vector<int32_t> ids = encode(piece.text);
+    const std::vector<int32_t> ids = encode(piece.text, cache);
     out.insert(out.end(), ids.begin(), ids.end());
   }
   return out;
@@ -117,6 +127,7 @@ void Tokenizer::encode_stream(std::istream& in, const std::function<void(const s
     }
     return false;
   };
+  PretokenCache cache;  // one for the whole stream: its pre-tokens repeat across chunks
   std::string buffer;
   std::string chunk(chunk_bytes, '\0');
   size_t unsafe_up_to = 0;  // every position in (0, unsafe_up_to] was found no safe cut
@@ -143,11 +154,11 @@ void Tokenizer::encode_stream(std::istream& in, const std::function<void(const s
       while (pos > 0 && ((static_cast<unsigned char>(buffer[pos]) & 0xC0) == 0x80 || inside_special(buffer, pos))) --pos;
       if (pos == 0) continue;
     }
-    emit(encode_linear(std::string_view(buffer).substr(0, pos)));
+    emit(encode_linear(std::string_view(buffer).substr(0, pos), cache));
     buffer.erase(0, pos);
     unsafe_up_to = 0;
   }
-  if (!buffer.empty()) emit(encode_linear(buffer));
+  if (!buffer.empty()) emit(encode_linear(buffer, cache));
 }
 
 }  // namespace ropegrad::tok

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <unordered_set>
 
 #include "tensor/error.h"
 #include "tensor/printable.h"
@@ -182,11 +183,11 @@ void save_tokenizer(const BpeModel& model, const std::string& dir) {
   RG_CHECK(vocab.good() && merges.good() && specials.good(), "save_tokenizer", "writing the files in {} failed", dir);
 }
 
-BpeModel load_tokenizer(const std::string& dir) {
-  BpeModel model;
-  const std::string vocab_path = dir + "/vocab.json", merges_path = dir + "/merges.txt",
-                    specials_path = dir + "/special_tokens.txt";
+namespace {
 
+// vocab.json and merges.txt, checked; model.specials is left empty.
+BpeModel read_vocab_and_merges(const std::string& vocab_path, const std::string& merges_path) {
+  BpeModel model;
   auto entries = VocabJsonReader(vocab_path, read_file(vocab_path)).read();
   const int64_t n = static_cast<int64_t>(entries.size());
   RG_CHECK(n > 0, "load_tokenizer", "{} has no tokens", vocab_path);
@@ -235,7 +236,23 @@ BpeModel load_tokenizer(const std::string& dir) {
              quote_bytes(line), vocab_path);
     model.merges.emplace_back(a->second, b->second);
   }
+  return model;
+}
 
+}  // namespace
+
+BpeModel load_tokenizer(const std::string& vocab_path, const std::string& merges_path,
+                        const std::vector<std::string>& specials) {
+  BpeModel model = read_vocab_and_merges(vocab_path, merges_path);
+  add_special_tokens(model, specials, "load_tokenizer");
+  return model;
+}
+
+BpeModel load_tokenizer(const std::string& dir) {
+  const std::string vocab_path = dir + "/vocab.json", specials_path = dir + "/special_tokens.txt";
+  BpeModel model = read_vocab_and_merges(vocab_path, dir + "/merges.txt");
+  const std::unordered_set<std::string> tokens(model.vocab.begin(), model.vocab.end());
+  std::string line;
   if (std::filesystem::exists(specials_path)) {
     std::istringstream specials(read_file(specials_path));
     for (int line_no = 1; std::getline(specials, line); ++line_no) {
@@ -243,7 +260,7 @@ BpeModel load_tokenizer(const std::string& dir) {
       if (line.empty()) continue;
       const std::string where = fmt::format("{} line {}", specials_path, line_no);
       std::string s = decode_printable(line, where);
-      RG_CHECK(id_of.count(s), "load_tokenizer", "{}: special token {} is not in {}", where, quote_bytes(line),
+      RG_CHECK(tokens.count(s), "load_tokenizer", "{}: special token {} is not in {}", where, quote_bytes(line),
                vocab_path);
       model.specials.push_back(std::move(s));
     }

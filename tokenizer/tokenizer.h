@@ -25,7 +25,9 @@ class Tokenizer {
 
   // Special tokens (longest first where they overlap) become their ids; the
   // text between them is pre-tokenized and each pre-token merged by rank.
-  // Not thread-safe: the pre-token cache is shared.
+  // Every encode function is safe to call from several threads at once: the
+  // pre-token cache belongs to the call (to the whole stream in encode_stream),
+  // and nothing else is written.
   std::vector<int32_t> encode(std::string_view text) const;
 
   // The ids of encode(text), in time linear in the text for any mix of
@@ -53,16 +55,42 @@ class Tokenizer {
   std::vector<int32_t> encode_pretoken(std::string_view piece) const;
 
  private:
+  // Pre-token -> its ids, filled while one call encodes.
+  using PretokenCache = std::unordered_map<std::string, std::vector<int32_t>>;
+  std::vector<int32_t> encode(std::string_view text, PretokenCache& cache) const;
+  std::vector<int32_t> encode_linear(std::string_view text, PretokenCache& cache) const;
+
   BpeModel model_;
   int32_t byte_id_[256];
   std::unordered_map<uint64_t, std::pair<int32_t, int32_t>> rank_;  // pair -> (rank, merged id)
   std::vector<int32_t> special_id_;
-  mutable std::unordered_map<std::string, std::vector<int32_t>> cache_;
 };
 
 // dir/vocab.json, dir/merges.txt and dir/special_tokens.txt (one special
 // token per line). Tokens are written with GPT-2's bytes_to_unicode.
+// load_tokenizer(dir) reads the three files save_tokenizer wrote: a special
+// token that is not in vocab.json is an Error (the files do not belong together).
 void save_tokenizer(const BpeModel& model, const std::string& dir);
 BpeModel load_tokenizer(const std::string& dir);
+
+// GPT-2's vocab.json and merges.txt at any paths (CS336's
+// Tokenizer.from_files), with the special tokens given here: each one absent
+// from the vocabulary is added to it, in order, with the next free id.
+BpeModel load_tokenizer(const std::string& vocab_path, const std::string& merges_path,
+                        const std::vector<std::string>& specials);
+
+// Sets model.specials and appends each special token that is not yet a token
+// of model.vocab (CS336's get_tokenizer). Errors, named by op: an empty or
+// repeated special token, two tokens with the same bytes.
+void add_special_tokens(BpeModel& model, const std::vector<std::string>& specials,
+                        const std::string& op = "add_special_tokens");
+
+// A model from a vocabulary (id -> bytes) and merges given as byte pairs, by
+// rank, then add_special_tokens. A merge of bytes that are no token is an
+// Error naming it; the Tokenizer constructor checks the rest.
+BpeModel bpe_model_from_bytes(std::vector<std::string> vocab,
+                              const std::vector<std::pair<std::string, std::string>>& merges,
+                              const std::vector<std::string>& specials,
+                              const std::string& op = "bpe_model_from_bytes");
 
 }  // namespace ropegrad::tok

@@ -119,7 +119,7 @@ const std::vector<int64_t> kCheckpoints = {1, 2, 10, 100, 500, 1000};
 // The learner's nn::AdamW on the fixture's problem, in the parameters' dtype.
 Trajectory learner_run(const std::string& tag, const std::vector<int64_t>& checkpoints, bool& frozen_untouched) {
   Problem pb(tag);
-  nn::AdamW opt(pb.params, 0.0, {kBeta1, kBeta2}, kEps, kWeightDecay);
+  nn::AdamW opt(pb.params, {.lr = 0.0, .betas = {kBeta1, kBeta2}, .eps = kEps, .weight_decay = kWeightDecay});
   const Tensor frozen = clone(pb.params[3]);
   const std::vector<double> lrs = optim_fixture(tag, "lrs").to_vector<double>();
   Trajectory out;
@@ -244,7 +244,7 @@ TEST(ex13_adamw, ten_steps_match_torch_or_cs336_float32) {
 // One parameter p = 1 with gradient 2, lr 0.1, one step.
 double one_step(double weight_decay) {
   Tensor p = tensor({1.0}, {1}, DType::Float64).requires_grad_();
-  nn::AdamW opt({p}, 0.1, {0.9, 0.95}, 1e-8, weight_decay);
+  nn::AdamW opt({p}, {.lr = 0.1, .betas = {0.9, 0.95}, .eps = 1e-8, .weight_decay = weight_decay});
   p.set_grad(tensor({2.0}, {1}, DType::Float64));
   opt.step();
   return p.item<double>();

@@ -29,8 +29,9 @@ TinyRun tiny_run(double clip = 1.0) {
   Generator init(18);
   s.model = std::make_unique<nn::TransformerLM>(c.model, &init, DType::Float64);
   s.model->train();
-  s.opt = std::make_unique<nn::AdamW>(s.model->parameters(), c.lr, std::make_pair(c.beta1, c.beta2), 1e-8,
-                                      c.weight_decay);
+  s.opt = std::make_unique<nn::AdamW>(
+      s.model->parameters(),
+      nn::AdamWOptions{.lr = c.lr, .betas = {c.beta1, c.beta2}, .eps = 1e-8, .weight_decay = c.weight_decay});
   // Two sequences of 6 tokens; the targets are the next tokens, one ignored.
   s.batch.inputs = tensor_i64({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 0, 1}, {2, 6});
   s.batch.targets = tensor_i64({2, 3, 4, 5, 6, 7, 8, 9, 10, 0, 1, tasks::kIgnore}, {2, 6});

@@ -78,7 +78,7 @@ TEST(ex19_encode, corpus_and_sample_match_the_python_reference) {
     const std::string text = tokcheck::read_bpe_fixture(name + ".txt");
     const auto expected = tokcheck::read_ids(name + "_ids.txt");
     expect_encoding(tok, text, expected, name + ".txt");
-    expect_encoding(tok, text, expected, name + ".txt encoded again (the pre-token cache)");
+    expect_encoding(tok, text, expected, name + ".txt encoded again (a second call, its own cache)");
   }
 }
 

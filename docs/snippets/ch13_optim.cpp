@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
   } else if (what == "adamw" || what == "adamw-state") {
     // theta = 1, g = 0.5, lr = 0.1, weight_decay = 0.01, two steps
     Tensor p = one_param();
-    nn::AdamW opt({p}, /*lr=*/0.1, {0.9, 0.999}, 1e-8, /*weight_decay=*/0.01);
+    nn::AdamW opt({p}, {.lr = 0.1, .betas = {0.9, 0.999}, .eps = 1e-8, .weight_decay = 0.01});
     set_half_grad(p);
     opt.step();
     if (what == "adamw-state") {
@@ -63,7 +63,7 @@ int main(int argc, char** argv) {
   } else if (what == "sgd") {
     // lr = 0.1, momentum 0.9, a constant gradient 0.5
     Tensor p = one_param();
-    nn::SGD opt({p}, /*lr=*/0.1, /*momentum=*/0.9);
+    nn::SGD opt({p}, {.lr = 0.1, .momentum = 0.9});
     for (int step = 1; step <= 3; ++step) {
       set_half_grad(p);
       opt.step();

@@ -48,7 +48,7 @@ void write_tiny() {
 void write_checkpoint() {
   Generator gen(0);
   nn::Linear model(3, 2, &gen);
-  nn::AdamW opt(model.parameters(), 1e-3);
+  nn::AdamW opt(model.parameters(), {.lr = 1e-3});
   const Tensor x = randn({4, 3}, kDefaultFloat, &gen);
   backward(sum(model.forward(x)));
   opt.step();
@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
     write_checkpoint();
     Generator gen(1);
     nn::Linear model(3, 2, &gen);
-    nn::AdamW opt2(model.parameters(), 1e-3);
+    nn::AdamW opt2(model.parameters(), {.lr = 1e-3});
     nn::StateDict optimizer_state;
     const int64_t step = nn::load_checkpoint("ckpt.safetensors", model, &optimizer_state);
     opt2.load_state_dict(optimizer_state);

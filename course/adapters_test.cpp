@@ -303,7 +303,10 @@ TEST(Adapters, GetTokenizerAddsAnAbsentSpecialTokenWithTheNextId) {
 }
 
 TEST(Adapters, BadTokenizerInputsAreNamed) {
-  const auto [vocab, merges] = run_train_bpe(fixture_path("bpe/corpus.txt"), 300, {});
+  // Plain variables, not a structured binding: EXPECT_RG_ERROR's lambda captures them (clang 14 cannot).
+  const std::pair<Vocab, Merges> trained = run_train_bpe(fixture_path("bpe/corpus.txt"), 300, {});
+  const Vocab& vocab = trained.first;
+  const Merges& merges = trained.second;
   Vocab gap = vocab;
   gap.erase(17);
   EXPECT_RG_ERROR(get_tokenizer(gap, merges, {}), "get_tokenizer", "without gaps", "id 18 comes after 16");

@@ -404,10 +404,11 @@ TEST(AblationRunFiles, AnUnknownValueIsAnErrorNamingFileLineAndKey) {
       {"position=alibi", ":12: position: 'alibi' is not rope or none"},
       {"ffn=relu", ":12: ffn: 'relu' is not swiglu or silu"},
       {"norm=", ":12: norm: '' is not pre, post or none"}};
-  for (const auto& [line, words] : bad) {
+  for (const auto& item : bad) {  // not a structured binding: the lambda captures it (clang 14 cannot)
+    const std::string& line = item.first;
     SCOPED_TRACE(line);
     const std::string msg = error_of([&] { tasks::parse_run_config(kConfigBase + line + "\n", "run/config.txt"); });
-    EXPECT_THAT(msg, HasSubstr("run/config.txt" + words));
+    EXPECT_THAT(msg, HasSubstr("run/config.txt" + item.second));
   }
 }
 

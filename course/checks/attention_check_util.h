@@ -13,6 +13,7 @@
 #include "autograd/engine.h"
 #include "course/checks/check_util.h"
 #include "nn/attention.h"
+#include "nn/transformer.h"
 
 namespace ropegrad::course {
 
@@ -151,6 +152,25 @@ inline void expect_f64_results(const ParityRun& run, const std::vector<Tensor>& 
                                Part part = Part::All) {
   for (const auto& [name, t] : run(testing::detail::fresh(leaves, DType::Float64)))
     if (in_part(name, part)) expect_values(t, expected(name), f64_tol(), label + " " + name);
+}
+
+// The transformer block of the ex17 checks (CS336's adapter shape): D = 16,
+// H = 4, d_ff = 32, with `norm` placing its RMSNorms; kBlockWeights are its
+// parameters in the fixtures' order.
+inline const std::vector<std::string> kBlockWeights = {
+    "attn.q_proj.weight", "attn.k_proj.weight", "attn.v_proj.weight", "attn.output_proj.weight", "ln1.weight",
+    "ln2.weight",         "ffn.w1.weight",      "ffn.w2.weight",      "ffn.w3.weight"};
+
+inline nn::TransformerConfig small_block_config(nn::NormPlacement norm) {
+  nn::TransformerConfig c;
+  c.vocab_size = 1;
+  c.context_length = 16;
+  c.d_model = 16;
+  c.num_layers = 1;
+  c.num_heads = 4;
+  c.d_ff = 32;
+  c.norm = norm;
+  return c;
 }
 
 }  // namespace ropegrad::course

@@ -18,21 +18,9 @@ namespace {
 // (tests/fixtures/make_ablation_fixtures.py).
 Tensor fixture(const std::string& name) { return load_fixture("ablations/block_post." + name); }
 
-const std::vector<std::string> kWeights = {"attn.q_proj.weight", "attn.k_proj.weight", "attn.v_proj.weight",
-                                           "attn.output_proj.weight", "ln1.weight", "ln2.weight",
-                                           "ffn.w1.weight", "ffn.w2.weight", "ffn.w3.weight"};
+const std::vector<std::string>& kWeights = kBlockWeights;
 
-nn::TransformerConfig block_config() {
-  nn::TransformerConfig c;
-  c.vocab_size = 1;
-  c.context_length = 16;
-  c.d_model = 16;
-  c.num_layers = 1;
-  c.num_heads = 4;
-  c.d_ff = 32;
-  c.norm = nn::NormPlacement::Post;
-  return c;
-}
+nn::TransformerConfig block_config() { return small_block_config(nn::NormPlacement::Post); }
 
 std::unique_ptr<nn::TransformerBlock> make_block(DType dtype, Generator* gen = nullptr) {
   nn::RopeConfig rc;

@@ -25,6 +25,13 @@ namespace ropegrad::course {
 
 using namespace ropegrad::testing;
 
+// A float64 leaf of standard normal entries that requires grad: the input of
+// the gradchecks (the same seed gives the same tensor in every check).
+inline Tensor randn64(Shape shape, uint64_t seed) {
+  Generator gen(seed);
+  return randn(std::move(shape), DType::Float64, &gen).requires_grad_();
+}
+
 // The first of `forward_checks` (names of checks of the running suite,
 // defined above the caller, so run before it) that failed with a wrong value;
 // "" when none did. A check that reached a stub did not fail "with a wrong

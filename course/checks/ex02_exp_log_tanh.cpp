@@ -17,10 +17,6 @@ OpFn one(Tensor (*op)(const Tensor&)) {
   return [op](const OpInputs& in) -> std::vector<Tensor> { return {op(in.at("x"))}; };
 }
 
-Tensor randn64(Shape shape, uint64_t seed) {
-  Generator gen(seed);
-  return randn(std::move(shape), DType::Float64, &gen).requires_grad_();
-}
 // In [0.2, 3]: where log is smooth.
 Tensor positive64(Shape shape, uint64_t seed) {
   Generator gen(seed);

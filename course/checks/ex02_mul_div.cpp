@@ -4,10 +4,6 @@
 namespace ropegrad::course {
 namespace {
 
-Tensor randn64(Shape shape, uint64_t seed) {
-  Generator gen(seed);
-  return randn(std::move(shape), DType::Float64, &gen).requires_grad_();
-}
 // Away from zero, for divisors: |x| in [0.5, 1.5].
 Tensor divisor64(Shape shape, uint64_t seed) {
   Generator gen(seed);

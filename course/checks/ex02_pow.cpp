@@ -13,10 +13,6 @@ namespace {
 // stages: the forward power, then the backward's power and its products.
 constexpr F32Bound kSmallBound{8, 3}, kFracBound{12, 3}, kTensorBound{15, 3};
 
-Tensor randn64(Shape shape, uint64_t seed) {
-  Generator gen(seed);
-  return randn(std::move(shape), DType::Float64, &gen).requires_grad_();
-}
 // In [lo, lo + width]: where a real power of x is smooth.
 Tensor uniform64(Shape shape, double lo, double width, uint64_t seed) {
   Generator gen(seed);

@@ -12,10 +12,6 @@ namespace {
 // backward's scaling).
 constexpr F32Bound kBound15{15, 3}, kBound24{24, 3};
 
-Tensor randn64(Shape shape, uint64_t seed) {
-  Generator gen(seed);
-  return randn(std::move(shape), DType::Float64, &gen).requires_grad_();
-}
 
 OpFn reduce_fn(Tensor (*op)(const Tensor&, const std::vector<int64_t>&, bool), std::vector<int64_t> dims,
                bool keepdim) {

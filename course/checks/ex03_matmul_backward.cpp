@@ -47,10 +47,6 @@ TEST(ex03_matmul_backward, transposed_view_operands_match_torch_float32) {
   expect_op_parity("matmul_transposed_views", "f32", kTransposedViews, kBound);
 }
 
-Tensor randn64(Shape shape, uint64_t seed) {
-  Generator gen(seed);
-  return randn(std::move(shape), DType::Float64, &gen).requires_grad_();
-}
 void gradcheck_matmul(Shape a, Shape b, uint64_t seed, const std::string& label) {
   expect_gradcheck([](const std::vector<Tensor>& x) { return matmul(x[0], x[1]); },
                    {randn64(std::move(a), seed), randn64(std::move(b), seed + 1)}, label);

@@ -9,7 +9,7 @@
 namespace ropegrad::course {
 namespace {
 
-Tensor rope_fixture(const std::string& name) { return load_fixture("attention/" + name); }
+Tensor complex_rope_fixture(const std::string& name) { return load_fixture("attention/" + name); }
 
 NamedTensors complex_run(const std::string& name, const Tensor& x_in, const Tensor& positions) {
   nn::RopeConfig c;
@@ -18,27 +18,27 @@ NamedTensors complex_run(const std::string& name, const Tensor& x_in, const Tens
   nn::RotaryEmbedding rope(c, x_in.dtype());
   Tensor x = x_in.detach().requires_grad_();
   const Tensor out = rope.forward_complex(x, positions);
-  backward(out, clone(to(rope_fixture(name + ".w"), x_in.dtype())));  // d sum(out * w)
+  backward(out, clone(to(complex_rope_fixture(name + ".w"), x_in.dtype())));  // d sum(out * w)
   return {{"out", out.detach()}, {"grad_x", x.grad()}};
 }
 
 TEST(ex10_rope_complex, the_complex_form_matches_torch_float64) {
-  for (const auto& [n, t] : complex_run("rope_interleaved", clone(rope_fixture("rope_interleaved.x")), Tensor()))
-    expect_values(t, rope_fixture("rope_interleaved.f64." + n), f64_tol(), n);
+  for (const auto& [n, t] : complex_run("rope_interleaved", clone(complex_rope_fixture("rope_interleaved.x")), Tensor()))
+    expect_values(t, complex_rope_fixture("rope_interleaved.f64." + n), f64_tol(), n);
 }
 
 TEST(ex10_rope_complex, the_complex_form_matches_torch_float32) {
   // K = 2 (a complex product's real part sums two products); stages: the
   // table, the product, the backward's product with the conjugate.
   expect_f32_within_bound([](const std::vector<Tensor>& ls) { return complex_run("rope_interleaved", ls[0], Tensor()); },
-                          {rope_fixture("rope_interleaved.x")},
-                          [](const std::string& n) { return rope_fixture("rope_interleaved.f32." + n); }, {2, 3});
+                          {complex_rope_fixture("rope_interleaved.x")},
+                          [](const std::string& n) { return complex_rope_fixture("rope_interleaved.f32." + n); }, {2, 3});
 }
 
 TEST(ex10_rope_complex, positions_of_shape_b_t_match_torch_float64) {
-  for (const auto& [n, t] : complex_run("rope_positions_bt", clone(rope_fixture("rope_positions_bt.x")),
-                                        rope_fixture("rope_positions_bt.positions")))
-    expect_values(t, rope_fixture("rope_positions_bt.f64." + n), f64_tol(), n);
+  for (const auto& [n, t] : complex_run("rope_positions_bt", clone(complex_rope_fixture("rope_positions_bt.x")),
+                                        complex_rope_fixture("rope_positions_bt.positions")))
+    expect_values(t, complex_rope_fixture("rope_positions_bt.f64." + n), f64_tol(), n);
 }
 
 TEST(ex10_rope_complex, one_plus_2i_times_3_plus_4i_is_minus_5_plus_10i) {

@@ -14,11 +14,11 @@ namespace {
 // wq, wk, wv, wo (16, 16) and a mask; D = 16, H = 2, dh = 8, interleaved RoPE
 // with base 10000; results out, grad_x and grad_wq/wk/wv/wo
 // (tests/fixtures/make_attention_fixtures.py).
-Tensor fixture(const std::string& name) { return load_fixture("attention/" + name); }
+Tensor mha_fixture(const std::string& name) { return load_fixture("attention/" + name); }
 
 // Without `with_backward` only "out": a forward check never runs the backward.
 ParityRun mha_run(const std::string& name, bool has_mask, bool causal, bool with_backward = true) {
-  const Tensor mask = has_mask ? fixture(name + ".mask") : Tensor();
+  const Tensor mask = has_mask ? mha_fixture(name + ".mask") : Tensor();
   return [mask, causal, with_backward](const std::vector<Tensor>& ls) {
     const DType dt = ls[0].dtype();
     nn::MultiHeadAttention mha(16, 2, make_rope(8, dt), nullptr, dt);
@@ -42,23 +42,23 @@ ParityRun mha_run(const std::string& name, bool has_mask, bool causal, bool with
 
 std::vector<Tensor> mha_leaves(const std::string& name) {
   std::vector<Tensor> leaves;
-  for (const char* n : {".x", ".w", ".wq", ".wk", ".wv", ".wo"}) leaves.push_back(fixture(name + n));
+  for (const char* n : {".x", ".w", ".wq", ".wk", ".wv", ".wo"}) leaves.push_back(mha_fixture(name + n));
   return leaves;
 }
 
-void expect_torch_f64(const std::string& name, bool has_mask, bool causal, Part part) {
+void expect_mha_torch_f64(const std::string& name, bool has_mask, bool causal, Part part) {
   const ParityRun run = mha_run(name, has_mask, causal, part != Part::Forward);
   for (const auto& [n, t] : run(testing::detail::fresh(mha_leaves(name), DType::Float64)))
-    if (in_part(n, part)) expect_values(t, fixture(name + ".f64." + n), f64_tol(), name + " " + n);
+    if (in_part(n, part)) expect_values(t, mha_fixture(name + ".f64." + n), f64_tol(), name + " " + n);
 }
 
 // The forward first: these run no backward.
 TEST(ex12_multihead, output_matches_torch_float64_with_a_causal_mask) {
-  expect_torch_f64("mha_causal", false, true, Part::Forward);
+  expect_mha_torch_f64("mha_causal", false, true, Part::Forward);
 }
 
 TEST(ex12_multihead, output_matches_torch_float64_with_a_padding_mask) {
-  expect_torch_f64("mha_bool_padding", true, false, Part::Forward);
+  expect_mha_torch_f64("mha_bool_padding", true, false, Part::Forward);
 }
 
 TEST(ex12_multihead, heads_are_contiguous_blocks_of_features_and_merge_undoes_split) {
@@ -134,8 +134,8 @@ TEST(ex12_multihead, the_output_at_position_t_does_not_depend_on_later_tokens) {
 
 TEST(ex12_multihead, gradients_match_torch_float64_with_a_causal_and_a_padding_mask) {
   AFTER_MHA_FORWARD();
-  expect_torch_f64("mha_causal", false, true, Part::Gradients);
-  expect_torch_f64("mha_bool_padding", true, false, Part::Gradients);
+  expect_mha_torch_f64("mha_causal", false, true, Part::Gradients);
+  expect_mha_torch_f64("mha_bool_padding", true, false, Part::Gradients);
 }
 
 TEST(ex12_multihead, output_matches_torch_float32_within_the_error_bound) {
@@ -154,8 +154,8 @@ TEST(ex12_multihead, output_matches_torch_float32_within_the_error_bound) {
                                                                      mha->v_proj->weight, mha->output_proj->weight});
   };
   std::vector<Tensor> leaves;
-  for (const char* n : {".x", ".wq", ".wk", ".wv", ".wo"}) leaves.push_back(fixture(std::string("mha_causal") + n));
-  expect_f32_forward(run, leaves, fixture("mha_causal.f32.out"), {16, 7}, "mha_causal/f32 out");
+  for (const char* n : {".x", ".wq", ".wk", ".wv", ".wo"}) leaves.push_back(mha_fixture(std::string("mha_causal") + n));
+  expect_f32_forward(run, leaves, mha_fixture("mha_causal.f32.out"), {16, 7}, "mha_causal/f32 out");
 }
 
 TEST(ex12_multihead, gradients_of_the_input_and_all_projections_pass_gradcheck) {

@@ -17,11 +17,11 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // v (2, 2, Nk, 3), w (upstream weights), mask (bool (2, 1, 1, Nk) or float
 // (1, 2, Nq, Nk)); results out and grad_q/k/v = d sum(out * w) / d q, k, v
 // (tests/fixtures/make_attention_fixtures.py).
-Tensor fixture(const std::string& name) { return load_fixture("attention/" + name); }
+Tensor sdpa_fixture(const std::string& name) { return load_fixture("attention/" + name); }
 
 // Without `with_backward` only "out": a forward check never runs the backward.
 ParityRun sdpa_run(const std::string& name, bool has_mask, bool causal, bool with_backward = true) {
-  const Tensor mask = has_mask ? fixture(name + ".mask") : Tensor();
+  const Tensor mask = has_mask ? sdpa_fixture(name + ".mask") : Tensor();
   return [mask, causal, with_backward](const std::vector<Tensor>& ls) {
     Tensor q = ls[0], k = ls[1], v = ls[2];
     for (Tensor* t : {&q, &k, &v}) t->requires_grad_(true);
@@ -37,14 +37,14 @@ ParityRun sdpa_run(const std::string& name, bool has_mask, bool causal, bool wit
 
 std::vector<Tensor> sdpa_leaves(const std::string& name) {
   std::vector<Tensor> leaves;
-  for (const char* n : {".q", ".k", ".v", ".w"}) leaves.push_back(fixture(name + n));
+  for (const char* n : {".q", ".k", ".v", ".w"}) leaves.push_back(sdpa_fixture(name + n));
   return leaves;
 }
 
-void expect_torch_f64(const std::string& name, bool has_mask, bool causal, Part part) {
+void expect_sdpa_torch_f64(const std::string& name, bool has_mask, bool causal, Part part) {
   const ParityRun run = sdpa_run(name, has_mask, causal, part != Part::Forward);
   for (const auto& [n, t] : run(testing::detail::fresh(sdpa_leaves(name), DType::Float64)))
-    if (in_part(n, part)) expect_values(t, fixture(name + ".f64." + n), f64_tol(), name + " " + n);
+    if (in_part(n, part)) expect_values(t, sdpa_fixture(name + ".f64." + n), f64_tol(), name + " " + n);
 }
 
 // The five cases: name, has a mask, causal.
@@ -58,19 +58,19 @@ constexpr SdpaCase kNoMask{"sdpa_no_mask", false, false}, kCausal{"sdpa_causal",
 
 // The forward first: these run no backward.
 TEST(ex12_sdpa, output_matches_torch_float64_without_a_mask) {
-  expect_torch_f64(kNoMask.name, kNoMask.has_mask, kNoMask.causal, Part::Forward);
+  expect_sdpa_torch_f64(kNoMask.name, kNoMask.has_mask, kNoMask.causal, Part::Forward);
 }
 TEST(ex12_sdpa, output_matches_torch_float64_with_a_causal_mask) {
-  expect_torch_f64(kCausal.name, kCausal.has_mask, kCausal.causal, Part::Forward);
+  expect_sdpa_torch_f64(kCausal.name, kCausal.has_mask, kCausal.causal, Part::Forward);
 }
 TEST(ex12_sdpa, output_matches_torch_float64_with_a_bool_padding_mask) {
-  expect_torch_f64(kBoolPadding.name, kBoolPadding.has_mask, kBoolPadding.causal, Part::Forward);
+  expect_sdpa_torch_f64(kBoolPadding.name, kBoolPadding.has_mask, kBoolPadding.causal, Part::Forward);
 }
 TEST(ex12_sdpa, output_matches_torch_float64_with_an_additive_mask) {
-  expect_torch_f64(kAdditive.name, kAdditive.has_mask, kAdditive.causal, Part::Forward);
+  expect_sdpa_torch_f64(kAdditive.name, kAdditive.has_mask, kAdditive.causal, Part::Forward);
 }
 TEST(ex12_sdpa, output_matches_torch_float64_for_cross_attention) {
-  expect_torch_f64(kCross.name, kCross.has_mask, kCross.causal, Part::Forward);
+  expect_sdpa_torch_f64(kCross.name, kCross.has_mask, kCross.causal, Part::Forward);
 }
 
 TEST(ex12_sdpa, a_bool_mask_is_true_where_a_query_may_attend) {
@@ -161,7 +161,7 @@ TEST(ex12_sdpa, a_query_that_may_attend_no_key_gives_zeros_not_nan) {
 TEST(ex12_sdpa, gradients_match_torch_float64_with_each_kind_of_mask) {
   AFTER_SDPA_FORWARD();
   for (const SdpaCase& c : {kNoMask, kCausal, kBoolPadding, kAdditive, kCross})
-    expect_torch_f64(c.name, c.has_mask, c.causal, Part::Gradients);
+    expect_sdpa_torch_f64(c.name, c.has_mask, c.causal, Part::Gradients);
 }
 
 TEST(ex12_sdpa, output_and_gradients_match_torch_float32_within_the_error_bound) {
@@ -174,7 +174,7 @@ TEST(ex12_sdpa, output_and_gradients_match_torch_float32_within_the_error_bound)
     const std::string name = item.first;  // a plain variable: clang 14 cannot capture a structured binding
     const bool has_mask = item.second;
     expect_f32_results(sdpa_run(name, has_mask, false), sdpa_leaves(name),
-                       [&](const std::string& n) { return fixture(name + ".f32." + n); }, {6, 7}, name + "/f32");
+                       [&](const std::string& n) { return sdpa_fixture(name + ".f32." + n); }, {6, 7}, name + "/f32");
   }
 }
 

@@ -12,21 +12,21 @@ namespace {
 // K = the case's input size (15 or 24: no row sums more terms) and 3 rounded
 // stages (the row's exp-sum, the division or log, the backward's dot product
 // and update). The amplification through exp is in the condition numbers.
-constexpr F32Bound kBound15{15, 3}, kBound24{24, 3};
+constexpr F32Bound kSoftmaxBound15{15, 3}, kSoftmaxBound24{24, 3};
 
 OpFn along(Tensor (*op)(const Tensor&, int64_t), int64_t dim) {
   return [op, dim](const OpInputs& in) -> std::vector<Tensor> { return {op(in.at("x"), dim)}; };
 }
 
 void softmax_cases(const std::string& dt, Part part) {
-  expect_op_parity("softmax_last", dt, along(softmax, -1), kBound15, part);  // (3, 5), rows
-  expect_op_parity("softmax_dim0", dt, along(softmax, 0), kBound15, part);   // (3, 5), columns
-  expect_op_parity("softmax_mid", dt, along(softmax, 1), kBound24, part);    // (2, 3, 4), the middle dim
+  expect_op_parity("softmax_last", dt, along(softmax, -1), kSoftmaxBound15, part);  // (3, 5), rows
+  expect_op_parity("softmax_dim0", dt, along(softmax, 0), kSoftmaxBound15, part);   // (3, 5), columns
+  expect_op_parity("softmax_mid", dt, along(softmax, 1), kSoftmaxBound24, part);    // (2, 3, 4), the middle dim
 }
 void log_softmax_cases(const std::string& dt, Part part) {
-  expect_op_parity("log_softmax_last", dt, along(log_softmax, -1), kBound15, part);
-  expect_op_parity("log_softmax_dim0", dt, along(log_softmax, 0), kBound15, part);
-  expect_op_parity("log_softmax_mid", dt, along(log_softmax, 1), kBound24, part);
+  expect_op_parity("log_softmax_last", dt, along(log_softmax, -1), kSoftmaxBound15, part);
+  expect_op_parity("log_softmax_dim0", dt, along(log_softmax, 0), kSoftmaxBound15, part);
+  expect_op_parity("log_softmax_mid", dt, along(log_softmax, 1), kSoftmaxBound24, part);
 }
 // Logits of size 1000 (x = 1000 * randn) and logits near 1000: exp(1000)
 // overflows even float64, so only the stable form gives torch's values.
@@ -81,10 +81,6 @@ TEST(ex12_softmax, fully_masked_row_gives_zeros_not_nan) {
                 f64_tol(), "softmax of [[1, 2, 3], [-inf, -inf, -inf]]");
 }
 
-Tensor randn64(Shape shape, uint64_t seed) {
-  Generator gen(seed);
-  return randn(std::move(shape), DType::Float64, &gen).requires_grad_();
-}
 
 // The gradients, once the forward is right.
 #define AFTER_SOFTMAX_FORWARD() COURSE_AFTER_FORWARD("softmax_matches_torch_float64", "log_softmax_matches_torch_float64")

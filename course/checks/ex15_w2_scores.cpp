@@ -11,14 +11,14 @@
 namespace ropegrad::course {
 namespace {
 
-constexpr double kEps = 1e-6;  // the W2 score's eps
+constexpr double kW2Eps = 1e-6;  // the W2 score's eps
 
 // tests/fixtures/variants/w2_<scalar|vector>.*: the W2Attention module, D = 16,
 // H = 2, dh = 8, x (2, 6, 16), upstream weights w, its 7 parameters; results
 // out, grad_x and grad_<parameter> (tests/fixtures/make_variant_fixtures.py).
-Tensor fixture(const std::string& name) { return load_fixture("variants/" + name); }
+Tensor w2_fixture(const std::string& name) { return load_fixture("variants/" + name); }
 
-const std::vector<std::string> kParams = {"k_proj.weight",       "output_proj.weight",  "q_proj.weight",
+const std::vector<std::string> kW2Params = {"k_proj.weight",       "output_proj.weight",  "q_proj.weight",
                                           "sigma_k_proj.weight", "sigma_q_proj.weight", "temperature",
                                           "v_proj.weight"};
 
@@ -27,19 +27,19 @@ ParityRun w2_run(nn::SigmaMode mode, const std::string& module, const std::strin
       [mode](DType dt) -> std::unique_ptr<nn::AttentionLayer> {
         return std::make_unique<nn::W2Attention>(16, 2, make_rope(8, dt), mode, nullptr, dt);
       },
-      kParams, parity_call(mask, [&] { return fixture(module + ".padding_mask"); }), with_backward);
+      kW2Params, parity_call(mask, [&] { return w2_fixture(module + ".padding_mask"); }), with_backward);
 }
 
 std::vector<Tensor> w2_leaves(const std::string& module) {
-  std::vector<Tensor> leaves = {fixture(module + ".x"), fixture(module + ".w")};
-  for (const std::string& name : kParams) leaves.push_back(fixture(module + "." + name));
+  std::vector<Tensor> leaves = {w2_fixture(module + ".x"), w2_fixture(module + ".w")};
+  for (const std::string& name : kW2Params) leaves.push_back(w2_fixture(module + "." + name));
   return leaves;
 }
 
 void expect_torch_f64(nn::SigmaMode mode, const std::string& module, const std::string& mask, Part part) {
   const std::string prefix = module + "." + mask + ".f64.";
   expect_f64_results(w2_run(mode, module, mask, part != Part::Forward), w2_leaves(module),
-                     [&](const std::string& n) { return fixture(prefix + n); }, module + "/" + mask, part);
+                     [&](const std::string& n) { return w2_fixture(prefix + n); }, module + "/" + mask, part);
 }
 
 // The forward first: these run no backward.
@@ -61,7 +61,7 @@ TEST(ex15_w2_scores, scores_are_minus_the_squared_w2_distance_over_tau) {
       nn::w2_attention_probs(mu_q, mu_k, s_q, s_k, tensor({tau}, DType::Float64)).to_vector<double>();
   std::vector<double> s = {0, -(4.0 + 16.0), -(0.25 + 1.0 + 2 * 0.25)}, want(3);
   double total = 0;
-  for (int j = 0; j < 3; ++j) total += (want[j] = std::exp(s[j] / (tau + kEps)));
+  for (int j = 0; j < 3; ++j) total += (want[j] = std::exp(s[j] / (tau + kW2Eps)));
   for (double& w : want) w /= total;
   if (p[1] > p[0]) {
     ADD_FAILURE() << "the key equal to the query gets weight " << fmt::format("{:.6g}", p[0])
@@ -125,10 +125,10 @@ TEST(ex15_w2_scores, the_layer_matches_torch_float32_within_the_error_bound) {
       [](DType dt) -> std::unique_ptr<nn::AttentionLayer> {
         return std::make_unique<nn::W2Attention>(16, 2, make_rope(8, dt), nn::SigmaMode::Scalar, nullptr, dt);
       },
-      kParams);
-  std::vector<Tensor> leaves = {fixture("w2_scalar.x")};
-  for (const std::string& name : kParams) leaves.push_back(fixture("w2_scalar." + name));
-  expect_f32_forward(run, leaves, fixture("w2_scalar.causal.f32.out"), {16, 10}, "w2_scalar/causal/f32 out");
+      kW2Params);
+  std::vector<Tensor> leaves = {w2_fixture("w2_scalar.x")};
+  for (const std::string& name : kW2Params) leaves.push_back(w2_fixture("w2_scalar." + name));
+  expect_f32_forward(run, leaves, w2_fixture("w2_scalar.causal.f32.out"), {16, 10}, "w2_scalar/causal/f32 out");
 }
 
 TEST(ex15_w2_scores, gradients_of_mu_sigma_and_tau_pass_gradcheck) {

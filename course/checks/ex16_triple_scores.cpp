@@ -15,9 +15,9 @@ namespace {
 // tests/fixtures/variants/triple.*: the TripleAttention module, D = 16, H = 2,
 // dh = 8, x (2, 6, 16), upstream weights w, its 5 projections; results out,
 // grad_x and grad_<parameter> (tests/fixtures/make_variant_fixtures.py).
-Tensor fixture(const std::string& name) { return load_fixture("variants/" + name); }
+Tensor triple_fixture(const std::string& name) { return load_fixture("variants/" + name); }
 
-const std::vector<std::string> kParams = {"k_proj.weight", "output_proj.weight", "q_proj.weight", "r_proj.weight",
+const std::vector<std::string> kTripleParams = {"k_proj.weight", "output_proj.weight", "q_proj.weight", "r_proj.weight",
                                           "v_proj.weight"};
 
 ParityRun triple_run(const std::string& mask, bool with_backward) {
@@ -25,12 +25,12 @@ ParityRun triple_run(const std::string& mask, bool with_backward) {
       [](DType dt) -> std::unique_ptr<nn::AttentionLayer> {
         return std::make_unique<nn::TripleAttention>(16, 2, make_rope(8, dt), nullptr, dt);
       },
-      kParams, parity_call(mask, [] { return fixture("triple.padding_mask"); }), with_backward);
+      kTripleParams, parity_call(mask, [] { return triple_fixture("triple.padding_mask"); }), with_backward);
 }
 
 std::vector<Tensor> triple_leaves() {
-  std::vector<Tensor> leaves = {fixture("triple.x"), fixture("triple.w")};
-  for (const std::string& name : kParams) leaves.push_back(fixture("triple." + name));
+  std::vector<Tensor> leaves = {triple_fixture("triple.x"), triple_fixture("triple.w")};
+  for (const std::string& name : kTripleParams) leaves.push_back(triple_fixture("triple." + name));
   return leaves;
 }
 
@@ -40,17 +40,17 @@ double dot(const std::vector<double>& a, const std::vector<double>& b) {
   return s;
 }
 
-void expect_torch_f64(const std::string& mask, Part part) {
+void expect_triple_torch_f64(const std::string& mask, Part part) {
   expect_f64_results(triple_run(mask, part != Part::Forward), triple_leaves(),
-                     [&](const std::string& n) { return fixture("triple." + mask + ".f64." + n); }, "triple/" + mask,
+                     [&](const std::string& n) { return triple_fixture("triple." + mask + ".f64." + n); }, "triple/" + mask,
                      part);
 }
 
 // The forward first: these run no backward.
-TEST(ex16_triple_scores, the_layer_output_matches_torch_float64_causal) { expect_torch_f64("causal", Part::Forward); }
+TEST(ex16_triple_scores, the_layer_output_matches_torch_float64_causal) { expect_triple_torch_f64("causal", Part::Forward); }
 
 TEST(ex16_triple_scores, the_layer_output_matches_torch_float64_with_a_padding_mask) {
-  expect_torch_f64("padding", Part::Forward);
+  expect_triple_torch_f64("padding", Part::Forward);
 }
 
 TEST(ex16_triple_scores, scores_are_minus_the_gram_determinant_times_the_scale) {
@@ -105,8 +105,8 @@ TEST(ex16_triple_scores, a_key_in_the_plane_of_q_and_r_scores_zero) {
 
 TEST(ex16_triple_scores, the_layer_gradients_match_torch_float64) {
   AFTER_TRIPLE_FORWARD();
-  expect_torch_f64("causal", Part::Gradients);
-  expect_torch_f64("padding", Part::Gradients);
+  expect_triple_torch_f64("causal", Part::Gradients);
+  expect_triple_torch_f64("padding", Part::Gradients);
 }
 
 TEST(ex16_triple_scores, the_layer_matches_torch_float32_within_the_error_bound) {
@@ -118,10 +118,10 @@ TEST(ex16_triple_scores, the_layer_matches_torch_float32_within_the_error_bound)
       [](DType dt) -> std::unique_ptr<nn::AttentionLayer> {
         return std::make_unique<nn::TripleAttention>(16, 2, make_rope(8, dt), nullptr, dt);
       },
-      kParams);
-  std::vector<Tensor> leaves = {fixture("triple.x")};
-  for (const std::string& name : kParams) leaves.push_back(fixture("triple." + name));
-  expect_f32_forward(run, leaves, fixture("triple.causal.f32.out"), {16, 9}, "triple/causal/f32 out");
+      kTripleParams);
+  std::vector<Tensor> leaves = {triple_fixture("triple.x")};
+  for (const std::string& name : kTripleParams) leaves.push_back(triple_fixture("triple." + name));
+  expect_f32_forward(run, leaves, triple_fixture("triple.causal.f32.out"), {16, 9}, "triple/causal/f32 out");
 }
 
 TEST(ex16_triple_scores, gradients_of_q_k_r_pass_gradcheck) {

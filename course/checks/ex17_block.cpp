@@ -13,7 +13,7 @@ namespace {
 // tests/fixtures/adapters/block.*: CS336's transformer block in float64 torch,
 // D = 16, H = 4, d_ff = 32, RoPE theta 10000 (interleaved), causal; in (2, 6,
 // 16) and out (tests/fixtures/make_adapter_fixtures.py).
-Tensor fixture(const std::string& name) { return load_fixture("adapters/" + name); }
+Tensor block_fixture(const std::string& name) { return load_fixture("adapters/" + name); }
 
 const std::vector<std::string>& kWeights = kBlockWeights;
 
@@ -38,13 +38,13 @@ ParityRun block_run() {
 }
 
 std::vector<Tensor> block_leaves() {
-  std::vector<Tensor> leaves = {fixture("block.in")};
-  for (const std::string& n : kWeights) leaves.push_back(fixture("block." + n));
+  std::vector<Tensor> leaves = {block_fixture("block.in")};
+  for (const std::string& n : kWeights) leaves.push_back(block_fixture("block." + n));
   return leaves;
 }
 
 TEST(ex17_block, output_matches_torch_float64) {
-  expect_f64_results(block_run(), block_leaves(), [](const std::string&) { return fixture("block.out"); }, "block");
+  expect_f64_results(block_run(), block_leaves(), [](const std::string&) { return block_fixture("block.out"); }, "block");
 }
 
 TEST(ex17_block, output_matches_torch_float32_within_the_error_bound) {
@@ -54,7 +54,7 @@ TEST(ex17_block, output_matches_torch_float32_within_the_error_bound) {
   // softmax (exp, sum), P V, the output projection, the residual, ln2 (2),
   // w1 and w3, SiLU times w3, w2, the residual: 16.
   const ForwardRun run = causal_layer_run([](DType dt) { return make_block(dt); }, kWeights);
-  expect_f32_forward(run, block_leaves(), fixture("block.out"), {32, 16}, "block/f32 out");
+  expect_f32_forward(run, block_leaves(), block_fixture("block.out"), {32, 16}, "block/f32 out");
 }
 
 TEST(ex17_block, gradients_of_the_input_and_every_weight_pass_gradcheck) {

@@ -80,20 +80,20 @@ std::map<std::string, double> traced(const nn::TransformerConfig& c, int64_t bat
   return parts;
 }
 
-bool near(double a, double b) { return std::abs(a - b) <= 1e-9 * std::abs(b); }
+bool flops_near(double a, double b) { return std::abs(a - b) <= 1e-9 * std::abs(b); }
 
 // What a wrong count's ratio to the trace usually means.
 std::string diagnosis(double mine, double real) {
   if (mine == 0) return "not counted at all";
   const double r = mine / real;
-  if (near(r, 0.5)) return "half the trace: a multiply and an add are 2 FLOPs per term";
-  if (near(r, 2)) return "twice the trace";
-  if (near(r, 1.0 / kT)) return "1/T of the trace: counted once per sequence, but every one of its T tokens goes through";
-  if (near(r, 1.0 / (kB * kT))) return "1/(B T) of the trace: counted once per batch, but every token goes through";
-  if (near(r, 1.0 / kB)) return "1/B of the trace: every sequence of the batch goes through";
-  if (near(r, kH)) return "H times the trace: each head works at its own width dh = D / H, not D";
-  if (near(r, 1.0 / kH)) return "1/H of the trace: every head makes its own product";
-  if (near(r, kL)) return "L times the trace: give one layer's count (the rows multiply by the layers)";
+  if (flops_near(r, 0.5)) return "half the trace: a multiply and an add are 2 FLOPs per term";
+  if (flops_near(r, 2)) return "twice the trace";
+  if (flops_near(r, 1.0 / kT)) return "1/T of the trace: counted once per sequence, but every one of its T tokens goes through";
+  if (flops_near(r, 1.0 / (kB * kT))) return "1/(B T) of the trace: counted once per batch, but every token goes through";
+  if (flops_near(r, 1.0 / kB)) return "1/B of the trace: every sequence of the batch goes through";
+  if (flops_near(r, kH)) return "H times the trace: each head works at its own width dh = D / H, not D";
+  if (flops_near(r, 1.0 / kH)) return "1/H of the trace: every head makes its own product";
+  if (flops_near(r, kL)) return "L times the trace: give one layer's count (the rows multiply by the layers)";
   return "";
 }
 
@@ -101,7 +101,7 @@ void expect_part(const std::string& part) {
   const nn::TransformerConfig c = config();
   std::map<std::string, double> mine = counted(c, kB, kT);
   std::map<std::string, double> real = traced(c, kB, kT);
-  if (near(mine[part], real[part])) return;
+  if (flops_near(mine[part], real[part])) return;
   ADD_FAILURE() << part << ": you count " << mine[part] << " FLOPs, the forward's products are " << real[part]
                 << " (B " << kB << ", T " << kT << ", D " << kD << ", H " << kH << ", d_ff " << kFF << ", V " << kV
                 << ", " << kL << " layers)" << (diagnosis(mine[part], real[part]).empty() ? "" : ": ")
@@ -147,7 +147,7 @@ TEST(ex17_flops, the_total_matches_the_trace_at_other_shapes_and_variants) {
     double mine = 0, real = 0;
     for (const auto& [part, f] : counted(c, k.batch, k.t)) mine += f;
     for (const auto& [part, f] : traced(c, k.batch, k.t)) real += f;
-    if (!near(mine, real)) {
+    if (!flops_near(mine, real)) {
       ADD_FAILURE() << k.label << ": you count " << mine << " FLOPs in all, the forward's products are " << real;
       return;
     }

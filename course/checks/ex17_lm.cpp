@@ -12,7 +12,7 @@ namespace {
 // tests/fixtures/adapters/lm.*: CS336's transformer LM in float64 torch, V = 23,
 // context 16, D = 16, 2 layers, H = 4, d_ff = 32, RoPE theta 10000; ids (2, 6)
 // and the logits out (tests/fixtures/make_adapter_fixtures.py).
-Tensor fixture(const std::string& name) { return load_fixture("adapters/" + name); }
+Tensor lm_fixture(const std::string& name) { return load_fixture("adapters/" + name); }
 
 nn::TransformerConfig lm_config() {
   nn::TransformerConfig c;
@@ -28,13 +28,13 @@ nn::TransformerConfig lm_config() {
 std::unique_ptr<nn::TransformerLM> fixture_lm() {
   auto lm = std::make_unique<nn::TransformerLM>(lm_config(), nullptr, DType::Float64);
   nn::StateDict w;
-  for (const auto& [name, p] : lm->named_parameters()) w[name] = fixture("lm." + name);
+  for (const auto& [name, p] : lm->named_parameters()) w[name] = lm_fixture("lm." + name);
   lm->load_state_dict(w);
   return lm;
 }
 
 TEST(ex17_lm, logits_match_torch_float64) {
-  expect_values(fixture_lm()->forward(fixture("lm.ids")), fixture("lm.out"), f64_tol(), "logits");
+  expect_values(fixture_lm()->forward(lm_fixture("lm.ids")), lm_fixture("lm.out"), f64_tol(), "logits");
 }
 
 TEST(ex17_lm, logits_match_torch_float32_within_the_error_bound) {
@@ -54,11 +54,11 @@ TEST(ex17_lm, logits_match_torch_float32_within_the_error_bound) {
     lm->load_state_dict(w);
     std::vector<Tensor> held;
     for (const auto& [name, p] : lm->named_parameters()) held.push_back(p);  // the same order as names
-    return std::make_pair(lm->forward(fixture("lm.ids")), held);
+    return std::make_pair(lm->forward(lm_fixture("lm.ids")), held);
   };
   std::vector<Tensor> leaves;
-  for (const std::string& n : names) leaves.push_back(fixture("lm." + n));
-  expect_f32_forward(run, leaves, fixture("lm.out"), {32, 36}, "logits/f32");
+  for (const std::string& n : names) leaves.push_back(lm_fixture("lm." + n));
+  expect_f32_forward(run, leaves, lm_fixture("lm.out"), {32, 36}, "logits/f32");
 }
 
 TEST(ex17_lm, logits_are_batch_by_time_by_vocabulary) {
@@ -105,7 +105,7 @@ TEST(ex17_lm, the_final_norm_comes_before_the_head) {
   // Scaling ln_final's gain by 2 doubles every logit (the head is linear and
   // comes after the norm); a missing final norm leaves them unchanged.
   const auto lm = fixture_lm();
-  const Tensor ids = fixture("lm.ids");
+  const Tensor ids = lm_fixture("lm.ids");
   const std::vector<double> before = lm->forward(ids).to_vector<double>();
   nn::StateDict w = lm->state_dict();
   w["ln_final.weight"] = mul(w["ln_final.weight"], 2.0);

@@ -16,36 +16,36 @@ namespace {
 // torch, D = 16, H = 4, d_ff = 32, RoPE theta 10000 (interleaved), causal;
 // in (2, 6, 16), out, w and the gradients of sum(out * w)
 // (tests/fixtures/make_ablation_fixtures.py).
-Tensor fixture(const std::string& name) { return load_fixture("ablations/block_post." + name); }
+Tensor post_block_fixture(const std::string& name) { return load_fixture("ablations/block_post." + name); }
 
-const std::vector<std::string>& kWeights = kBlockWeights;
+const std::vector<std::string>& kPostWeights = kBlockWeights;
 
-nn::TransformerConfig block_config() { return small_block_config(nn::NormPlacement::Post); }
+nn::TransformerConfig post_block_config() { return small_block_config(nn::NormPlacement::Post); }
 
-std::unique_ptr<nn::TransformerBlock> make_block(DType dtype, Generator* gen = nullptr) {
+std::unique_ptr<nn::TransformerBlock> make_post_block(DType dtype, Generator* gen = nullptr) {
   nn::RopeConfig rc;
   rc.head_dim = 4;
   rc.max_seq_len = 16;
-  return std::make_unique<nn::TransformerBlock>(block_config(), std::make_shared<nn::RotaryEmbedding>(rc, dtype), gen,
+  return std::make_unique<nn::TransformerBlock>(post_block_config(), std::make_shared<nn::RotaryEmbedding>(rc, dtype), gen,
                                                 dtype);
 }
 
 std::unique_ptr<nn::TransformerBlock> fixture_block() {
-  auto block = make_block(DType::Float64);
+  auto block = make_post_block(DType::Float64);
   nn::StateDict w;
-  for (const std::string& n : kWeights) w[n] = fixture(n);
+  for (const std::string& n : kPostWeights) w[n] = post_block_fixture(n);
   block->load_state_dict(w);
   return block;
 }
 
-std::vector<Tensor> block_leaves() {
-  std::vector<Tensor> leaves = {fixture("in")};
-  for (const std::string& n : kWeights) leaves.push_back(fixture(n));
+std::vector<Tensor> post_block_leaves() {
+  std::vector<Tensor> leaves = {post_block_fixture("in")};
+  for (const std::string& n : kPostWeights) leaves.push_back(post_block_fixture(n));
   return leaves;
 }
 
 TEST(ex17_post_norm, output_matches_torch_float64) {
-  expect_values(fixture_block()->forward(fixture("in"), nn::AttentionCall::causal()), fixture("out"), f64_tol(),
+  expect_values(fixture_block()->forward(post_block_fixture("in"), nn::AttentionCall::causal()), post_block_fixture("out"), f64_tol(),
                 "post-norm block output vs torch");
 }
 
@@ -54,15 +54,15 @@ TEST(ex17_post_norm, output_matches_torch_float32_within_the_error_bound) {
   // = 32 features; stages: the q/k/v projections, RoPE, the scores, the
   // softmax (exp, sum), P V, the output projection, the residual, ln1 (2),
   // w1 and w3, SiLU times w3, w2, the residual, ln2 (2): 16.
-  const ForwardRun run = causal_layer_run([](DType dt) { return make_block(dt); }, kWeights);
-  expect_f32_forward(run, block_leaves(), fixture("out"), {32, 16}, "post-norm block/f32 out");
+  const ForwardRun run = causal_layer_run([](DType dt) { return make_post_block(dt); }, kPostWeights);
+  expect_f32_forward(run, post_block_leaves(), post_block_fixture("out"), {32, 16}, "post-norm block/f32 out");
 }
 
 TEST(ex17_post_norm, the_output_is_normalised) {
   // Unit gains: ln2 acts last, on the whole sum, so every output row has mean
   // square 1 (up to eps / mean square). Pre-norm would leave the stream's scale.
   Generator gen(23);
-  const auto block = make_block(DType::Float64, &gen);
+  const auto block = make_post_block(DType::Float64, &gen);
   const Tensor x = mul(randn({2, 5, 16}, DType::Float64, &gen), 3.0);
   const std::vector<double> y = block->forward(x, nn::AttentionCall::causal()).to_vector<double>();
   for (size_t row = 0; row < y.size() / 16; ++row) {
@@ -85,7 +85,7 @@ TEST(ex17_post_norm, with_silent_sublayers_the_block_is_ln2_of_ln1_of_x) {
   w["attn.output_proj.weight"] = zeros({16, 16}, DType::Float64);
   w["ffn.w2.weight"] = zeros({16, 32}, DType::Float64);
   block->load_state_dict(w);
-  const Tensor x = fixture("in");
+  const Tensor x = post_block_fixture("in");
   const Tensor out = block->forward(x, nn::AttentionCall::causal());
   if (all_close(out, x, f64_tol())) {
     ADD_FAILURE() << "the block returns x unchanged when both sublayers add 0: that is pre-norm (the norm on each "
@@ -103,19 +103,19 @@ TEST(ex17_post_norm, gradients_match_torch_float64) {
   COURSE_AFTER_FORWARD("output_matches_torch_float64", "the_output_is_normalised",
                        "with_silent_sublayers_the_block_is_ln2_of_ln1_of_x");
   const auto block = fixture_block();
-  Tensor x = fixture("in");
+  Tensor x = post_block_fixture("in");
   x.requires_grad_(true);
-  backward(block->forward(x, nn::AttentionCall::causal()), fixture("w"));  // d sum(out * w)
-  expect_values(x.grad(), fixture("grad_in"), f64_tol(), "grad of the input");
+  backward(block->forward(x, nn::AttentionCall::causal()), post_block_fixture("w"));  // d sum(out * w)
+  expect_values(x.grad(), post_block_fixture("grad_in"), f64_tol(), "grad of the input");
   for (const auto& [name, p] : block->named_parameters())
-    expect_values(p.grad(), fixture("grad_" + name), f64_tol(), "grad of " + name);
+    expect_values(p.grad(), post_block_fixture("grad_" + name), f64_tol(), "grad of " + name);
 }
 
 TEST(ex17_post_norm, gradients_of_the_input_and_every_weight_pass_gradcheck) {
   COURSE_AFTER_FORWARD("output_matches_torch_float64", "the_output_is_normalised",
                        "with_silent_sublayers_the_block_is_ln2_of_ln1_of_x");
   Generator gen(17);
-  nn::TransformerConfig c = block_config();
+  nn::TransformerConfig c = post_block_config();
   c.d_model = 8, c.num_heads = 2, c.d_ff = 8;
   nn::RopeConfig rc;
   rc.head_dim = 4;

@@ -53,14 +53,14 @@ tasks::StepRecord step_by_hand(TinyRun& s, int64_t step) {
   return {step, loss.item<double>(), s.opt->lr(), norm};
 }
 
-bool near(double a, double b) { return std::abs(a - b) <= 1e-10 * std::max(1.0, std::abs(b)); }
+bool loss_near(double a, double b) { return std::abs(a - b) <= 1e-10 * std::max(1.0, std::abs(b)); }
 
 TEST(ex18_train_step, four_steps_give_the_losses_and_gradient_norms_of_the_steps_written_out) {
   TinyRun s = tiny_run(), by_hand = tiny_run();
   for (int64_t step = 1; step <= 4; ++step) {
     const tasks::StepRecord r = tasks::train_step(*s.model, *s.opt, s.batch, step, s.config);
     const tasks::StepRecord want = step_by_hand(by_hand, step);
-    if (!near(r.loss, want.loss) || !near(r.grad_norm, want.grad_norm)) {
+    if (!loss_near(r.loss, want.loss) || !loss_near(r.grad_norm, want.grad_norm)) {
       if (step == 1) {
         ADD_FAILURE() << "step 1 does not give the expected loss and gradient norm";
       } else {

@@ -39,7 +39,12 @@ int64_t outcome_int(const std::map<std::string, std::string>& kv, const std::str
   return static_cast<int64_t>(v);
 }
 
-std::string number_or_dash(double v) { return std::isnan(v) ? "-" : fmt::format("{:.4f}", v); }
+// Four decimals, or four significant digits once that would print more than
+// ten digits (a diverged run's perplexity: 7.467e+16, not 17 digits of noise).
+std::string number_or_dash(double v) {
+  if (std::isnan(v)) return "-";
+  return std::abs(v) < 1e6 ? fmt::format("{:.4f}", v) : fmt::format("{:.4g}", v);
+}
 
 // The header of the metric column: the task's metric when every point has the same one.
 std::string metric_header(const std::vector<SweepRow>& rows) {
@@ -110,7 +115,7 @@ std::string results_markdown(const SweepConfig& sweep, const std::vector<SweepRo
     table += fmt::format("| {} |", r.point.index);
     for (const std::string& v : r.point.values) table += fmt::format(" {} |", v);
     table += fmt::format(" {} | {} | {} | {} | {} |\n", r.steps, number_or_dash(r.final_loss),
-                         r.best_step > 0 ? fmt::format("{:.4f} ({})", r.best_loss, r.best_step) : "-",
+                         r.best_step > 0 ? fmt::format("{} ({})", number_or_dash(r.best_loss), r.best_step) : "-",
                          number_or_dash(r.final_metric),
                          r.diverged_at > 0 ? fmt::format("yes, step {}", r.diverged_at) : "no");
   }

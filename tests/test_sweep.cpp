@@ -35,7 +35,9 @@
 using namespace ropegrad;
 using namespace ropegrad::tasks;
 using namespace ropegrad::testing;
+using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
+using ::testing::Not;
 namespace fs = std::filesystem;
 
 namespace {
@@ -497,4 +499,25 @@ TEST(Sweep, PlotClipsAtYMaxDashesPastSixAndFitsLongNames) {
   EXPECT_THAT(svg, HasSubstr("width=\"720\""));
   write_svg_plot(dir.file("wide.svg"), {{std::string(40, 'x'), {{1, 2.0}, {2, 1.0}}}}, "t", "step", "loss");
   EXPECT_THAT(read_text(dir.file("wide.svg")), HasSubstr("width=\"880\""));  // 550 + 50 + 7 * 40
+}
+
+// A diverged language model's perplexity is astronomically large: the table
+// prints it with four significant digits (7.467e+16), not as 17 digits of a
+// meaningless integer part.
+TEST(Sweep, HugeNumbersInTheTableAreScientific) {
+  const TempDir dir("huge");
+  const std::string text = fixture_path("../../docs/12-attention.md");
+  const Ran r = run(sweep_args(dir.path(), {"lr=300"},
+                               {"--task", "text", "--text", text, "--length", "16", "--d-model", "16", "--layers", "1",
+                                "--heads", "2", "--steps", "20", "--warmup", "1", "--eval-every", "2",
+                                "--eval-batches", "1", "--batch", "4"}));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto rows = read_csv(dir.file("results.csv"));
+  ASSERT_EQ(rows.size(), 1u);
+  ASSERT_EQ(rows[0].at("diverged"), "yes") << r.output;
+  const double perplexity = std::stod(rows[0].at("final_metric"));
+  ASSERT_GE(perplexity, 1e6);  // what makes this test mean something
+  const std::string table = read_text(dir.file("results.md"));
+  EXPECT_THAT(table, HasSubstr(fmt::format(" {:.4g} |", perplexity)));
+  EXPECT_THAT(table, Not(ContainsRegex("[0-9]{11}")));
 }

@@ -12,6 +12,7 @@
 #   scripts/dev.sh text            a BPE tokenizer and a small LM on real English (Debian's fortunes)
 #   scripts/dev.sh docs            build the book as a static site (build-docs/site) and
 #                                  check it in headless Chromium (screenshots: build-docs/screens)
+#   scripts/dev.sh experiments     chapter 20's experiments (sweeps on the fortunes text) into runs/experiments
 #   scripts/dev.sh docs-regen      rerun every command behind the book's outputs, tables and
 #                                  figures (long training runs included) and rewrite them
 #   scripts/dev.sh install-check   install ropegrad into build-install/prefix, then build and run
@@ -90,6 +91,7 @@ case "${1:-}" in
     ./build/ropegrad compare --task copy --out runs/compare-copy
     ;;
   test)
+    packages+=(fortunes)  # chapter 20's experiments test (tests/test_experiments.sh)
     ensure_packages
     build build -DCMAKE_BUILD_TYPE=Release
     ctest --test-dir build --output-on-failure -j"$jobs"
@@ -135,21 +137,21 @@ case "${1:-}" in
     packages+=(fortunes)
     ensure_packages
     build build -DCMAKE_BUILD_TYPE=Release
-    # Every tenth fortune goes to validation; '%' lines become the special token.
-    mkdir -p runs/fortunes
-    for f in /usr/share/games/fortunes/*; do
-      case "$f" in *.dat | *.u8) ;; *) cat "$f" ;; esac
-    done | awk '$0 == "%" { n++; print "<|endoftext|>" > (n % 10 == 0 ? v : t); next }
-                { print > (n % 10 == 9 ? v : t) }' t=runs/fortunes/train.txt v=runs/fortunes/valid.txt
-    ./build/ropegrad tokenize train --input runs/fortunes/train.txt --vocab-size 2000 \
-      --special '<|endoftext|>' --out runs/fortunes/tokenizer
-    for split in train valid; do
-      ./build/ropegrad tokenize encode --tokenizer runs/fortunes/tokenizer \
-        --input runs/fortunes/$split.txt --out runs/fortunes/fortunes_$split.npy
-    done
+    # runs/fortunes: the text split, its tokenizer and ids (scripts/experiments.sh data)
+    bash scripts/experiments.sh data --build build --out runs/data
     ./build/ropegrad compare --task text --tokenizer runs/fortunes/tokenizer \
       --data runs/fortunes/fortunes_train.npy --length 64 --batch 16 --steps 1000 --eval-every 100 \
       --out runs/compare-fortunes
+    ;;
+  experiments)
+    # docs/20-experiments.md's runs, into runs/experiments (about 12 minutes).
+    packages+=(fortunes)
+    ensure_packages
+    build build -DCMAKE_BUILD_TYPE=Release
+    for part in data lr batch norm position ffn generate; do
+      echo "== experiments: $part"
+      bash scripts/experiments.sh "$part" --build build --out "runs/experiments/$part"
+    done
     ;;
   docs)
     ensure_packages "${docs_packages[@]}"
@@ -176,6 +178,7 @@ case "${1:-}" in
     echo "dev.sh docs: python3 -m http.server -d build-docs/site, then http://localhost:8000/)"
     ;;
   docs-regen)
+    packages+=(fortunes)  # chapter 20's experiments
     ensure_packages
     build build -DCMAKE_BUILD_TYPE=Release
     python3 docs/tests/check_docs.py --build build --regen all
@@ -202,7 +205,7 @@ case "${1:-}" in
     exec bash scripts/course.sh "$@"
     ;;
   *)
-    echo "usage: scripts/dev.sh main | test | test-sanitize | test-clang | fuzz [SECONDS] | text | docs | docs-regen | install-check | course" >&2
+    echo "usage: scripts/dev.sh main | test | test-sanitize | test-clang | fuzz [SECONDS] | text | experiments | docs | docs-regen | install-check | course" >&2
     exit 2
     ;;
 esac

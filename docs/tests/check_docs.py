@@ -5,6 +5,8 @@ r"""The book's doc test: what a chapter shows is what the code does.
     check_docs.py --regen solutions     rewrite the solution blocks only (no build needed)
     check_docs.py --only static         every check that needs no build (no output blocks,
                                         no CTest labels)
+    check_docs.py --build B [--regen all] --match RE
+                                        only the blocks whose command RE finds
 
 Checks, each failure naming the file, the block and the first differing line:
 
@@ -13,9 +15,10 @@ Checks, each failure naming the file, the block and the first differing line:
   BOOK_ENV: one OpenBLAS kernel and one thread, so float32 runs repeat on every CPU;
   `./build/` in COMMAND means BUILD_DIR). `<!-- output: COMMAND | ignore: RE -->`
   blanks what the regular expression RE matches on both sides first (timings).
-  A table takes only the "|" lines of the output; a figure
+  A table takes only the "|" lines of the output; the figures
   `![...](figures/X.svg)` right after the block of a run with `--out DIR` must
-  equal DIR/loss_curves.svg (a sweep's: DIR/loss_vs_step.svg); `<!-- figure: COMMAND -->` right before an image
+  equal DIR/loss_curves.svg (a sweep's, or scripts/experiments.sh's:
+  DIR/loss_vs_step.svg, and DIR/loss_vs_time.svg for a name ending in "-time"); `<!-- figure: COMMAND -->` right before an image
   means COMMAND draws it into {out}, byte for byte. A block line that is exactly `...` stands for any number of program lines.
   `<!-- regen: COMMAND -->` marks a block produced by a long run: it is checked
   only by `--regen all` (scripts/dev.sh docs-regen), which rewrites it;
@@ -55,7 +58,7 @@ Checks, each failure naming the file, the block and the first differing line:
   control character (a `\v` lost from `\varepsilon`),
   no numbered list right after a bullet list (Python-Markdown merges it into
   the bullets and drops the numbers).
-* chapters 00-18: start with "After this chapter you can", end with their
+* numbered chapters: start with "After this chapter you can", end with their
   test command `ctest --test-dir build -L chNN` (the label from the table in
   docs/README.md); no plain-text "chapter N" outside a link. Every chapter
   and appendix ends with links to the previous and the next file in reading
@@ -166,15 +169,28 @@ def block_at(lines, i):
     return i, end, lines[i:end], True
 
 
-def figure_after(lines, end):
-    """docs path of the `![...](figures/X.svg)` right after a block, if any."""
-    for line in lines[end:end + 3]:
+def figures_after(lines, end):
+    """docs paths of the `![...](figures/X.svg)` images right after a block
+    (blank lines between them allowed)."""
+    figures = []
+    for line in lines[end:end + 8]:
         m = re.match(r"!\[[^\]]*\]\((figures/[^)]+\.svg)\)", line)
         if m:
-            return DOCS / m.group(1)
-        if line.strip():
-            return None
-    return None
+            figures.append(DOCS / m.group(1))
+        elif line.strip():
+            break
+    return figures
+
+
+def curves_of(figure, run_dir, cmd):
+    """The plot of RUN_DIR that FIGURE shows: a name ending in "-time" is a
+    sweep's loss against training time; else a sweep's loss against the step,
+    or a train/compare run's loss curves."""
+    if figure.stem.endswith("-time"):
+        return run_dir / "loss_vs_time.svg"
+    if "ropegrad sweep" in cmd or "experiments.sh" in cmd:
+        return run_dir / "loss_vs_step.svg"
+    return run_dir / "loss_curves.svg"
 
 
 FIGURE_MARK = re.compile(r"^<!-- figure: (.*) -->\s*$")
@@ -223,11 +239,13 @@ def source_blocks(path, errors):
                           f"    text: {d[1]}\n    file: {d[2]}")
 
 
-def output_blocks(path, build, regen, errors):
+def output_blocks(path, build, regen, errors, match=None):
+    """MATCH (a regular expression): only the blocks whose command it finds."""
     source_blocks(path, errors)
     lines = path.read_text().split("\n")
     for n, line in enumerate(lines, 1):
-        figure_mark(path, n, line, lines[n] if n < len(lines) else "", build, regen, errors)
+        if match is None:
+            figure_mark(path, n, line, lines[n] if n < len(lines) else "", build, regen, errors)
     out, i, changed = [], 0, False
     while i < len(lines):
         m = MARK.match(lines[i])
@@ -242,7 +260,7 @@ def output_blocks(path, build, regen, errors):
             errors.append(f"{where}: the {kind} mark is not followed by a fenced block or a table")
             continue
         first, end, want, table = block
-        if kind == "regen" and regen != "all":
+        if (kind == "regen" and regen != "all") or (match and not re.search(match, cmd)):
             out.extend(lines[i:end])
             i = end
             continue
@@ -254,15 +272,13 @@ def output_blocks(path, build, regen, errors):
         got = run(cmd, build)
         if table:  # a table block holds only the table lines of the output
             got = [x for x in got if x.startswith("|")]
-        # a run that writes loss curves (--out DIR) draws the figure below it
-        figure = figure_after(lines, end)
+        # a run that writes loss curves (--out DIR) draws the figures below it
         run_dir = re.search(r"--out (\S+)", cmd)
-        curves = None
-        if figure and run_dir:
-            plot = "loss_vs_step.svg" if "ropegrad sweep" in cmd else "loss_curves.svg"
-            curves = pathlib.Path(run_dir.group(1).replace("./build/", f"{build}/")) / plot
-            if not curves.is_absolute():
-                curves = ROOT / curves
+        drawn = []  # (figure in docs/, the plot the run drew)
+        if run_dir:
+            d = pathlib.Path(run_dir.group(1).replace("./build/", f"{build}/"))
+            d = d if d.is_absolute() else ROOT / d
+            drawn = [(f, curves_of(f, d, cmd)) for f in figures_after(lines, end)]
         w, g = want, got
         if ignore:
             w = [x if x == "..." else re.sub(ignore, "<ignored>", x) for x in want]
@@ -275,9 +291,10 @@ def output_blocks(path, build, regen, errors):
             changed = True
             print(f"{where}: rewritten ({cmd})")
         if regen:
-            if curves and curves.exists():
-                figure.write_bytes(curves.read_bytes())
-                print(f"{where}: wrote {figure.relative_to(ROOT)}")
+            for figure, curves in drawn:
+                if curves.exists():
+                    figure.write_bytes(curves.read_bytes())
+                    print(f"{where}: wrote {figure.relative_to(ROOT)}")
             if not d:
                 out.extend(lines[i:end])
         else:
@@ -285,8 +302,9 @@ def output_blocks(path, build, regen, errors):
                 n, a, b = d
                 errors.append(f"{where}: block `{cmd}` differs at its line {n}:\n"
                               f"    chapter: {a}\n    program: {b}")
-            if curves and (not curves.exists() or curves.read_bytes() != figure.read_bytes()):
-                errors.append(f"{where}: {figure.relative_to(ROOT)} differs from the {curves.name} this run drew")
+            for figure, curves in drawn:
+                if not curves.exists() or curves.read_bytes() != figure.read_bytes():
+                    errors.append(f"{where}: {figure.relative_to(ROOT)} differs from the {curves.name} this run drew")
             out.extend(lines[i:end])
         i = end
     if regen and changed:
@@ -555,6 +573,9 @@ def main():
                     help="rewrite blocks instead of comparing: the output ones (and the solutions), all, "
                          "or the solution blocks only (no build needed)")
     ap.add_argument("--only", choices=["static"], help="only the checks that need no build")
+    ap.add_argument("--match", metavar="RE",
+                    help="only the output and regen blocks whose command RE finds (e.g. with --regen all: "
+                         "rerun one chapter's long runs, 'experiments.sh norm')")
     args = ap.parse_args()
     if not args.build and args.only != "static" and args.regen != "solutions":
         ap.error("--build is required, except with --only static or --regen solutions")
@@ -573,9 +594,11 @@ def main():
         if args.only == "static":
             source_blocks(f, errors)
         else:
-            output_blocks(f, build, args.regen, errors)
-    if args.regen:
-        return 0
+            output_blocks(f, build, args.regen, errors, args.match)
+    if args.regen or args.match:
+        for e in errors:
+            print(e)
+        return 1 if errors else 0
     no_region_code(files + others, errors)
     for f in files + others:
         links(f, errors)

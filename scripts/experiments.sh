@@ -57,11 +57,13 @@ prepare_data() {
     case "$f" in *.dat | *.u8) ;; *) cat "$f" ;; esac
   done | awk '$0 == "%" { n++; print "<|endoftext|>" > (n % 10 == 0 ? v : t); next }
               { print > (n % 10 == 9 ? v : t) }' t="$data/train.txt" v="$data/valid.txt"
+  # What it prints, without the timings and with paths relative to $data.
+  local tidy="s/ in [0-9.]+ s / /; s#$data/##g"
   "$ropegrad" tokenize train --input "$data/train.txt" --vocab-size 2000 --special '<|endoftext|>' \
-    --out "$data/tokenizer" | sed -E 's/ in [0-9.]+ s / /'
+    --out "$data/tokenizer" | sed -E "$tidy"
   for split in train valid; do
     "$ropegrad" tokenize encode --tokenizer "$data/tokenizer" --input "$data/$split.txt" \
-      --out "$data/fortunes_$split.npy" | sed -E 's/ in [0-9.]+ s / /'
+      --out "$data/fortunes_$split.npy" | sed -E "$tidy"
   done
 }
 

@@ -17,7 +17,7 @@ rows() { grep -cE '^\| [0-9]+ \|' <<<"$1"; }
 # lossless), and the counts printed are the .npy files' lengths.
 out=$(part data)
 for split in train valid; do
-  n=$(sed -nE "s/^encoded .*\/$split\.txt into ([0-9]+) tokens.*/\1/p" <<<"$out")
+  n=$(sed -nE "s/^encoded $split\.txt into ([0-9]+) tokens -> fortunes_$split\.npy$/\1/p" <<<"$out")
   [ -n "$n" ] || fail "data printed no token count for $split: $out"
   shape=$(head -c 200 "$root/fortunes/fortunes_$split.npy" | tr -d '\0' | grep -ao "'shape': ([0-9]*,)" || true)
   [ "$shape" = "'shape': ($n,)" ] || fail "$split: printed $n tokens, the .npy header says $shape"

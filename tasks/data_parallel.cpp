@@ -55,6 +55,9 @@ MpiGroup::MpiGroup(double timeout_seconds) : timeout_(timeout_seconds) {
   if (const char* die = std::getenv("ROPEGRAD_DP_TEST_DIE_AT_STEP"); die != nullptr && rank_ == 1) {
     die_at_ = std::atoll(die);
   }
+  if (const char* hang = std::getenv("ROPEGRAD_DP_TEST_HANG_AT_STEP"); hang != nullptr && rank_ == 1) {
+    hang_at_ = std::atoll(hang);
+  }
 }
 
 MpiGroup::~MpiGroup() {
@@ -68,6 +71,12 @@ void MpiGroup::maybe_die(int64_t step) {
     std::fprintf(stderr, "rank %d: ROPEGRAD_DP_TEST_DIE_AT_STEP: exiting at step %lld\n", rank_,
                  static_cast<long long>(step));
     std::_Exit(7);  // as a crash would: no MPI_Finalize, no flush of anything
+  }
+  if (hang_at_ > 0 && step == hang_at_) {
+    std::fprintf(stderr, "rank %d: ROPEGRAD_DP_TEST_HANG_AT_STEP: hanging at step %lld\n", rank_,
+                 static_cast<long long>(step));
+    std::fflush(stderr);
+    for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // until the others' timeout aborts the job
   }
 }
 

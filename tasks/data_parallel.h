@@ -71,7 +71,8 @@ class MpiGroup : public ProcessGroup {
   std::vector<Pending> pending_;
   int64_t bytes_ = 0;
   StepTimes times_;
-  int64_t die_at_ = 0;  // ROPEGRAD_DP_TEST_DIE_AT_STEP (rank 1 only)
+  int64_t die_at_ = 0;   // ROPEGRAD_DP_TEST_DIE_AT_STEP (rank 1 only): exits there
+  int64_t hang_at_ = 0;  // ROPEGRAD_DP_TEST_HANG_AT_STEP (rank 1 only): sleeps there forever
 };
 
 }  // namespace ropegrad::tasks

@@ -46,7 +46,8 @@ class ProcessGroup {
   // Bytes handed to the sums since the last call, and the time split.
   virtual int64_t take_bytes_summed() = 0;
   virtual StepTimes take_times() = 0;
-  // Test only: rank `rank` exits (as if it died) at step `step`.
+  // Test only (tests/mpi/dp_test.sh): rank 1 dies or hangs at a step an
+  // environment variable names (tasks/data_parallel.cpp).
   virtual void maybe_die(int64_t /*step*/) {}
 };
 

@@ -530,14 +530,21 @@ TrainResult train(const TrainConfig& config, std::FILE* progress) {
   if (micro) {
     const StepTimes t = dp_log.mean_times();
     const double bytes = dp_log.mean_bytes();
+    // Each rank's AdamW state (m and v): 1/N of the whole with ZeRO-1.
+    const auto* sharded = dynamic_cast<const ZeroAdamW*>(&opt);
+    const double mine = sharded != nullptr ? static_cast<double>(sharded->state_bytes())
+                                           : 8.0 * static_cast<double>(buckets->elements());
+    std::vector<double> state_bytes(static_cast<size_t>(group.size()));
+    group.all_gather(&mine, 1, state_bytes.data(), "the optimizer state sizes");
     dp_summary = fmt::format(
         "  \"ranks\": {},\n  \"micro_batch\": {},\n  \"zero\": {},\n  \"buckets\": {},\n"
         "  \"parameter_bytes\": {},\n  \"bytes_summed_per_step\": {:.0f},\n  \"ring_bytes_per_rank_per_step\": {:.0f},\n"
         "  \"ring_bytes_of_float32_per_rank_per_step\": {:.0f},\n  \"compute_seconds_per_step\": {:.6f},\n"
-        "  \"communication_seconds_per_step\": {:.6f},\n  \"waiting_seconds_per_step\": {:.6f},\n",
+        "  \"communication_seconds_per_step\": {:.6f},\n  \"waiting_seconds_per_step\": {:.6f},\n"
+        "  \"optimizer_state_bytes_per_rank\": [{}],\n",
         group.size(), c.micro_batch, c.zero, buckets->buckets(), 4 * buckets->elements(), bytes,
         ring_bytes(bytes, group.size()), ring_bytes(4.0 * static_cast<double>(buckets->elements()), group.size()),
-        t.compute, t.communication, t.waiting);
+        t.compute, t.communication, t.waiting, fmt::join(state_bytes, ", "));
   }
   if (!c.out_dir.empty() && rank0) {
     write_file_atomically(c.out_dir + "/summary.json", fmt::format(

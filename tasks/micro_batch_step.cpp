@@ -43,8 +43,8 @@ StepRecord train_step_micro_batches(nn::TransformerLM& model, nn::Optimizer& opt
     opt.zero_grad();  // .grad holds this micro-batch's gradient alone; the hooks add it to the sums
     const Batch part = rows(b, m * c.micro_batch, c.micro_batch);
     manual_seed(dropout_seed + static_cast<uint64_t>(m));
-    buckets.begin_backward(k == mine - 1);
     const Tensor loss = nn::cross_entropy(model.forward(part.inputs), part.targets, kIgnore);
+    buckets.begin_backward(k == mine - 1);  // the buckets' ready times count from here
     backward(loss);
     losses[static_cast<size_t>(k)] = loss.item<double>();
   }

@@ -1,6 +1,8 @@
 #include "autograd/engine.h"
 
 #include <algorithm>
+#include <atomic>
+#include <mutex>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -81,7 +83,122 @@ void add_to(std::unordered_map<Node*, Tensor>& grads, Node* node, const Tensor& 
   }
 }
 
+// ---- gradient-ready hooks ----
+
+struct HookEntry {
+  uint64_t id;
+  std::weak_ptr<TensorImpl> leaf;  // weak: a hook does not keep its tensor alive
+  GradReadyHook fn;
+};
+std::mutex g_hooks_mutex;
+std::vector<HookEntry> g_hooks;  // in registration order
+uint64_t g_next_hook_id = 1;
+std::atomic<int64_t> g_hook_count{0};  // backward() looks at this alone when it is 0
+std::atomic<int64_t> g_hooked_calls{0};
+
+// The hooked leaves of one backward's graph. A leaf's gradient is complete
+// when every node that feeds its AccumulateGrad node has run (given it a
+// gradient or not), so each node counts its producers still to run; the
+// last one to finish hands the leaf its summed gradient at once, instead of
+// waiting for the leaf's place in the topological order (which may be near
+// the end: it depends on the order of the edges the search followed).
+class ReadyTracker {
+ public:
+  // Null when no leaf of `order` has a hook.
+  static std::unique_ptr<ReadyTracker> make(const std::vector<std::shared_ptr<Node>>& order) {
+    auto t = std::make_unique<ReadyTracker>();
+    {
+      std::lock_guard<std::mutex> lock(g_hooks_mutex);
+      for (const std::shared_ptr<Node>& node : order) {
+        if (!node->is_accumulate_grad()) continue;
+        for (const HookEntry& h : g_hooks) {
+          if (h.leaf.lock() == node->leaf) t->hooks_[node.get()].push_back(h.fn);
+        }
+      }
+    }
+    if (t->hooks_.empty()) return nullptr;
+    for (const std::shared_ptr<Node>& node : order) {
+      for (const auto& next : node->next) {
+        if (next && t->hooks_.count(next.get())) ++t->pending_[next.get()];
+      }
+    }
+    return t;
+  }
+
+  // `node` has run (or received no gradient): its hooked leaves that now
+  // have every contribution get their gradient and run their hooks.
+  void producer_done(const Node& node, std::unordered_map<Node*, Tensor>& grads) {
+    for (const auto& next : node.next) {
+      if (!next || !hooks_.count(next.get()) || --pending_[next.get()] > 0) continue;
+      auto found = grads.find(next.get());
+      if (found == grads.end()) continue;  // no gradient reached this leaf
+      Tensor g = std::move(found->second);
+      grads.erase(found);  // done: its place in the order finds nothing left to do
+      accumulate_into_leaf(*next->leaf, std::move(g));
+      run_hooks(*next);
+    }
+  }
+
+  void run_hooks(const Node& acc) {
+    const Tensor leaf(acc.leaf);
+    for (const GradReadyHook& fn : hooks_.at(const_cast<Node*>(&acc))) fn(leaf);
+  }
+
+ private:
+  std::unordered_map<Node*, std::vector<GradReadyHook>> hooks_;
+  std::unordered_map<Node*, int64_t> pending_;  // producers still to run
+};
+
+// The hooks of a leaf that is itself the root of backward().
+void run_root_leaf_hooks(const Tensor& leaf) {
+  std::vector<GradReadyHook> fns;
+  {
+    std::lock_guard<std::mutex> lock(g_hooks_mutex);
+    for (const HookEntry& h : g_hooks) {
+      if (h.leaf.lock() == leaf.impl_ptr()) fns.push_back(h.fn);
+    }
+  }
+  if (!fns.empty()) g_hooked_calls.fetch_add(1);
+  for (const GradReadyHook& fn : fns) fn(leaf);
+}
+
 }  // namespace
+
+GradReadyHookHandle& GradReadyHookHandle::operator=(GradReadyHookHandle&& o) noexcept {
+  if (this != &o) {
+    remove();
+    id_ = o.id_;
+    o.id_ = 0;
+  }
+  return *this;
+}
+
+void GradReadyHookHandle::remove() {
+  if (id_ == 0) return;
+  std::lock_guard<std::mutex> lock(g_hooks_mutex);
+  const auto it = std::find_if(g_hooks.begin(), g_hooks.end(), [&](const HookEntry& h) { return h.id == id_; });
+  if (it != g_hooks.end()) {
+    g_hooks.erase(it);
+    g_hook_count.fetch_sub(1);
+  }
+  id_ = 0;
+}
+
+GradReadyHookHandle register_grad_ready_hook(const Tensor& leaf, GradReadyHook hook) {
+  RG_CHECK(leaf.defined() && leaf.is_leaf() && leaf.requires_grad(), "register_grad_ready_hook",
+           "the tensor must be a leaf that requires grad (a parameter), got {}",
+           !leaf.defined() ? "an undefined tensor"
+           : !leaf.is_leaf() ? "the result of an op (it has a grad_fn)"
+                             : "a tensor that does not require grad");
+  RG_CHECK(static_cast<bool>(hook), "register_grad_ready_hook", "the hook is empty");
+  std::lock_guard<std::mutex> lock(g_hooks_mutex);
+  const uint64_t id = g_next_hook_id++;
+  g_hooks.push_back({id, leaf.impl_ptr(), std::move(hook)});
+  g_hook_count.fetch_add(1);
+  return GradReadyHookHandle(id);
+}
+
+int64_t backward_calls_with_hooks() { return g_hooked_calls.load(); }
 
 void backward(const Tensor& root, const Tensor& grad_in, bool retain_graph) {
   RG_CHECK(root.requires_grad(), "backward",
@@ -103,13 +220,21 @@ void backward(const Tensor& root, const Tensor& grad_in, bool retain_graph) {
 
   if (root.is_leaf()) {
     accumulate_into_leaf(root.impl(), std::move(grad));
+    if (g_hook_count.load() > 0) run_root_leaf_hooks(root);
     return;
   }
   std::unordered_map<Node*, Tensor> grads;
   grads.emplace(root.grad_fn().get(), grad);
-  for (const std::shared_ptr<Node>& node : topological_order(root.grad_fn())) {
+  const std::vector<std::shared_ptr<Node>> order = topological_order(root.grad_fn());
+  // Null unless a leaf of this graph has a gradient-ready hook.
+  const std::unique_ptr<ReadyTracker> ready = g_hook_count.load() > 0 ? ReadyTracker::make(order) : nullptr;
+  if (ready) g_hooked_calls.fetch_add(1);
+  for (const std::shared_ptr<Node>& node : order) {
     auto found = grads.find(node.get());
-    if (found == grads.end()) continue;  // no gradient reached this node
+    if (found == grads.end()) {  // no gradient reached this node
+      if (ready) ready->producer_done(*node, grads);
+      continue;
+    }
     Tensor g = std::move(found->second);
     grads.erase(found);
     if (node->is_accumulate_grad()) {
@@ -139,6 +264,7 @@ void backward(const Tensor& root, const Tensor& grad_in, bool retain_graph) {
       if (gi.dtype() != node->input_dtypes[i]) gi = kernels::to(gi, node->input_dtypes[i]);
       add_to(grads, node->next[i].get(), gi);
     }
+    if (ready) ready->producer_done(*node, grads);
     if (!retain_graph) node->release();
   }
 }

@@ -402,6 +402,11 @@ void AdamW::step() {
   count_step();
 }
 
+void adamw_update_elements(float* p, const float* g, float* m, float* v, int64_t n, double lr, double beta1,
+                           double beta2, double eps, double weight_decay, int64_t step) {
+  adamw_update_any<float>(p, g, m, v, n, in_dtype<float>(adam_coefficients(lr, beta1, beta2, eps, weight_decay, step)));
+}
+
 StateDict AdamW::state_dict() const {
   StateDict out = Optimizer::state_dict();
   for (size_t i = 0; i < state_.size(); ++i) {

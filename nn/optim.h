@@ -218,6 +218,13 @@ class AdamW : public Optimizer {
   std::vector<std::optional<ParamState>> state_;
 };
 
+// AdamW::step's update of n float32 elements in place (p, m, v from g) at
+// update number `step` (1 for the first): the same expressions, so a slice
+// of a parameter updated alone gets the bits the whole parameter's update
+// gives it. ZeRO-1 (tasks/zero_adamw.h) updates each rank's slice with it.
+void adamw_update_elements(float* p, const float* g, float* m, float* v, int64_t n, double lr, double beta1,
+                           double beta2, double eps, double weight_decay, int64_t step);
+
 // Rescales the gradients of `params` (those that have one) so that their
 // global L2 norm, accumulated in double, is at most max_norm: when the norm
 // exceeds max_norm every grad is multiplied by max_norm / (norm + 1e-6).

@@ -3,6 +3,8 @@
 #
 #   scripts/dev.sh main            build, then run the main job
 #   scripts/dev.sh test            build, then run the whole test suite
+#   scripts/dev.sh test-mpi        data-parallel training over MPI: installs OpenMPI, builds
+#                                  build-mpi with -DROPEGRAD_MPI=ON, runs `ctest -L mpi`
 #   scripts/dev.sh test-sanitize   the suite again, built with gcc under ASan + UBSan
 #   scripts/dev.sh test-clang      the suite again, built with clang (Debian 12: clang 14) under
 #                                  ASan + UBSan, instrumented for the fuzzers (what CI runs)
@@ -95,6 +97,15 @@ case "${1:-}" in
     ensure_packages
     build build -DCMAKE_BUILD_TYPE=Release
     ctest --test-dir build --output-on-failure -j"$jobs"
+    ;;
+  test-mpi)
+    # Only this mode needs MPI; every other build leaves it out.
+    packages+=(libopenmpi-dev openmpi-bin)
+    ensure_packages
+    # The mpi tests need only the program (tests/mpi/dp_test.sh runs it under mpirun);
+    # one test at a time, as each starts up to three ranks on its own.
+    build build-mpi -DCMAKE_BUILD_TYPE=Release -DROPEGRAD_MPI=ON -DROPEGRAD_BENCH=OFF --target ropegrad-cli
+    ctest --test-dir build-mpi --output-on-failure -L mpi
     ;;
   test-sanitize)
     ensure_packages
@@ -205,7 +216,7 @@ case "${1:-}" in
     exec bash scripts/course.sh "$@"
     ;;
   *)
-    echo "usage: scripts/dev.sh main | test | test-sanitize | test-clang | fuzz [SECONDS] | text | experiments | docs | docs-regen | install-check | course" >&2
+    echo "usage: scripts/dev.sh main | test | test-mpi | test-sanitize | test-clang | fuzz [SECONDS] | text | experiments | docs | docs-regen | install-check | course" >&2
     exit 2
     ;;
 esac

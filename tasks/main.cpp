@@ -27,6 +27,9 @@
 #include "tasks/run_files.h"
 #include "tasks/sweep.h"
 #include "tasks/trainer.h"
+#if ROPEGRAD_WITH_MPI
+#include "tasks/data_parallel.h"
+#endif
 
 using namespace ropegrad;
 
@@ -149,6 +152,12 @@ std::vector<Option> training_options(bool with_attention) {
     o.push_back({"allow-changed-optimizer", "",
                  "with --resume: continue with other --beta1, --beta2, --weight-decay (said, not silent)", true});
     o.push_back({"stop-after", "0", "stop after this step, as if interrupted (0: run all)"});
+    // Data parallelism: mpirun -np N ropegrad train ... (tasks/data_parallel.h).
+    o.push_back({"micro-batch", "0",
+                 "rows per micro-batch: the step sums --batch/b micro-batches' gradients in float64 (0: one backward)"});
+    o.push_back({"bucket-mb", "1", "under mpirun: megabytes of float32 gradient per all-reduce bucket"});
+    o.push_back({"zero", "0", "under mpirun: 1 shards AdamW's state across the ranks (ZeRO-1)"});
+    o.push_back({"dp-timeout", "60", "under mpirun: seconds a rank waits for the others before it stops the job"});
   }
   return o;
 }
@@ -222,6 +231,19 @@ tasks::TrainConfig train_config(const Args& a, bool with_attention) {
     c.allow_changed_optimizer = a.flag("allow-changed-optimizer");
     RG_CHECK(!c.allow_changed_optimizer || c.resume, "ropegrad train", "--allow-changed-optimizer goes with --resume");
     c.stop_after = a.integer("stop-after");
+    c.micro_batch = int_at_least(a, "micro-batch", 0);
+#if ROPEGRAD_WITH_MPI
+    c.bucket_mb = real_in(a, "bucket-mb", 0, 1e6, /*lo_open=*/true);
+    c.zero = static_cast<int>(std::stoi(choice_of(a, "zero", {"0", "1"})));
+    real_in(a, "dp-timeout", 0, 1e6, /*lo_open=*/true);
+#else
+    for (const char* name : {"bucket-mb", "zero", "dp-timeout"}) {
+      RG_CHECK(!a.flag(name), "ropegrad train",
+               "--{} is for data-parallel training over MPI, and this build has none (configure with "
+               "-DROPEGRAD_MPI=ON, as scripts/dev.sh test-mpi does); --micro-batch works without it",
+               name);
+    }
+#endif
   }
   c.steps = a.integer("steps");
   c.batch_size = a.integer("batch");
@@ -248,8 +270,27 @@ int run_train(int argc, char** argv) {
   Args args("train", "Trains one transformer LM on one task and reports loss and the task's metric.",
             training_options(true));
   if (!args.parse(argc, argv)) return 0;
-  const tasks::TrainConfig config = train_config(args, true);
+  tasks::TrainConfig config = train_config(args, true);
+#if ROPEGRAD_WITH_MPI
+  // Under mpirun every rank runs this; rank 0 alone writes and prints.
+  std::unique_ptr<tasks::MpiGroup> group;
+  if (tasks::MpiGroup::launched_by_mpirun()) group = std::make_unique<tasks::MpiGroup>(args.real("dp-timeout"));
+  config.group = group.get();
+  tasks::TrainResult r;
+  try {
+    r = tasks::train(config);
+  } catch (const std::exception& e) {
+    if (group == nullptr) throw;
+    // One rank's error stops them all (the others would wait for it), each saying who it is.
+    fmt::print(stderr, "{}error: {}\n", group->rank() > 0 ? fmt::format("rank {}: ", group->rank()) : "", e.what());
+    std::fflush(stderr);
+    if (group->size() > 1) tasks::MpiGroup::abort_all(1);
+    return 1;
+  }
+  if (group != nullptr && group->rank() > 0) return 0;
+#else
   const tasks::TrainResult r = tasks::train(config);
+#endif
   if (r.already_finished_at > 0) {
     fmt::print("{}: the run already finished at step {} (--steps {}); nothing to do, its files are unchanged\n",
                config.out_dir, r.already_finished_at, config.steps);

@@ -44,7 +44,7 @@ double parse_real(std::string_view text, double lo, double hi, const std::string
 // The training settings config.txt records (and --resume compares).
 const std::set<std::string> kSettings = {"steps",        "batch", "lr",   "min_lr", "warmup", "weight_decay",
                                          "beta1",        "beta2", "clip", "seed",   "text",   "vocab",
-                                         "length",       "pairs", "queries", "concepts", "tokenizer", "data",
+                                         "length",       "pairs", "queries", "concepts", "tokenizer", "data", "micro_batch",
                                          // what the run knows of its inputs (tasks/token_text_task.h)
                                          "tokenizer_checksum", "tokenizer_vocab", "data_bytes", "data_checksum",
                                          "valid_bytes", "valid_checksum"};

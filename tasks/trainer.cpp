@@ -14,7 +14,10 @@
 #include "nn/checkpoint.h"
 #include "nn/optim.h"
 #include "nn/schedule.h"
+#include "tasks/dp_settings.h"
+#include "tasks/grad_buckets.h"
 #include "tasks/run_files.h"
+#include "tasks/zero_adamw.h"
 #include "tensor/exercise.h"
 
 namespace ropegrad::tasks {
@@ -70,6 +73,8 @@ std::string model_config_text(const TrainConfig& c, const Task& task) {
       m.tie_embeddings ? 1 : 0, nn::norm_placement_name(m.norm), nn::position_encoding_name(m.position),
       nn::feed_forward_name(m.ffn), c.steps, c.batch_size, c.lr, c.min_lr, c.warmup, c.weight_decay, c.beta1, c.beta2,
       c.clip, c.seed, t.text_path, t.vocab, t.length, t.pairs, t.queries, t.concepts) +
+         // Micro-batches change the step's arithmetic (not the number of processes): --resume keeps them.
+         (c.micro_batch > 0 ? fmt::format("micro_batch={}\n", c.micro_batch) : "") +
          // Absolute, so `generate` finds the tokenizer from any directory.
          (t.tokenizer_dir.empty() ? ""
                                   : "tokenizer=" + std::filesystem::absolute(t.tokenizer_dir).string() + "\n" +
@@ -194,14 +199,16 @@ void check_finite(const nn::TransformerLM& model, int64_t step, bool grads, doub
   }
 }
 
-// A loss or gradient norm that is not finite: name the first tensor that went
-// wrong (a weight, else a gradient, else the loss itself), before the update.
+}  // namespace
+
 void check_step(const nn::TransformerLM& model, int64_t step, double lr, double loss, double grad_norm) {
   if (std::isfinite(loss) && std::isfinite(grad_norm)) return;
   check_finite(model, step, /*grads=*/false, lr);
   check_finite(model, step, /*grads=*/true, lr);
   throw DivergedError(fmt::format("train: the loss became {} at step {} (lr {}); lower --lr", loss, step, lr));
 }
+
+namespace {
 
 // Training seconds of the steps before `first_step`: time.csv's last kept row (0 when none).
 double kept_seconds(const std::string& dir, int64_t first_step) {
@@ -217,7 +224,8 @@ double kept_seconds(const std::string& dir, int64_t first_step) {
 // replaces the old one: a kill at any moment leaves either file complete.
 class RunLog {
  public:
-  RunLog(const std::string& dir, bool resume, int64_t first_step) {
+  // writes = false (a data-parallel rank other than 0): reads what it keeps, writes nothing.
+  RunLog(const std::string& dir, bool resume, int64_t first_step, bool writes = true) {
     if (dir.empty()) return;
     std::string metrics = "step,loss,lr,grad_norm,eval_loss,eval_metric\n", times = "step,seconds\n";
     if (resume) {
@@ -228,6 +236,7 @@ class RunLog {
       for (const std::string& line : read_metrics_rows(dir + "/time.csv", first_step)) times += line + "\n";
       seconds_before_ = kept_seconds(dir, first_step);
     }
+    if (!writes) return;
     metrics_ = open(dir + "/metrics.csv", metrics);
     time_ = open(dir + "/time.csv", times);
   }
@@ -318,8 +327,18 @@ void check_train_config(const TrainConfig& c) {
            c.divergence_factor);
 }
 
-TrainResult train(const TrainConfig& c, std::FILE* progress) {
-  check_train_config(c);
+TrainResult train(const TrainConfig& config, std::FILE* progress) {
+  check_train_config(config);
+  // Micro-batches, alone or across processes (tasks/grad_buckets.h): the
+  // step is M micro-batches; N processes share each step's M.
+  LocalGroup alone;
+  ProcessGroup& group = config.group != nullptr ? *config.group : alone;
+  const bool micro = config.micro_batch > 0 || config.group != nullptr || config.zero == 1;
+  TrainConfig c = config;
+  if (micro && c.micro_batch == 0) c.micro_batch = c.batch_size;  // one micro-batch: the whole batch
+  if (micro) micro_batches_per_step(c.batch_size, c.micro_batch, group.size());
+  const bool rank0 = group.rank() == 0;  // only rank 0 writes the run's files and prints progress
+  if (!rank0) progress = nullptr;
   const std::unique_ptr<Task> task = make_task(c.task, c.task_options);
   nn::TransformerConfig mc = c.model;
   mc.vocab_size = task->vocab_size();
@@ -333,7 +352,20 @@ TrainResult train(const TrainConfig& c, std::FILE* progress) {
   Generator init(c.seed);
   nn::TransformerLM model(mc, &init);
   model.train();
-  nn::AdamW opt(model.parameters(), {.lr = c.lr, .betas = {c.beta1, c.beta2}, .eps = 1e-8, .weight_decay = c.weight_decay});
+  const nn::AdamWOptions adamw{.lr = c.lr, .betas = {c.beta1, c.beta2}, .eps = 1e-8, .weight_decay = c.weight_decay};
+  // ZeRO-1 keeps 1/N of AdamW's state on each rank (tasks/zero_adamw.h): the same bits.
+  std::unique_ptr<nn::Optimizer> optimizer;
+  if (c.zero == 1) {
+    optimizer = std::make_unique<ZeroAdamW>(model.parameters(), adamw, group);
+  } else {
+    optimizer = std::make_unique<nn::AdamW>(model.parameters(), adamw);
+  }
+  nn::Optimizer& opt = *optimizer;
+  std::unique_ptr<GradientBuckets> buckets;
+  if (micro) {
+    if (group.size() > 1) check_same_settings(group, dp_settings_text(c, *task));
+    buckets = std::make_unique<GradientBuckets>(model.parameters(), static_cast<int64_t>(c.bucket_mb * 1e6), group);
+  }
 
   TrainResult result;
   result.task = task->name();
@@ -347,7 +379,7 @@ TrainResult train(const TrainConfig& c, std::FILE* progress) {
   int64_t first_step = 1;
   const std::string checkpoint = c.out_dir.empty() ? "" : c.out_dir + "/checkpoint.safetensors";
   std::unique_ptr<RunLock> lock;  // one run at a time in a directory
-  if (!c.out_dir.empty()) {
+  if (!c.out_dir.empty() && rank0) {
     std::error_code error;
     std::filesystem::create_directories(c.out_dir, error);
     RG_CHECK(!error && std::filesystem::is_directory(c.out_dir), "train", "cannot create the output directory '{}': {}",
@@ -383,8 +415,9 @@ TrainResult train(const TrainConfig& c, std::FILE* progress) {
     }
   }
   result.last_step = first_step - 1;
-  RunLog log(c.out_dir, c.resume, first_step);
-  if (!c.out_dir.empty()) write_file_atomically(c.out_dir + "/config.txt", config_text);
+  RunLog log(c.out_dir, c.resume, first_step, rank0);
+  DpLog dp_log(micro ? c.out_dir : "", c.resume, first_step, rank0);
+  if (!c.out_dir.empty() && rank0) write_file_atomically(c.out_dir + "/config.txt", config_text);
 
   const bool live = !c.quiet && progress != nullptr && isatty(fileno(progress));
   const int64_t last_step = c.stop_after > 0 ? std::min(c.stop_after, c.steps) : c.steps;
@@ -400,8 +433,15 @@ TrainResult train(const TrainConfig& c, std::FILE* progress) {
     // so a resumed run repeats the same masks.
     manual_seed(mix(c.seed ^ 0xD20D0D0Dull, static_cast<uint64_t>(step)));
     StepRecord record{};
+    StepTimes times;
     try {
-      record = train_step(model, opt, b, step, c);
+      group.maybe_die(step);
+      if (micro) {
+        record = train_step_micro_batches(model, opt, b, step, c, *buckets, group,
+                                          mix(c.seed ^ 0xD20D0D0Dull, static_cast<uint64_t>(step)), &times);
+      } else {
+        record = train_step(model, dynamic_cast<nn::AdamW&>(opt), b, step, c);
+      }
       check_finite(model, step, /*grads=*/false, opt.lr());  // the update itself overflowed
     } catch (const DivergedError& e) {
       if (c.divergence_factor <= 0) throw;
@@ -416,7 +456,16 @@ TrainResult train(const TrainConfig& c, std::FILE* progress) {
     // Step 1's loss as metrics.csv records it: a resumed run compares with the same number.
     if (step == 1) first_loss = csv_number(fmt::format("{:.6f}", loss_value), 0);
     const double seconds = log.seconds_before() + train_seconds;
-    const bool out_of_time = c.time_budget > 0 && seconds >= c.time_budget;
+    bool out_of_time = c.time_budget > 0 && seconds >= c.time_budget;
+    if (c.time_budget > 0 && group.size() > 1) out_of_time = group.rank0_says(out_of_time);  // every rank stops alike
+    if (micro) {
+      const StepTimes spent = group.take_times();
+      times.compute -= spent.communication_in_backward;
+      times.communication = spent.communication;
+      times.waiting = spent.waiting;
+      dp_log.row(step, times, group.take_bytes_summed(), group.size(), buckets->ready_seconds(),
+                 buckets->bucket_elements());
+    }
     const double factor = c.divergence_factor;
     if (factor > 0 && loss_diverged(loss_value, first_loss, factor)) {
       result.diverged_at = step;
@@ -459,12 +508,14 @@ TrainResult train(const TrainConfig& c, std::FILE* progress) {
       // claims them: a kill between the two leaves rows past the checkpoint
       // (dropped on resume), never a checkpoint past its rows.
       log.sync();
-      nn::save_checkpoint(checkpoint, model, opt.state_dict(), step);
+      const nn::StateDict state = opt.state_dict();  // every rank: ZeRO gathers the shards here
+      if (rank0) nn::save_checkpoint(checkpoint, model, state, step);
     }
     if (out_of_time) break;
   }
   if (live) std::fputs("\n", progress);
   log.close();
+  dp_log.close();
 
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const auto ran = static_cast<double>(result.steps.size());
@@ -475,15 +526,35 @@ TrainResult train(const TrainConfig& c, std::FILE* progress) {
     result.final_loss = result.evals.back().loss;
     result.final_metric = result.evals.back().metric;
   }
-  if (!c.out_dir.empty()) {
+  std::string dp_summary;  // the data-parallel part of summary.json
+  if (micro) {
+    const StepTimes t = dp_log.mean_times();
+    const double bytes = dp_log.mean_bytes();
+    // Each rank's AdamW state (m and v): 1/N of the whole with ZeRO-1.
+    const auto* sharded = dynamic_cast<const ZeroAdamW*>(&opt);
+    const double mine = sharded != nullptr ? static_cast<double>(sharded->state_bytes())
+                                           : 8.0 * static_cast<double>(buckets->elements());
+    std::vector<double> state_bytes(static_cast<size_t>(group.size()));
+    group.all_gather(&mine, 1, state_bytes.data(), "the optimizer state sizes");
+    dp_summary = fmt::format(
+        "  \"ranks\": {},\n  \"micro_batch\": {},\n  \"zero\": {},\n  \"buckets\": {},\n"
+        "  \"parameter_bytes\": {},\n  \"bytes_summed_per_step\": {:.0f},\n  \"ring_bytes_per_rank_per_step\": {:.0f},\n"
+        "  \"ring_bytes_of_float32_per_rank_per_step\": {:.0f},\n  \"compute_seconds_per_step\": {:.6f},\n"
+        "  \"communication_seconds_per_step\": {:.6f},\n  \"waiting_seconds_per_step\": {:.6f},\n"
+        "  \"optimizer_state_bytes_per_rank\": [{}],\n",
+        group.size(), c.micro_batch, c.zero, buckets->buckets(), 4 * buckets->elements(), bytes,
+        ring_bytes(bytes, group.size()), ring_bytes(4.0 * static_cast<double>(buckets->elements()), group.size()),
+        t.compute, t.communication, t.waiting, fmt::join(state_bytes, ", "));
+  }
+  if (!c.out_dir.empty() && rank0) {
     write_file_atomically(c.out_dir + "/summary.json", fmt::format(
         "{{\n  \"task\": \"{}\",\n  \"attention\": \"{}\",\n  \"parameters\": {},\n  \"steps\": {},\n  \"final_eval_step\": {},\n"
         "  \"final_eval_loss\": {:.6f},\n  \"metric\": \"{}\",\n  \"final_metric\": {:.6f},\n"
-        "  \"peak_bytes\": {},\n  \"tokens_per_second\": {:.1f},\n  \"seconds_per_step\": {:.6f},\n  \"seed\": {}\n}}\n",
+        "  \"peak_bytes\": {},\n  \"tokens_per_second\": {:.1f},\n  \"seconds_per_step\": {:.6f},\n{}  \"seed\": {}\n}}\n",
         result.task, result.attention, result.parameters, result.last_step,
         result.evals.empty() ? 0 : result.evals.back().step,
         result.final_loss, result.metric_name,
-        result.final_metric, result.peak_bytes, result.tokens_per_second, result.seconds_per_step, c.seed));
+        result.final_metric, result.peak_bytes, result.tokens_per_second, result.seconds_per_step, dp_summary, c.seed));
   }
   return result;
 }

@@ -14,6 +14,7 @@
 
 #include "nn/optim.h"
 #include "nn/transformer.h"
+#include "tasks/process_group.h"
 #include "tasks/synthetic.h"
 
 namespace ropegrad::tasks {
@@ -56,6 +57,15 @@ struct TrainConfig {
   // > 0: a run that diverges (see loss_diverged) stops there and says so in
   // TrainResult::diverged_at instead of failing with an Error.
   double divergence_factor = 0;
+  // Micro-batches and data parallelism (tasks/grad_buckets.h, tasks/data_parallel.h).
+  // > 0: the step is batch_size / micro_batch micro-batches of micro_batch rows,
+  // each its own forward and backward, their gradients summed in float64
+  // and rounded once; the same bits with any number of processes. 0: one
+  // backward over the whole batch (the plain step, train_step).
+  int64_t micro_batch = 0;
+  double bucket_mb = 1.0;         // float32 gradient megabytes per bucket summed across processes
+  int zero = 0;                   // 1: AdamW's state sharded across processes (tasks/zero_adamw.h)
+  ProcessGroup* group = nullptr;  // the processes sharing each step; null: this one alone
   // Called after each step: the step, its evaluation (null when there was
   // none) and the training seconds so far. `ropegrad sweep` shows progress with it.
   std::function<void(const StepRecord&, const EvalRecord*, double)> on_step;
@@ -102,6 +112,26 @@ class DivergedError : public Error {
 // Returns loss, lr and the gradient norm before clipping. A loss or gradient
 // that is not finite is an Error naming it, raised before the update.
 StepRecord train_step(nn::TransformerLM& model, nn::AdamW& opt, const Batch& b, int64_t step, const TrainConfig& config);
+
+// A step of micro-batches (TrainConfig::micro_batch): rank r of N runs
+// micro-batches [r M/N, (r+1) M/N) of the M in `b`, rows [m b', (m+1) b')
+// each; their gradients are summed by `buckets` across the ranks, then the
+// step clips and updates as train_step does. The loss is the mean of the M
+// micro-batch losses (each its micro-batch's mean), summed in order m = 0..M-1.
+// dropout_seed + m seeds micro-batch m's dropout. `times` gets the compute part.
+class GradientBuckets;
+StepRecord train_step_micro_batches(nn::TransformerLM& model, nn::Optimizer& opt, const Batch& b, int64_t step,
+                                    const TrainConfig& config, GradientBuckets& buckets, ProcessGroup& group,
+                                    uint64_t dropout_seed, StepTimes* times = nullptr);
+
+// The micro-batches of a batch of `batch` rows split over `ranks`: M = batch /
+// micro_batch per step, M / ranks per rank; an Error naming B, b, M and N
+// when either does not divide.
+int64_t micro_batches_per_step(int64_t batch, int64_t micro_batch, int ranks);
+
+// A loss or gradient norm that is not finite: name the first tensor that went
+// wrong (a weight, else a gradient, else the loss itself), before the update.
+void check_step(const nn::TransformerLM& model, int64_t step, double lr, double loss, double grad_norm);
 
 // Evaluation loss and metric of a model on a task's fixed evaluation batches.
 EvalRecord evaluate(nn::TransformerLM& model, const Task& task, int64_t batches, int64_t batch_size, uint64_t seed);

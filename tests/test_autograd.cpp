@@ -795,3 +795,93 @@ TEST(Memory, RetainGraphKeepsSavedTensors) {
   loss = Tensor();
   EXPECT_LT(memory_stats().current_bytes - before, kBytes / 4);
 }
+
+// ---- gradient-ready hooks --------------------------------------------------------------
+
+TEST(GradReadyHook, FiresOncePerBackwardWithTheLeafsFinalGradient) {
+  Tensor x = param({1, 2});
+  std::vector<std::vector<double>> seen;  // x.grad at each call
+  GradReadyHookHandle h = register_grad_ready_hook(x, [&](const Tensor& leaf) { seen.push_back(values(leaf.grad())); });
+  // x is used three times: the hook runs after the last contribution only.
+  backward(sum(x * x + x * 3.0));  // d/dx = 2x + 3
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_THAT(seen[0], Pointwise(DoubleNear(1e-12), std::vector<double>{5, 7}));
+  backward(sum(x * 2.0));  // a second backward: once more, the grad accumulated
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_THAT(seen[1], Pointwise(DoubleNear(1e-12), std::vector<double>{7, 9}));
+}
+
+TEST(GradReadyHook, AnEarlyFinishedLeafFiresBeforeTheLeavesBelowIt) {
+  // A head w on top of a chain from e: w's gradient is complete after the
+  // first node, e's only at the end. The edge to w comes first in mul's
+  // inputs, so the topological order places w's accumulator last: its hook
+  // must not wait for that place.
+  Tensor e = param({1, 2, 3});
+  Tensor w = param({0.5, -1, 2});
+  std::vector<std::string> order;
+  bool e_had_grad_when_w_fired = true;
+  GradReadyHookHandle hw = register_grad_ready_hook(w, [&](const Tensor&) {
+    order.push_back("w");
+    e_had_grad_when_w_fired = e.grad().defined();
+  });
+  GradReadyHookHandle he = register_grad_ready_hook(e, [&](const Tensor&) { order.push_back("e"); });
+  Tensor h = exp(e * 0.1) * 2.0;
+  backward(sum(w * h));
+  EXPECT_EQ(order, (std::vector<std::string>{"w", "e"}));
+  EXPECT_FALSE(e_had_grad_when_w_fired);
+  EXPECT_VALUES(w.grad(), {2 * std::exp(0.1), 2 * std::exp(0.2), 2 * std::exp(0.3)});
+  EXPECT_VALUES(e.grad(), {0.5 * 0.2 * std::exp(0.1), -1 * 0.2 * std::exp(0.2), 2 * 0.2 * std::exp(0.3)});
+}
+
+TEST(GradReadyHook, WorksWithRetainGraphAndGivesTheSameGradients) {
+  Tensor x = param({1, 2});
+  Tensor y = param({3, 4});
+  int calls = 0;
+  GradReadyHookHandle h = register_grad_ready_hook(x, [&](const Tensor&) { ++calls; });
+  Tensor loss = sum(x * y * x);
+  backward(loss, Tensor(), /*retain_graph=*/true);
+  EXPECT_EQ(calls, 1);
+  backward(loss, Tensor(), /*retain_graph=*/true);
+  EXPECT_EQ(calls, 2);
+  EXPECT_VALUES(x.grad(), {2 * 2 * 1 * 3, 2 * 2 * 2 * 4});  // 2 x y, twice
+  EXPECT_VALUES(y.grad(), {2 * 1, 2 * 4});                  // x^2, twice
+}
+
+TEST(GradReadyHook, NoHookNoBookkeepingAndARemovedHookIsGone) {
+  Tensor x = param({1, 2});
+  const int64_t before = backward_calls_with_hooks();
+  backward(sum(x * x));
+  EXPECT_EQ(backward_calls_with_hooks(), before);  // the plain path
+  int calls = 0;
+  {
+    Tensor other = param({5});  // a hook on a leaf outside the graph changes nothing either
+    GradReadyHookHandle h = register_grad_ready_hook(other, [&](const Tensor&) { ++calls; });
+    backward(sum(x * x));
+    EXPECT_EQ(backward_calls_with_hooks(), before);
+    GradReadyHookHandle hx = register_grad_ready_hook(x, [&](const Tensor&) { ++calls; });
+    backward(sum(x * x));
+    EXPECT_EQ(backward_calls_with_hooks(), before + 1);
+    EXPECT_EQ(calls, 1);
+  }  // both handles removed their hooks
+  backward(sum(x * x));
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(backward_calls_with_hooks(), before + 1);
+  EXPECT_VALUES(x.grad(), {8, 16});  // four backwards of 2x
+}
+
+TEST(GradReadyHook, ALeafRootFiresItsHook) {
+  Tensor x = param({1});
+  int calls = 0;
+  GradReadyHookHandle h = register_grad_ready_hook(x, [&](const Tensor&) { ++calls; });
+  backward(x);
+  EXPECT_EQ(calls, 1);
+}
+
+TEST(GradReadyHook, OnlyOnALeafThatRequiresGrad) {
+  Tensor x = param({1, 2});
+  EXPECT_RG_ERROR(register_grad_ready_hook(x * 2.0, [](const Tensor&) {}), "register_grad_ready_hook",
+                  "leaf that requires grad", "has a grad_fn");
+  EXPECT_RG_ERROR(register_grad_ready_hook(tensor({1.0}, kF64), [](const Tensor&) {}), "register_grad_ready_hook",
+                  "does not require grad");
+  EXPECT_RG_ERROR(register_grad_ready_hook(x, GradReadyHook()), "register_grad_ready_hook", "empty");
+}

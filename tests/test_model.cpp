@@ -570,3 +570,33 @@ TEST(TransformerErrors, BadConfigAndAttentionName) {
 }
 
 }  // namespace
+
+// Data-parallel training (tasks/data_parallel.h) starts sending a parameter's
+// gradient from its gradient-ready hook: in the model the head's gradient is
+// complete first and the embedding's last, every parameter's exactly once,
+// and the hooks change no gradient bit.
+TEST(TransformerGradReadyHooks, HeadFirstEmbeddingLastEachOnceSameGradients) {
+  for (AttentionKind kind : kAllKinds) {
+    SCOPED_TRACE(kind_label(kind));
+    Generator gen(5);
+    TransformerLM model(small_config(kind), &gen, F64);
+    const Tensor ids = randint(0, kV, {2, kCtx}, &gen), targets = randint(0, kV, {2, kCtx}, &gen);
+    backward(cross_entropy(model.forward(ids), targets));
+    std::map<std::string, std::vector<double>> plain;
+    for (auto& [name, p] : model.named_parameters()) {
+      plain[name] = p.grad().to_vector<double>();
+      p.set_grad(Tensor());
+    }
+    std::vector<std::string> fired;
+    std::vector<GradReadyHookHandle> hooks;
+    for (auto& [name, p] : model.named_parameters()) {
+      hooks.push_back(register_grad_ready_hook(p, [&fired, name = name](const Tensor&) { fired.push_back(name); }));
+    }
+    backward(cross_entropy(model.forward(ids), targets));
+    ASSERT_EQ(fired.size(), plain.size());
+    EXPECT_EQ(fired.front(), "lm_head.weight");
+    EXPECT_EQ(fired.back(), "token_embeddings.weight");
+    EXPECT_EQ(std::set<std::string>(fired.begin(), fired.end()).size(), fired.size());
+    for (auto& [name, p] : model.named_parameters()) EXPECT_EQ(p.grad().to_vector<double>(), plain[name]) << name;
+  }
+}

@@ -33,6 +33,7 @@
 #include "tasks/trainer.h"
 #include "tensor/kernels.h"
 #include "tensor/random.h"
+#include "tests/support/temp_dir.h"
 #include "tests/support/test_util.h"
 
 using namespace ropegrad;
@@ -411,21 +412,6 @@ TEST(AblationRunFiles, AnUnknownValueIsAnErrorNamingFileLineAndKey) {
     EXPECT_THAT(msg, HasSubstr("run/config.txt" + item.second));
   }
 }
-
-// A fresh directory under /tmp, removed at scope exit.
-class TempDir {
- public:
-  explicit TempDir(const std::string& tag)
-      : path_((fs::temp_directory_path() / ("ropegrad_test_ablations_" + tag + "_" + std::to_string(::getpid())))
-                  .string()) {
-    fs::remove_all(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 tasks::TrainConfig tiny_run(const Switches& s, const std::string& out) {
   tasks::TrainConfig c;

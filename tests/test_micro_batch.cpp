@@ -22,6 +22,7 @@
 #include "tasks/grad_buckets.h"
 #include "tasks/trainer.h"
 #include "tasks/zero_adamw.h"
+#include "tests/support/temp_dir.h"
 #include "tests/support/test_util.h"
 
 using namespace ropegrad;
@@ -31,30 +32,6 @@ using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
 namespace {
-
-class TempDir {
- public:
-  explicit TempDir(const std::string& tag) {
-    static int counter = 0;
-    path_ = (fs::temp_directory_path() /
-             ("ropegrad_test_micro_" + tag + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++)))
-                .string();
-    fs::remove_all(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const std::string& path() const { return path_; }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 TrainConfig tiny_config(nn::AttentionKind kind = nn::AttentionKind::Standard) {
   TrainConfig c;
@@ -97,7 +74,7 @@ TEST(MicroBatch, OneMicroBatchOfTheWholeBatchIsThePlainStepBitForBit) {
     c.out_dir = one.path();
     c.micro_batch = c.batch_size;  // M = 1: float32 -> float64 -> / 1 -> float32 changes no bit
     train(c, nullptr);
-    EXPECT_EQ(read_bytes(plain.file("checkpoint.safetensors")), read_bytes(one.file("checkpoint.safetensors")));
+    EXPECT_EQ(read_text(plain.file("checkpoint.safetensors")), read_text(one.file("checkpoint.safetensors")));
   }
 }
 
@@ -128,8 +105,8 @@ TEST(MicroBatch, FourMicroBatchesDifferFromOneBackwardByRoundingOnly) {
   }
   EXPECT_TRUE(some_bit_differs) << "four backwards of 2 rows are another sum than one of 8: some bit should move";
   EXPECT_TRUE(fs::exists(four.file("dp.csv")));
-  EXPECT_THAT(read_bytes(four.file("config.txt")), HasSubstr("micro_batch=2\n"));
-  EXPECT_THAT(read_bytes(plain.file("config.txt")), ::testing::Not(HasSubstr("micro_batch")));
+  EXPECT_THAT(read_text(four.file("config.txt")), HasSubstr("micro_batch=2\n"));
+  EXPECT_THAT(read_text(plain.file("config.txt")), ::testing::Not(HasSubstr("micro_batch")));
 }
 
 TEST(MicroBatch, ResumeContinuesBitForBit) {
@@ -144,8 +121,8 @@ TEST(MicroBatch, ResumeContinuesBitForBit) {
   c.stop_after = 0;
   c.resume = true;
   train(c, nullptr);
-  EXPECT_EQ(read_bytes(whole.file("checkpoint.safetensors")), read_bytes(split.file("checkpoint.safetensors")));
-  EXPECT_EQ(read_bytes(whole.file("metrics.csv")), read_bytes(split.file("metrics.csv")));
+  EXPECT_EQ(read_text(whole.file("checkpoint.safetensors")), read_text(split.file("checkpoint.safetensors")));
+  EXPECT_EQ(read_text(whole.file("metrics.csv")), read_text(split.file("metrics.csv")));
 }
 
 TEST(MicroBatch, ABatchTheMicroBatchDoesNotDivideIsAnError) {

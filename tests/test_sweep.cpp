@@ -30,6 +30,7 @@
 
 #include "tasks/plot.h"
 #include "tasks/trainer.h"
+#include "tests/support/temp_dir.h"
 #include "tests/support/test_util.h"
 
 using namespace ropegrad;
@@ -41,32 +42,6 @@ using ::testing::Not;
 namespace fs = std::filesystem;
 
 namespace {
-
-// A fresh directory under /tmp, removed with everything in it at scope exit.
-class TempDir {
- public:
-  explicit TempDir(const std::string& tag) {
-    static int counter = 0;
-    path_ = (fs::temp_directory_path() /
-             ("ropegrad_test_sweep_" + tag + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++)))
-                .string();
-    fs::remove_all(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const std::string& path() const { return path_; }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  EXPECT_TRUE(in.good()) << "cannot read " << path;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> parts;

@@ -190,8 +190,10 @@ case "${1:-}" in
     ;;
   docs-regen)
     packages+=(fortunes)  # chapter 20's experiments
+    packages+=(libopenmpi-dev openmpi-bin)  # chapter 21's mpirun runs (scripts/dp-measure.sh)
     ensure_packages
     build build -DCMAKE_BUILD_TYPE=Release
+    build build-mpi -DCMAKE_BUILD_TYPE=Release -DROPEGRAD_MPI=ON -DROPEGRAD_BENCH=OFF --target ropegrad-cli
     python3 docs/tests/check_docs.py --build build --regen all
     ;;
   install-check)

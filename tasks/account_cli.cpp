@@ -71,7 +71,7 @@ std::map<std::string, std::string> parse_flags(int argc, char** argv) {
 
 // The flag's integer in [lo, hi] (hi keeps every count within int64), or `fallback` when not given.
 int64_t integer_flag(const std::map<std::string, std::string>& given, const std::string& name, int64_t fallback,
-                     int64_t lo, int64_t hi) {
+                     int64_t lo, int64_t hi, const char* op = kOp) {
   const auto it = given.find(name);
   if (it == given.end()) return fallback;
   int64_t value = 0;
@@ -81,8 +81,8 @@ int64_t integer_flag(const std::map<std::string, std::string>& given, const std:
   } catch (const std::exception&) {
     used = 0;
   }
-  RG_CHECK(used == it->second.size() && used > 0, kOp, "--{} expects an integer, got '{}'", name, it->second);
-  RG_CHECK(value >= lo && value <= hi, kOp, "--{} must be in {}..{}, got {}", name, lo, hi, value);
+  RG_CHECK(used == it->second.size() && used > 0, op, "--{} expects an integer, got '{}'", name, it->second);
+  RG_CHECK(value >= lo && value <= hi, op, "--{} must be in {}..{}, got {}", name, lo, hi, value);
   return value;
 }
 
@@ -167,14 +167,10 @@ void print_json(const nn::Accounting& a) {
 
 }  // namespace
 
-int run_account(int argc, char** argv) {
-  for (int i = 0; i < argc; ++i) {
-    if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
-      print_help();
-      return 0;
-    }
-  }
-  const std::map<std::string, std::string> given = parse_flags(argc, argv);
+// The model shape of the flags --preset, --vocab, --d-model, --layers, --heads, --d-ff, --attention,
+// --sigma and --tie (`ropegrad account`'s and `ropegrad dp-simulate`'s), errors naming `op`.
+nn::TransformerConfig model_from_flags(const std::map<std::string, std::string>& given, const char* op,
+                                       std::string* title_out) {
   nn::TransformerConfig c;
   c.vocab_size = 256;
   c.d_model = 64;
@@ -184,25 +180,39 @@ int run_account(int argc, char** argv) {
   std::string title = "model";
   if (given.count("preset") > 0) {
     const std::string preset = given.at("preset");
-    RG_CHECK(preset == "small" || preset == "medium" || preset == "large" || preset == "xl", kOp,
+    RG_CHECK(preset == "small" || preset == "medium" || preset == "large" || preset == "xl", op,
              "--preset must be small, medium, large or xl, got '{}'", preset);
     c = nn::gpt2_config(preset);
     title = "GPT-2 " + std::string(preset == "xl" ? "XL" : preset) + " shape";
   }
-  c.vocab_size = integer_flag(given, "vocab", c.vocab_size, 1, 100000000);
-  c.d_model = integer_flag(given, "d-model", c.d_model, 1, 1000000);
-  c.num_layers = integer_flag(given, "layers", c.num_layers, 1, 100000);
-  c.num_heads = integer_flag(given, "heads", c.num_heads, 1, 1000000);
-  c.d_ff = integer_flag(given, "d-ff", c.d_ff, 0, 10000000);
-  RG_CHECK(c.d_model % c.num_heads == 0, kOp, "--d-model {} must be a multiple of --heads {}", c.d_model, c.num_heads);
+  c.vocab_size = integer_flag(given, "vocab", c.vocab_size, 1, 100000000, op);
+  c.d_model = integer_flag(given, "d-model", c.d_model, 1, 1000000, op);
+  c.num_layers = integer_flag(given, "layers", c.num_layers, 1, 100000, op);
+  c.num_heads = integer_flag(given, "heads", c.num_heads, 1, 1000000, op);
+  c.d_ff = integer_flag(given, "d-ff", c.d_ff, 0, 10000000, op);
+  RG_CHECK(c.d_model % c.num_heads == 0, op, "--d-model {} must be a multiple of --heads {}", c.d_model, c.num_heads);
   const std::string attention = text_flag(given, "attention", "standard");
-  RG_CHECK(attention == "standard" || attention == "w2" || attention == "triple", kOp,
+  RG_CHECK(attention == "standard" || attention == "w2" || attention == "triple", op,
            "--attention must be standard, w2 or triple, got '{}'", attention);
   c.attention = nn::parse_attention_kind(attention);
   const std::string sigma = text_flag(given, "sigma", "scalar");
-  RG_CHECK(sigma == "scalar" || sigma == "vector", kOp, "--sigma must be scalar or vector, got '{}'", sigma);
+  RG_CHECK(sigma == "scalar" || sigma == "vector", op, "--sigma must be scalar or vector, got '{}'", sigma);
   c.sigma = sigma == "vector" ? nn::SigmaMode::Vector : nn::SigmaMode::Scalar;
   if (given.count("tie") > 0) c.tie_embeddings = true;
+  if (title_out != nullptr) *title_out = title;
+  return c;
+}
+
+int run_account(int argc, char** argv) {
+  for (int i = 0; i < argc; ++i) {
+    if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
+      print_help();
+      return 0;
+    }
+  }
+  const std::map<std::string, std::string> given = parse_flags(argc, argv);
+  std::string title;
+  nn::TransformerConfig c = model_from_flags(given, kOp, &title);
   const int64_t batch = integer_flag(given, "batch", 1, 1, 1000000000);
   const int64_t context = integer_flag(given, "context", c.context_length, 1, 100000000);
   c.context_length = context;  // the accounting's T; a model's longer context changes nothing counted here

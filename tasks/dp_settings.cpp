@@ -76,7 +76,8 @@ std::FILE* open_log(const std::string& path, const std::string& header, bool res
 DpLog::DpLog(const std::string& dir, bool resume, int64_t first_step, bool writes) {
   if (dir.empty() || !writes) return;
   steps_file_ = open_log(dir + "/dp.csv",
-                         "step,ranks,compute_s,communication_s,waiting_s,bytes_summed,ring_bytes_per_rank\n", resume,
+                         "step,ranks,compute_s,communication_s,waiting_s,bytes_summed,ring_bytes_per_rank,before_backward_s,"
+                         "backward_s,optimizer_s\n", resume,
                          first_step);
   buckets_file_ = open_log(dir + "/dp_buckets.csv", "step,bucket,elements,ready_s\n", resume, first_step);
 }
@@ -98,8 +99,9 @@ void DpLog::row(int64_t step, const StepTimes& t, int64_t bytes, int ranks, cons
   bytes_ += static_cast<double>(bytes);
   ++steps_;
   if (steps_file_ == nullptr) return;
-  fmt::print(steps_file_, "{},{},{:.6f},{:.6f},{:.6f},{},{:.0f}\n", step, ranks, t.compute, t.communication, t.waiting,
-             bytes, ring_bytes(static_cast<double>(bytes), ranks));
+  fmt::print(steps_file_, "{},{},{:.6f},{:.6f},{:.6f},{},{:.0f},{:.6f},{:.6f},{:.6f}\n", step, ranks, t.compute,
+             t.communication, t.waiting, bytes, ring_bytes(static_cast<double>(bytes), ranks), t.before_backward,
+             t.backward, t.optimizer);
   for (size_t k = 0; k < ready.size(); ++k) {
     fmt::print(buckets_file_, "{},{},{},{:.6f}\n", step, k, elements.at(k), ready[k]);
   }

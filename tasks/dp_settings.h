@@ -20,7 +20,8 @@ std::string dp_settings_text(const TrainConfig& config, const Task& task);
 // naming the first rank and the first setting that differ.
 void check_same_settings(ProcessGroup& group, const std::string& text);
 
-// dp.csv (a row a step: the time split and the bytes) and dp_buckets.csv (a
+// dp.csv (a row a step: the time split, the bytes, and the profile of a
+// scaling simulation: before_backward_s, backward_s, optimizer_s) and dp_buckets.csv (a
 // row a bucket a step: when its sum started, from the last backward's start,
 // the data of a later scaling simulation), written by rank 0 with --out.
 class DpLog {

@@ -5,6 +5,7 @@
 //   ropegrad generate   sample from a trained checkpoint
 //   ropegrad gradcheck  the gradient-check report of every op and module
 //   ropegrad account    parameters, FLOPs and memory of a model shape (tasks/account_cli.cpp)
+//   ropegrad dp-simulate  data-parallel scaling from a backward profile (tasks/dp_simulate_cli.cpp)
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -505,6 +506,7 @@ void print_usage() {
       "  gradcheck   float64 gradient check of every op and module\n"
       "  tokenize    train a BPE tokenizer, encode text to ids, decode ids to text\n"
       "  account     parameters, matmul FLOPs and training memory of a model shape\n"
+      "  dp-simulate data-parallel scaling to N ranks from a run's or a shape's backward profile\n"
       "\n"
       "Run 'ropegrad <command> --help' for a command's options.");
 }
@@ -514,6 +516,7 @@ void print_usage() {
 namespace ropegrad::tasks {
 int run_tokenize(int argc, char** argv);  // tasks/tokenize_cli.cpp
 int run_account(int argc, char** argv);   // tasks/account_cli.cpp
+int run_dp_simulate(int argc, char** argv);  // tasks/dp_simulate_cli.cpp
 }
 
 int main(int argc, char** argv) {
@@ -530,6 +533,7 @@ int main(int argc, char** argv) {
     if (command == "gradcheck") return run_gradcheck(argc - 2, argv + 2);
     if (command == "tokenize") return ropegrad::tasks::run_tokenize(argc - 2, argv + 2);
     if (command == "account") return ropegrad::tasks::run_account(argc - 2, argv + 2);
+    if (command == "dp-simulate") return ropegrad::tasks::run_dp_simulate(argc - 2, argv + 2);
   } catch (const Error& e) {  // the message starts with the op that refused ("train: ...")
     fmt::print(stderr, "error: {}\n", e.what());
     return 1;

@@ -45,7 +45,12 @@ StepRecord train_step_micro_batches(nn::TransformerLM& model, nn::Optimizer& opt
     manual_seed(dropout_seed + static_cast<uint64_t>(m));
     const Tensor loss = nn::cross_entropy(model.forward(part.inputs), part.targets, kIgnore);
     buckets.begin_backward(k == mine - 1);  // the buckets' ready times count from here
+    const auto b0 = std::chrono::steady_clock::now();
     backward(loss);
+    if (times != nullptr && k == mine - 1) {
+      times->before_backward = std::chrono::duration<double>(b0 - t0).count();
+      times->backward = std::chrono::duration<double>(std::chrono::steady_clock::now() - b0).count();
+    }
     losses[static_cast<size_t>(k)] = loss.item<double>();
   }
   const double loop = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -57,9 +62,11 @@ StepRecord train_step_micro_batches(nn::TransformerLM& model, nn::Optimizer& opt
   for (double l : all) loss_sum += l;
   const double loss_value = loss_sum / static_cast<double>(m_total);
   if (times != nullptr) times->compute = loop;  // the caller subtracts the MPI time spent inside the hooks
+  const auto o0 = std::chrono::steady_clock::now();
   const double grad_norm = c.clip > 0 ? nn::clip_grad_norm_(model.parameters(), c.clip) : 0.0;
   check_step(model, step, opt.lr(), loss_value, grad_norm);
   opt.step();
+  if (times != nullptr) times->optimizer = std::chrono::duration<double>(std::chrono::steady_clock::now() - o0).count();
   return {step, loss_value, opt.lr(), grad_norm};
 }
 

@@ -19,6 +19,10 @@ struct StepTimes {
   double communication = 0;  // inside MPI calls that start or do a transfer
   double waiting = 0;        // blocked in the final waits for the sums
   double communication_in_backward = 0;  // the part of `communication` inside the hooks (not compute)
+  // The profile of a scaling simulation (tasks/dp_simulate.h):
+  double before_backward = 0;  // from the step's start to its last backward's (forwards, earlier micro-batches)
+  double backward = 0;         // the last micro-batch's backward
+  double optimizer = 0;        // clipping and the optimizer's step (ZeRO-1: with its gather)
 };
 
 class ProcessGroup {

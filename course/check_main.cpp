@@ -6,6 +6,10 @@
 //   course-check --list            the exercises, in order
 //   course-check --gtest_...       plain GoogleTest (CTest runs the checks this way)
 //
+// course-check-mpi (the MPI build) is this program with chapter 21's checks
+// only, run as `mpirun -np N course-check-mpi ex21-...`: their ranks are the
+// job's processes (course/checks/rank_groups.h); rank 0 prints.
+//
 // An exercise's checks are the GoogleTest suite named after it with '-' as
 // '_' (ex07-rmsnorm -> TEST(ex07_rmsnorm, ...)), in course/checks/. A check
 // that fails because an exercise's stub threw is reported as "not written
@@ -30,6 +34,9 @@
 
 #include "course/exercises.h"
 #include "course/paths.h"
+#ifdef ROPEGRAD_COURSE_MPI
+#include "course/mpi_world.h"
+#endif
 #include "tensor/exercise.h"
 #include "tensor/fast_forms.h"
 
@@ -318,6 +325,9 @@ std::vector<std::string> did_you_mean(const std::string& id) {
 }  // namespace
 
 int main(int argc, char** argv) {
+#ifdef ROPEGRAD_COURSE_MPI
+  ropegrad::course::start_mpi_world();  // course-check-mpi: chapter 21's checks under mpirun
+#endif
   ::testing::InitGoogleTest(&argc, argv);
   ropegrad::set_fast_forms(false);  // every check runs the plain form, the code the learner wrote (tensor/fast_forms.h)
   std::vector<std::string> args(argv + 1, argv + argc);

@@ -6,6 +6,8 @@
 #                                                 exercise ID and every later one stubbed
 #                                                 (all of them without --from)
 #   scripts/dev.sh course check ID [--verbose]    build what the checks need, run ID's checks
+#                                                 (chapter 21's also under mpirun -np 2 and 3
+#                                                 when build-mpi exists: scripts/dev.sh test-mpi)
 #   scripts/dev.sh course status                  every exercise: done / failing / blocked / not started
 #   scripts/dev.sh course final [--write-reference]
 #                                                 when every exercise passes: your LM trained on
@@ -209,6 +211,26 @@ build_checks() {
   fi
 }
 
+# check_under_mpirun ID [ARGS]: course-check-mpi of the MPI build
+# (build-mpi, made by scripts/dev.sh test-mpi) as mpirun -np 2 and -np 3.
+check_under_mpirun() {
+  local mpi_dir=${ROPEGRAD_COURSE_MPI_BUILD:-build-mpi} n
+  if [ ! -f "$mpi_dir/CMakeCache.txt" ] || ! grep -q '^ROPEGRAD_MPI:BOOL=ON' "$mpi_dir/CMakeCache.txt" ||
+     ! command -v mpirun >/dev/null; then
+    echo "course: these checks ran their ranks as threads; to run them under mpirun too: scripts/dev.sh test-mpi (makes $mpi_dir), then check again"
+    return 0
+  fi
+  with_progress "$mpi_dir/course-build.log" cmake --build "$mpi_dir" -j"$jobs" --target course-check-mpi || {
+    first_error "$mpi_dir/course-build.log"; echo "course: the build of course-check-mpi failed (all of it in $mpi_dir/course-build.log)" >&2; exit 1; }
+  # Root in containers (OpenMPI refuses it without these); shared memory, no network.
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader \
+    OMPI_MCA_btl_vader_single_copy_mechanism=none ROPEGRAD_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+  for n in 2 3; do
+    echo "course: the same checks under mpirun -np $n ($mpi_dir/course/course-check-mpi)"
+    mpirun -np "$n" --oversubscribe "$mpi_dir/course/course-check-mpi" "$@"
+  done
+}
+
 case "${1:-}" in
   list)
     # Columns as wide as their longest entry.
@@ -262,6 +284,9 @@ case "${1:-}" in
     known "$id" || unknown_id "$id"
     build_checks
     "$build_dir/course/course-check" "$id" "${@:3}"
+    # Chapter 21's checks ran with threads as ranks; once they pass, the same
+    # checks under mpirun too, with real processes, where an MPI build is.
+    case "$id" in ex21-*) check_under_mpirun "$id" "${@:3}" ;; esac
     ;;
   status)
     build_checks

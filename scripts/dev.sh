@@ -102,9 +102,10 @@ case "${1:-}" in
     # Only this mode needs MPI; every other build leaves it out.
     packages+=(libopenmpi-dev openmpi-bin)
     ensure_packages
-    # The mpi tests need only the program (tests/mpi/dp_test.sh runs it under mpirun);
+    # The mpi tests need the program (tests/mpi/dp_test.sh runs it under mpirun) and course-check-mpi;
     # one test at a time, as each starts up to three ranks on its own.
-    build build-mpi -DCMAKE_BUILD_TYPE=Release -DROPEGRAD_MPI=ON -DROPEGRAD_BENCH=OFF --target ropegrad-cli
+    # The course's chapter-21 checks under mpirun too (course-check-mpi, labels mpi and course).
+    build build-mpi -DCMAKE_BUILD_TYPE=Release -DROPEGRAD_MPI=ON -DROPEGRAD_BENCH=OFF --target ropegrad-cli course-check-mpi
     ctest --test-dir build-mpi --output-on-failure -L mpi
     ;;
   test-sanitize)

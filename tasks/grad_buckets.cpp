@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "tensor/exercise.h"
 #include "tensor/kernels.h"
 
 namespace ropegrad::tasks {
@@ -10,6 +11,9 @@ namespace {
 double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
+
+// A contiguous float64 copy of a gradient (float32 to float64 is exact).
+Tensor as_float64(const Tensor& grad) { return kernels::contiguous(kernels::to(grad, DType::Float64)); }
 }  // namespace
 
 GradientBuckets::GradientBuckets(std::vector<Tensor> params, int64_t bucket_bytes, ProcessGroup& group)
@@ -57,43 +61,48 @@ void GradientBuckets::begin_backward(bool last) {
   backward_start_ = now_seconds();
 }
 
-// The hook: this micro-batch's gradient of parameter i is complete.
+// The hook: this micro-batch's gradient of parameter i is complete. Its
+// float32 values go into the float64 sums (exact: the header says why);
+// during the last micro-batch, the parameter that completes its bucket starts
+// the bucket's sum across ranks.
 void GradientBuckets::on_ready(size_t i) {
-  const Tensor g = kernels::contiguous(params_[i].grad());
-  double* sum = sums_.data() + offset_[i];
-  dispatch_floating(g.dtype(), "data parallel", [&](auto tag) {
-    using T = decltype(tag);
-    const T* d = g.data_ptr<T>();
-    for (int64_t e = 0; e < g.numel(); ++e) sum[e] += static_cast<double>(d[e]);  // exact (see the header)
-  });
+  // BEGIN EXERCISE ex21-bucket-allreduce
+  const Tensor g = as_float64(params_[i].grad());
+  const double* d = g.data_ptr<double>();
+  double* sum = sums_at(i);
+  for (int64_t e = 0; e < g.numel(); ++e) sum[e] += d[e];
   if (!last_) return;
   Bucket& b = buckets_[bucket_of_[i]];
-  if (++b.ready == b.params) start(bucket_of_[i]);
+  b.ready += 1;
+  if (b.ready == b.params) start(bucket_of_[i]);
+  // END EXERCISE ex21-bucket-allreduce
 }
 
+// Bucket k's elements of sums_ handed to the group, to be summed over every
+// rank in place while the backward goes on.
 void GradientBuckets::start(size_t k) {
   Bucket& b = buckets_[k];
   b.started = true;
   ready_seconds_[k] = now_seconds() - backward_start_;
+  // BEGIN EXERCISE ex21-bucket-allreduce
   group_.start_sum(sums_.data() + b.begin, b.end - b.begin, static_cast<int>(k), step_);
+  // END EXERCISE ex21-bucket-allreduce
 }
 
 void GradientBuckets::finish(int64_t micro_batches) {
+  // BEGIN EXERCISE ex21-bucket-allreduce
   for (size_t k = 0; k < buckets_.size(); ++k) {
-    if (!buckets_[k].started) start(k);
+    if (!buckets_[k].started) start(k);  // a parameter in it got no gradient (its sum counts as zero)
   }
   group_.wait_sums(step_);
-  const double m = static_cast<double>(micro_batches);
   for (size_t i = 0; i < params_.size(); ++i) {
-    Tensor grad = empty(params_[i].shape(), params_[i].dtype());
-    const double* sum = sums_.data() + offset_[i];
-    dispatch_floating(grad.dtype(), "data parallel", [&](auto tag) {
-      using T = decltype(tag);
-      T* d = grad.data_ptr<T>();
-      for (int64_t e = 0; e < grad.numel(); ++e) d[e] = static_cast<T>(sum[e] / m);  // rounded once
-    });
-    params_[i].set_grad(grad);
+    Tensor mean = empty(params_[i].shape(), DType::Float64);
+    double* d = mean.data_ptr<double>();
+    const double* sum = sums_at(i);
+    for (int64_t e = 0; e < mean.numel(); ++e) d[e] = sum[e] / static_cast<double>(micro_batches);
+    params_[i].set_grad(kernels::to(mean, params_[i].dtype()));  // rounded once
   }
+  // END EXERCISE ex21-bucket-allreduce
 }
 
 }  // namespace ropegrad::tasks

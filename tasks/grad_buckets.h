@@ -59,7 +59,8 @@ class GradientBuckets {
     bool started;
   };
   void on_ready(size_t param);  // the gradient-ready hook
-  void start(size_t bucket);
+  void start(size_t bucket);     // its sum across ranks begins
+  double* sums_at(size_t param) { return sums_.data() + offset_[param]; }  // its elements' float64 sums
 
   std::vector<Tensor> params_;
   ProcessGroup& group_;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "tensor/exercise.h"
+
 namespace ropegrad::tasks {
 
 ZeroAdamW::ZeroAdamW(std::vector<Tensor> params, nn::AdamWOptions o, ProcessGroup& group)
@@ -30,19 +32,29 @@ std::vector<nn::OptimizerSetting> ZeroAdamW::settings() const {
   return {{"beta1", beta1_}, {"beta2", beta2_}, {"eps", eps_}, {"weight_decay", weight_decay_}};
 }
 
-// The part of each parameter inside [begin_, end_), with AdamW's update.
+// The part of each parameter inside [begin_, end_), with AdamW's update
+// (nn::adamw_update_elements: AdamW::step's own loop); m_ and v_ hold this
+// rank's range only, m_[0] being element begin_ of the flat order.
 void ZeroAdamW::update_my_range() {
-  ++updates_;
   const std::vector<Tensor>& ps = params();
+  // BEGIN EXERCISE ex21-zero-adamw
   for (size_t i = 0; i < ps.size(); ++i) {
-    const int64_t lo = std::max(begin_, offset_[i]), hi = std::min(end_, offset_[i] + ps[i].numel());
+    const int64_t lo = std::max(begin_, offset_[i]);
+    const int64_t hi = std::min(end_, offset_[i] + ps[i].numel());
     if (lo >= hi) continue;
-    const Tensor g = kernels::contiguous(ps[i].grad());
-    RG_CHECK(g.defined(), "ZeroAdamW", "parameter {} has no gradient", i);
-    const int64_t at = lo - offset_[i], mine = lo - begin_;
+    const Tensor g = gradient_of(i);
+    const int64_t at = lo - offset_[i];  // in parameter i
+    const int64_t mine = lo - begin_;    // in this rank's range
     nn::adamw_update_elements(ps[i].data_ptr<float>() + at, g.data_ptr<float>() + at, m_.data() + mine,
                               v_.data() + mine, hi - lo, lr(), beta1_, beta2_, eps_, weight_decay_, updates_);
   }
+  // END EXERCISE ex21-zero-adamw
+}
+
+Tensor ZeroAdamW::gradient_of(size_t i) const {
+  const Tensor g = params()[i].grad();
+  RG_CHECK(g.defined(), "ZeroAdamW", "parameter {} has no gradient", i);
+  return kernels::contiguous(g);
 }
 
 std::vector<float> ZeroAdamW::gather(const std::vector<float>& mine) const {
@@ -51,24 +63,28 @@ std::vector<float> ZeroAdamW::gather(const std::vector<float>& mine) const {
   return all;
 }
 
+// Every rank's updated range to every rank: this rank's range copied out of
+// the parameters, gathered (gather), and the whole copied back in.
 void ZeroAdamW::gather_parameters() {
-  std::vector<float> mine(static_cast<size_t>(end_ - begin_));
   const std::vector<Tensor>& ps = params();
+  // BEGIN EXERCISE ex21-zero-adamw
+  std::vector<float> mine(static_cast<size_t>(end_ - begin_));
   for (size_t i = 0; i < ps.size(); ++i) {
-    const int64_t lo = std::max(begin_, offset_[i]), hi = std::min(end_, offset_[i] + ps[i].numel());
+    const int64_t lo = std::max(begin_, offset_[i]);
+    const int64_t hi = std::min(end_, offset_[i] + ps[i].numel());
     if (lo < hi) std::copy_n(ps[i].data_ptr<float>() + (lo - offset_[i]), hi - lo, mine.data() + (lo - begin_));
   }
   const std::vector<float> all = gather(mine);
-  for (size_t i = 0; i < ps.size(); ++i) {
-    std::copy_n(all.data() + offset_[i], ps[i].numel(), ps[i].data_ptr<float>());
-    ps[i].bump_version();
-  }
+  for (size_t i = 0; i < ps.size(); ++i) std::copy_n(all.data() + offset_[i], ps[i].numel(), ps[i].data_ptr<float>());
+  // END EXERCISE ex21-zero-adamw
 }
 
 void ZeroAdamW::step() {
   NoGradGuard no_grad;
+  ++updates_;
   update_my_range();
   gather_parameters();
+  for (const Tensor& p : params()) p.bump_version();
   count_step();
 }
 

@@ -43,6 +43,7 @@ class ZeroAdamW : public nn::Optimizer {
 
  private:
   void update_my_range();                  // AdamW on this rank's elements
+  Tensor gradient_of(size_t param) const;  // its .grad, contiguous (an Error when it has none)
   void gather_parameters();                // every rank's updated range to every rank
   std::vector<float> gather(const std::vector<float>& mine) const;  // a whole flat vector from the ranges
 

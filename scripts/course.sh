@@ -126,11 +126,13 @@ stub() {
 
 # ccache with the tree as its base directory: the compiler sees paths relative
 # to the build directory, so an unchanged file hits the cache from any tree
-# (the repository, every workspace, wherever they are). scripts/dev.sh's builds
-# use the same launcher.
+# (the repository, every workspace, wherever they are). Depend mode: on a miss
+# ccache takes the headers from the compiler's own -MD file instead of running
+# the preprocessor first (7 % of a cold first build's CPU). scripts/dev.sh's
+# builds use the same launcher.
 ccache_launcher() {
   command -v ccache >/dev/null || return 0
-  echo "-DCMAKE_CXX_COMPILER_LAUNCHER=$(command -v cmake);-E;env;CCACHE_BASEDIR=$root;CCACHE_NOHASHDIR=1;CCACHE_SLOPPINESS=pch_defines,time_macros;ccache"
+  echo "-DCMAKE_CXX_COMPILER_LAUNCHER=$(command -v cmake);-E;env;CCACHE_BASEDIR=$root;CCACHE_NOHASHDIR=1;CCACHE_DEPEND=1;CCACHE_SLOPPINESS=pch_defines,time_macros;ccache"
 }
 
 configure() {

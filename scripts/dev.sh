@@ -70,7 +70,7 @@ build() {
   # (scripts/course.sh configures the same launcher).
   local launcher=()
   command -v ccache >/dev/null &&
-    launcher=("-DCMAKE_CXX_COMPILER_LAUNCHER=$(command -v cmake);-E;env;CCACHE_BASEDIR=$(pwd);CCACHE_NOHASHDIR=1;CCACHE_SLOPPINESS=pch_defines,time_macros;ccache")
+    launcher=("-DCMAKE_CXX_COMPILER_LAUNCHER=$(command -v cmake);-E;env;CCACHE_BASEDIR=$(pwd);CCACHE_NOHASHDIR=1;CCACHE_DEPEND=1;CCACHE_SLOPPINESS=pch_defines,time_macros;ccache")
   cmake -S . -B "$dir" "${launcher[@]}" "$@" >/dev/null
   cmake --build "$dir" -j"$jobs" ${targets[@]+--target "${targets[@]}"}
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "nn/accounting.h"
+#include "tasks/command_flags.h"
 #include "tensor/error.h"
 
 namespace ropegrad::tasks {
@@ -15,13 +16,7 @@ namespace {
 
 constexpr const char* kOp = "ropegrad account";
 
-struct Flag {
-  const char* name;
-  const char* value;  // shown in --help; "" for a switch
-  const char* help;
-};
-
-const std::vector<Flag> kFlags = {
+const std::vector<CommandFlag> kFlags = {
     {"preset", "NAME", "GPT-2 shape: small | medium | large | xl (vocab 50257, context 1024, d_ff 4 D)"},
     {"vocab", "256", "vocabulary size V"},
     {"d-model", "64", "model width D"},
@@ -43,30 +38,7 @@ void print_help() {
       "Parameters, matmul FLOPs of a forward and a backward pass by component, and the memory of a\n"
       "training step with AdamW, counted from the shapes (nn/accounting.h). Model flags given with\n"
       "--preset change its shape.\n\noptions:\n");
-  for (const Flag& f : kFlags) {
-    const std::string left = *f.value ? fmt::format("--{} {}", f.name, f.value) : fmt::format("--{}", f.name);
-    std::printf("  %-26s %s\n", left.c_str(), f.help);
-  }
-}
-
-// The flags given, by name; a switch maps to "". Throws on an unknown flag or a missing value.
-std::map<std::string, std::string> parse_flags(int argc, char** argv) {
-  std::map<std::string, std::string> given;
-  for (int i = 0; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const Flag* flag = nullptr;
-    for (const Flag& f : kFlags) {
-      if (arg == std::string("--") + f.name) flag = &f;
-    }
-    RG_CHECK(flag != nullptr, kOp, "unknown argument '{}' (see --help)", arg);
-    if (*flag->value == '\0') {
-      given[flag->name] = "";
-      continue;
-    }
-    RG_CHECK(i + 1 < argc, kOp, "--{} needs a value", flag->name);
-    given[flag->name] = argv[++i];
-  }
-  return given;
+  print_command_flags(kFlags);
 }
 
 // The flag's integer in [lo, hi] (hi keeps every count within int64), or `fallback` when not given.
@@ -167,8 +139,7 @@ void print_json(const nn::Accounting& a) {
 
 }  // namespace
 
-// The model shape of the flags --preset, --vocab, --d-model, --layers, --heads, --d-ff, --attention,
-// --sigma and --tie (`ropegrad account`'s and `ropegrad dp-simulate`'s), errors naming `op`.
+// tasks/command_flags.h
 nn::TransformerConfig model_from_flags(const std::map<std::string, std::string>& given, const char* op,
                                        std::string* title_out) {
   nn::TransformerConfig c;
@@ -210,7 +181,7 @@ int run_account(int argc, char** argv) {
       return 0;
     }
   }
-  const std::map<std::string, std::string> given = parse_flags(argc, argv);
+  const std::map<std::string, std::string> given = parse_command_flags(argc, argv, kFlags, kOp);
   std::string title;
   nn::TransformerConfig c = model_from_flags(given, kOp, &title);
   const int64_t batch = integer_flag(given, "batch", 1, 1, 1000000000);

@@ -8,25 +8,16 @@
 #include <vector>
 
 #include "tasks/dp_simulate.h"
+#include "tasks/command_flags.h"
 #include "tensor/error.h"
 
 namespace ropegrad::tasks {
-
-// tasks/account_cli.cpp: the model shape of --preset and the model flags.
-nn::TransformerConfig model_from_flags(const std::map<std::string, std::string>& given, const char* op,
-                                       std::string* title);
 
 namespace {
 
 constexpr const char* kOp = "ropegrad dp-simulate";
 
-struct Flag {
-  const char* name;
-  const char* value;  // the default shown in --help; "" for a switch
-  const char* help;
-};
-
-const std::vector<Flag> kFlags = {
+const std::vector<CommandFlag> kFlags = {
     {"run", "DIR", "the profile of a run made with `ropegrad train --micro-batch b --out DIR`"},
     {"preset", "NAME", "or of a GPT-2 shape: small | medium | large | xl"},
     {"vocab", "256", "or of a model shape (as `ropegrad account` takes it): vocabulary size"},
@@ -55,35 +46,13 @@ void print_help() {
       "Simulates data-parallel training on N ranks at the same per-rank batch: one rank's backward\n"
       "profile (measured by a run, or estimated from a model shape's FLOPs) against a ring all-reduce\n"
       "of each gradient bucket, one channel, buckets in the order they become ready.\n\noptions:\n");
-  for (const Flag& f : kFlags) {
-    const std::string left = *f.value ? fmt::format("--{} {}", f.name, f.value) : fmt::format("--{}", f.name);
-    std::printf("  %-26s %s\n", left.c_str(), f.help);
-  }
-}
-
-std::map<std::string, std::string> parse_flags(int argc, char** argv) {
-  std::map<std::string, std::string> given;
-  for (int i = 0; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const Flag* flag = nullptr;
-    for (const Flag& f : kFlags) {
-      if (arg == std::string("--") + f.name) flag = &f;
-    }
-    RG_CHECK(flag != nullptr, kOp, "unknown argument '{}' (see --help)", arg);
-    if (*flag->value == '\0') {
-      given[flag->name] = "";
-      continue;
-    }
-    RG_CHECK(i + 1 < argc, kOp, "--{} needs a value", flag->name);
-    given[flag->name] = argv[++i];
-  }
-  return given;
+  print_command_flags(kFlags);
 }
 
 std::string value_of(const std::map<std::string, std::string>& given, const std::string& name) {
   const auto it = given.find(name);
   if (it != given.end()) return it->second;
-  for (const Flag& f : kFlags) {
+  for (const CommandFlag& f : kFlags) {
     if (name == f.name) return f.value;
   }
   fail(kOp, "no flag --{}", name);
@@ -142,7 +111,7 @@ int run_dp_simulate(int argc, char** argv) {
       return 0;
     }
   }
-  const std::map<std::string, std::string> given = parse_flags(argc, argv);
+  const std::map<std::string, std::string> given = parse_command_flags(argc, argv, kFlags, kOp);
   NetworkModel net;
   net.bandwidth_bytes_per_s = positive(given, "bandwidth-gbps") * 1e9 / 8;
   net.latency_s = positive(given, "latency-us", /*zero_ok=*/true) * 1e-6;

@@ -156,7 +156,7 @@ case "${1:-}" in
       --out runs/compare-fortunes
     ;;
   experiments)
-    # docs/20-experiments.md's runs, into runs/experiments (about 12 minutes).
+    # docs/20-experiments.md's runs, into runs/experiments (about 11 minutes).
     packages+=(fortunes)
     ensure_packages
     build build -DCMAKE_BUILD_TYPE=Release

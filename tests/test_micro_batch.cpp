@@ -23,6 +23,7 @@
 #include "tasks/trainer.h"
 #include "tasks/zero_adamw.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/tiny_train.h"
 #include "tests/support/test_util.h"
 
 using namespace ropegrad;
@@ -33,23 +34,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// tiny_train_config, shortened to 6 steps with one evaluation at the end.
 TrainConfig tiny_config(nn::AttentionKind kind = nn::AttentionKind::Standard) {
-  TrainConfig c;
-  c.task = "copy";
-  c.task_options.vocab = 8;
-  c.task_options.length = 8;
-  c.model.d_model = 16;
-  c.model.num_layers = 1;
-  c.model.num_heads = 2;
-  c.model.d_ff = 32;
-  c.model.attention = kind;
+  TrainConfig c = tiny_train_config(kind);
   c.steps = 6;
-  c.batch_size = 8;
   c.warmup = 2;
   c.eval_every = 6;
   c.eval_batches = 1;
-  c.seed = 5;
-  c.quiet = true;
   return c;
 }
 

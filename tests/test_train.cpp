@@ -35,6 +35,7 @@
 #include "tasks/run_files.h"
 #include "tasks/trainer.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/tiny_train.h"
 #include "tests/support/test_util.h"
 
 using namespace ropegrad;
@@ -61,25 +62,7 @@ std::vector<std::string> split(const std::string& s, char sep) {
 }
 
 // Copy task over 8 token kinds, sequences of 8 (inputs of 7); D 16, 1 layer.
-TrainConfig tiny_config(nn::AttentionKind kind = nn::AttentionKind::Standard) {
-  TrainConfig c;
-  c.task = "copy";
-  c.task_options.vocab = 8;
-  c.task_options.length = 8;
-  c.model.d_model = 16;
-  c.model.num_layers = 1;
-  c.model.num_heads = 2;
-  c.model.d_ff = 32;
-  c.model.attention = kind;
-  c.steps = 12;
-  c.batch_size = 8;
-  c.warmup = 3;
-  c.eval_every = 4;
-  c.eval_batches = 2;
-  c.seed = 5;
-  c.quiet = true;
-  return c;
-}
+TrainConfig tiny_config(nn::AttentionKind kind = nn::AttentionKind::Standard) { return tiny_train_config(kind); }
 
 const std::vector<nn::AttentionKind> kAllKinds = {nn::AttentionKind::Standard, nn::AttentionKind::W2,
                                                   nn::AttentionKind::Triple};

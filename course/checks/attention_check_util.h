@@ -173,4 +173,14 @@ inline nn::TransformerConfig small_block_config(nn::NormPlacement norm) {
   return c;
 }
 
+// That block, built with its own RoPE table (head dim 4, up to 16 positions).
+inline std::unique_ptr<nn::TransformerBlock> make_small_block(nn::NormPlacement norm, DType dtype,
+                                                              Generator* gen = nullptr) {
+  nn::RopeConfig rc;
+  rc.head_dim = 4;
+  rc.max_seq_len = 16;
+  return std::make_unique<nn::TransformerBlock>(small_block_config(norm), std::make_shared<nn::RotaryEmbedding>(rc, dtype),
+                                                gen, dtype);
+}
+
 }  // namespace ropegrad::course

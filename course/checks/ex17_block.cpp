@@ -15,23 +15,17 @@ namespace {
 // 16) and out (tests/fixtures/make_adapter_fixtures.py).
 Tensor block_fixture(const std::string& name) { return load_fixture("adapters/" + name); }
 
-const std::vector<std::string>& kWeights = kBlockWeights;
-
 nn::TransformerConfig block_config() { return small_block_config(nn::NormPlacement::Pre); }
 
 std::unique_ptr<nn::TransformerBlock> make_block(DType dtype, Generator* gen = nullptr) {
-  nn::RopeConfig rc;
-  rc.head_dim = 4;
-  rc.max_seq_len = 16;
-  return std::make_unique<nn::TransformerBlock>(block_config(), std::make_shared<nn::RotaryEmbedding>(rc, dtype), gen,
-                                                dtype);
+  return make_small_block(nn::NormPlacement::Pre, dtype, gen);
 }
 
-// leaves: in, then the weights in kWeights order; the result: the block's output.
+// leaves: in, then the weights in kBlockWeights order; the result: the block's output.
 ParityRun block_run() {
   return [](const std::vector<Tensor>& ls) {
     const auto block = make_block(ls[0].dtype());
-    load_leaves(*block, kWeights, ls, 1);
+    load_leaves(*block, kBlockWeights, ls, 1);
     nn::AttentionCall call = nn::AttentionCall::causal();
     return NamedTensors{{"out", block->forward(ls[0], call)}};
   };
@@ -39,7 +33,7 @@ ParityRun block_run() {
 
 std::vector<Tensor> block_leaves() {
   std::vector<Tensor> leaves = {block_fixture("block.in")};
-  for (const std::string& n : kWeights) leaves.push_back(block_fixture("block." + n));
+  for (const std::string& n : kBlockWeights) leaves.push_back(block_fixture("block." + n));
   return leaves;
 }
 
@@ -53,7 +47,7 @@ TEST(ex17_block, output_matches_torch_float32_within_the_error_bound) {
   // (mean square, scaling), the q/k/v projections, RoPE, the scores, the
   // softmax (exp, sum), P V, the output projection, the residual, ln2 (2),
   // w1 and w3, SiLU times w3, w2, the residual: 16.
-  const ForwardRun run = causal_layer_run([](DType dt) { return make_block(dt); }, kWeights);
+  const ForwardRun run = causal_layer_run([](DType dt) { return make_block(dt); }, kBlockWeights);
   expect_f32_forward(run, block_leaves(), block_fixture("block.out"), {32, 16}, "block/f32 out");
 }
 

@@ -18,29 +18,23 @@ namespace {
 // (tests/fixtures/make_ablation_fixtures.py).
 Tensor post_block_fixture(const std::string& name) { return load_fixture("ablations/block_post." + name); }
 
-const std::vector<std::string>& kPostWeights = kBlockWeights;
-
 nn::TransformerConfig post_block_config() { return small_block_config(nn::NormPlacement::Post); }
 
 std::unique_ptr<nn::TransformerBlock> make_post_block(DType dtype, Generator* gen = nullptr) {
-  nn::RopeConfig rc;
-  rc.head_dim = 4;
-  rc.max_seq_len = 16;
-  return std::make_unique<nn::TransformerBlock>(post_block_config(), std::make_shared<nn::RotaryEmbedding>(rc, dtype), gen,
-                                                dtype);
+  return make_small_block(nn::NormPlacement::Post, dtype, gen);
 }
 
 std::unique_ptr<nn::TransformerBlock> fixture_block() {
   auto block = make_post_block(DType::Float64);
   nn::StateDict w;
-  for (const std::string& n : kPostWeights) w[n] = post_block_fixture(n);
+  for (const std::string& n : kBlockWeights) w[n] = post_block_fixture(n);
   block->load_state_dict(w);
   return block;
 }
 
 std::vector<Tensor> post_block_leaves() {
   std::vector<Tensor> leaves = {post_block_fixture("in")};
-  for (const std::string& n : kPostWeights) leaves.push_back(post_block_fixture(n));
+  for (const std::string& n : kBlockWeights) leaves.push_back(post_block_fixture(n));
   return leaves;
 }
 
@@ -54,7 +48,7 @@ TEST(ex17_post_norm, output_matches_torch_float32_within_the_error_bound) {
   // = 32 features; stages: the q/k/v projections, RoPE, the scores, the
   // softmax (exp, sum), P V, the output projection, the residual, ln1 (2),
   // w1 and w3, SiLU times w3, w2, the residual, ln2 (2): 16.
-  const ForwardRun run = causal_layer_run([](DType dt) { return make_post_block(dt); }, kPostWeights);
+  const ForwardRun run = causal_layer_run([](DType dt) { return make_post_block(dt); }, kBlockWeights);
   expect_f32_forward(run, post_block_leaves(), post_block_fixture("out"), {32, 16}, "post-norm block/f32 out");
 }
 

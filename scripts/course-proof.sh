@@ -67,6 +67,29 @@ expect_out "a mistyped id gets 'did you mean'" "did you mean ex07-rmsnorm\?" "${
 expect_out "check without an id prints its usage" "^usage: scripts/dev.sh course check ID" "${course[@]}" check
 expect_out "an unknown command prints the whole usage" "puts one call in between" "${course[@]}" chek
 expect_out "course-check itself suggests ids" "did you mean ex07-rmsnorm\?" "$build_dir/course/course-check" ex07-rmsnrom
+# course new with careless arguments: each is refused, naming what is wrong, and nothing is written.
+new_tmp=$(mktemp -d)
+touch "$new_tmp/afile"
+mkdir "$new_tmp/full" && touch "$new_tmp/full/notes.txt"
+expect_out "course new on a file says it is a file" "'$new_tmp/afile' is a file" "${course[@]}" new "$new_tmp/afile"
+expect_out "course new on a full directory says so" "is not empty" "${course[@]}" new "$new_tmp/full"
+expect_out "course new --from without an id says it needs one" "--from needs an exercise id" \
+  "${course[@]}" new "$new_tmp/ws" --from
+expect_out "course new with a misspelt option refuses it" "unknown option '--frm'" \
+  "${course[@]}" new "$new_tmp/ws" --frm ex13-adamw
+expect_out "course new with an option for DIR says DIR comes first" "new needs a directory first" \
+  "${course[@]}" new --frm ex13-adamw
+expect_out "course new --from takes ids literally" "no exercise 'ex2.-zero-adamw'" \
+  "${course[@]}" new "$new_tmp/ws" --from 'ex2.-zero-adamw'
+expect_out "course new --from '.*' is no pattern" "no exercise '\.\*'" "${course[@]}" new "$new_tmp/ws" --from '.*'
+expect_out "course new inside the repository is refused" "lies inside the repository" \
+  "${course[@]}" new "$(pwd)/build-course-inside"
+if [ ! -e "$new_tmp/ws" ] && [ ! -e build-course-inside ] && [ "$(ls -A "$new_tmp/full")" = notes.txt ]; then
+  ok "course new refused all of them without writing anything"
+else
+  bad "course new wrote something for a refused command"
+fi
+rm -rf "$new_tmp"
 expect_out "a check in the repository says it checked the reference" "checked the reference solution" \
   "${course[@]}" check ex13-get-batch
 out=$("$build_dir/course/course-check" --status 2>&1 || true)

@@ -36,7 +36,7 @@ field() {  # field ID KEY
     /^\[/ { inside = ($0 == id); next }
     inside && index($0, key ":") == 1 { sub("^" key ":[ \t]*", ""); print; exit }' "$registry"
 }
-known() { grep -qx -- "$1" <<<"$(ids)"; }
+known() { grep -qxF -- "$1" <<<"$(ids)"; }  # literally: an id is no pattern
 
 # The usage: this file's header comment, from its second line to the first line
 # that is not a comment.
@@ -245,14 +245,33 @@ case "${1:-}" in
     echo "exercises need no tensor exercise (docs/19-tokenizer.md), from $(ids | grep '^ex19-' | head -1) on."
     ;;
   new)
+    new_usage="usage: scripts/dev.sh course new DIR [--from ID]"
     dir=${2:-}
-    [ -n "$dir" ] || { echo "usage: scripts/dev.sh course new DIR [--from ID]" >&2; exit 2; }
     from=$(ids | sed -n 1p)
-    if [ "${3:-}" = "--from" ]; then
-      from=${4:-}
-      known "$from" || unknown_id "$from"
+    [ -n "$dir" ] && [ "${dir#-}" = "$dir" ] || { echo "course: new needs a directory first; $new_usage" >&2; exit 2; }
+    shift 2
+    while [ $# -gt 0 ]; do
+      case "$1" in
+        --from)
+          [ -n "${2:-}" ] && [ "${2#-}" = "$2" ] ||
+            { echo "course: --from needs an exercise id (scripts/dev.sh course list shows them); $new_usage" >&2; exit 2; }
+          from=$2
+          known "$from" || unknown_id "$from"
+          shift 2 ;;
+        *) echo "course: new: unknown option '$1'; $new_usage" >&2; exit 2 ;;
+      esac
+    done
+    if [ -e "$dir" ] && [ ! -d "$dir" ]; then
+      echo "course: '$dir' is a file; course new makes a directory there: give a new or an empty directory" >&2
+      exit 1
     fi
-    [ ! -e "$dir" ] || [ -z "$(ls -A "$dir" 2>/dev/null)" ] || { echo "course: $dir exists and is not empty" >&2; exit 1; }
+    [ ! -e "$dir" ] || [ -z "$(ls -A "$dir" 2>/dev/null)" ] ||
+      { echo "course: the directory '$dir' is not empty; course new fills only a new or an empty directory" >&2; exit 1; }
+    # The workspace may not lie inside the tree it copies (symbolic links resolved).
+    case "$(realpath -m -- "$dir")/" in
+      "$(realpath -- "$root")/"*)
+        echo "course: '$dir' lies inside the repository it copies ($root): choose a directory outside it" >&2; exit 1 ;;
+    esac
     mkdir -p "$dir"
     # The tracked files when this is a git checkout, else everything but builds.
     if git -C "$root" rev-parse --is-inside-work-tree >/dev/null 2>&1; then

@@ -75,6 +75,7 @@ class Args {
   int64_t integer(const std::string& name) const { return to_number<int64_t>(name); }
   double real(const std::string& name) const { return to_number<double>(name); }
   bool flag(const std::string& name) const { return values_.count(name) > 0; }
+  bool given(const std::string& name) const { return values_.count(name) > 0; }
 
  private:
   std::string where() const { return fmt::format("ropegrad {}", command_); }
@@ -134,7 +135,7 @@ std::vector<Option> training_options(bool with_attention) {
       {"batch", "32", "sequences per step"},
       {"lr", "0.003", "peak learning rate (AdamW)"},
       {"min-lr", "0.0003", "final learning rate of the cosine schedule"},
-      {"warmup", "20", "linear warmup steps"},
+      {"warmup", "20", "linear warmup steps; unless given, 20 or --steps when fewer"},
       {"weight-decay", "0.01", "AdamW decoupled weight decay"},
       {"beta1", "0.9", "AdamW first-moment decay"},
       {"beta2", "0.98", "AdamW second-moment decay (0.98: quicker to adapt on short runs than torch's 0.999)"},
@@ -250,7 +251,10 @@ tasks::TrainConfig train_config(const Args& a, bool with_attention) {
   c.batch_size = a.integer("batch");
   c.lr = a.real("lr");
   c.min_lr = a.real("min-lr");
-  c.warmup = a.integer("warmup");
+  // A default that does not fit a short run adapts (capped at --steps, so a
+  // run that was valid before keeps its schedule, and its --resume); a value
+  // given must fit.
+  c.warmup = a.given("warmup") ? a.integer("warmup") : std::min<int64_t>(20, c.steps);
   c.weight_decay = a.real("weight-decay");
   c.beta1 = a.real("beta1");
   c.beta2 = a.real("beta2");

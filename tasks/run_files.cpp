@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -16,6 +17,7 @@
 #include <sstream>
 
 #include "nn/tmp_file.h"
+#include "tensor/printable.h"
 
 namespace ropegrad::tasks {
 
@@ -250,18 +252,101 @@ RunLock::RunLock(const std::string& dir)
   nn::remove_stale_tmp_files(dir + "/summary.json");
 }
 
+namespace {
+
+struct Inode {
+  dev_t device;
+  ino_t inode;
+  bool operator==(const Inode&) const = default;
+};
+
+// The path and each directory above it that exists, as (device, inode),
+// the path first: symbolic links and ".." resolved first, so any spelling of
+// one file gives the same chain.
+std::vector<Inode> inode_chain(const std::string& path) {
+  std::error_code error;
+  std::filesystem::path p = std::filesystem::weakly_canonical(std::filesystem::absolute(path, error), error);
+  if (error) p = std::filesystem::absolute(path, error).lexically_normal();
+  std::vector<Inode> chain;
+  for (;;) {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) == 0) chain.push_back({st.st_dev, st.st_ino});
+    if (!p.has_relative_path()) break;  // the root
+    p = p.parent_path();
+  }
+  return chain;
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat sa {}, sb {};
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
+}  // namespace
+
+void refuse_output_overlapping_inputs(const std::string& op, const std::string& flag, const std::string& out,
+                                      const std::vector<std::string>& inputs) {
+  for (const std::string& input : inputs) {
+    RG_CHECK(input.empty() || !same_file(out, input), op,
+             "{} '{}' is the input '{}' itself: writing it would destroy what is being read", flag, out, input);
+  }
+  const std::vector<Inode> out_chain = inode_chain(out);
+  struct stat out_stat {};
+  const bool out_exists = ::stat(out.c_str(), &out_stat) == 0;
+  for (const std::string& input : inputs) {
+    struct stat in_stat {};
+    if (input.empty() || ::stat(input.c_str(), &in_stat) != 0) continue;
+    const Inode in{in_stat.st_dev, in_stat.st_ino};
+    const std::vector<Inode> in_chain = inode_chain(input);
+    RG_CHECK(!(out_exists && std::find(in_chain.begin(), in_chain.end(), Inode{out_stat.st_dev, out_stat.st_ino}) !=
+                                 in_chain.end()),
+             op, "{} '{}' contains the input '{}': writing it could destroy what is being read", flag, out, input);
+    RG_CHECK(std::find(out_chain.begin(), out_chain.end(), in) == out_chain.end(), op,
+             "{} '{}' lies inside the input '{}': writing there could change what is being read", flag, out, input);
+  }
+}
+
+void check_replaceable_directory(const std::string& op, const std::string& flag, const std::string& dir,
+                                 const std::vector<std::string>& own_files, const std::string& writer) {
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0) return;  // nothing there yet
+  RG_CHECK(!S_ISLNK(st.st_mode), op, "{} '{}' is a symbolic link: give the directory it points to, or another name",
+           flag, dir);
+  RG_CHECK(S_ISDIR(st.st_mode), op, "{} '{}' is a file, not a directory: {} writes a directory; choose another {}",
+           flag, dir, writer, flag);
+  std::error_code error;
+  std::vector<std::string> foreign, own;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    const std::string name = entry.path().filename().string();
+    const bool is_own = std::find(own_files.begin(), own_files.end(), name) != own_files.end() &&
+                        entry.is_regular_file(error) && !entry.is_symlink(error);
+    (is_own ? own : foreign).push_back(name);
+  }
+  RG_CHECK(!error, op, "cannot read the directory {} '{}': {}", flag, dir, error.message());
+  std::sort(foreign.begin(), foreign.end());
+  RG_CHECK(foreign.empty(), op,
+           "{} '{}' holds {} that {} did not write ({}{}): it replaces only a directory it wrote; choose another {} "
+           "or move them away yourself",
+           flag, dir, foreign.size() == 1 ? "a file" : fmt::format("{} files", foreign.size()), writer,
+           quote_bytes(foreign[0]), foreign.size() > 1 ? ", ..." : "", flag);
+  // Its own names alone are not enough: the signature file says this program wrote them.
+  RG_CHECK(own.empty() || std::find(own.begin(), own.end(), own_files.front()) != own.end(), op,
+           "{} '{}' holds {} but no {}: not a directory {} wrote, so it is not replaced; choose another {}", flag, dir,
+           quote_bytes(own.front()), own_files.front(), writer, flag);
+}
+
 std::string OutputLock::checked(const std::string& path, const std::string& op, const std::vector<std::string>& inputs,
                                 bool directory) {
   RG_CHECK(!path.empty(), op, "the output path is empty");
   struct stat out {};
-  if (::stat(path.c_str(), &out) == 0) {
+  if (::stat(path.c_str(), &out) == 0)
     RG_CHECK(directory || !S_ISDIR(out.st_mode), op, "--out '{}' is a directory; give a file name", path);
-    for (const std::string& input : inputs) {
-      struct stat in {};
-      RG_CHECK(!(::stat(input.c_str(), &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino), op,
-               "--out '{}' is the input '{}' itself: writing it would destroy what is being read", path, input);
-    }
-  }
+  refuse_output_overlapping_inputs(op, "--out", path, inputs);
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::error_code error;
+  if (!parent.empty()) std::filesystem::create_directories(parent, error);
+  RG_CHECK(!error, op, "cannot create the directory '{}' for --out '{}': {}", parent.string(), path, error.message());
   return path + ".lock";
 }
 

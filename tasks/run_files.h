@@ -90,13 +90,31 @@ class RunLock {
   FileLock lock_;
 };
 
+// An output may not be, contain or lie inside an input: refused when `out`
+// is one of `inputs`, or a directory above one, or lies in a directory that is
+// one (device and inode of each existing path and its parents, so another
+// spelling or a link is caught). The Error from `op` names `flag`, the
+// output and the input. Empty inputs are skipped.
+void refuse_output_overlapping_inputs(const std::string& op, const std::string& flag, const std::string& out,
+                                      const std::vector<std::string>& inputs);
+
+// A directory that a command replaces whole (tokenize train's tokenizer) may
+// hold only what that command wrote there: absent, empty, or holding only
+// regular files named in `own_files`, the first of which (its signature,
+// e.g. special_tokens.txt, which only `writer` writes) among them. Anything
+// else (a file, a link, a directory with other files) is an Error from `op`
+// naming `flag`, the path and what is there: it is never deleted.
+void check_replaceable_directory(const std::string& op, const std::string& flag, const std::string& dir,
+                                 const std::vector<std::string>& own_files, const std::string& writer);
+
 // One writer per output file, the guarantee `train` has for --out, for the
 // files `tokenize train|encode|decode` write (issue 20):
 //   - PATH.lock is held (a FileLock, removed when done): a second writer of
 //     PATH is refused at once, naming the holder's pid;
-//   - PATH may not be the same file as any of `inputs` (compared by device and
-//     inode, so another name or a link for the input is caught too), nor a
-//     directory unless `directory` is set;
+//   - PATH may not be, contain or lie inside any of `inputs`
+//     (refuse_output_overlapping_inputs), nor be a directory unless
+//     `directory` is set; its missing parent directories are created, as
+//     train creates --out;
 //   - the PATH.<pid>.<random>.tmp files of writers that are gone (killed) are
 //     removed (nn/tmp_file.h), so a killed run leaves none behind the next
 //     time the same command runs.

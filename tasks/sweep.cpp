@@ -273,6 +273,9 @@ SweepRow run_point(const SweepConfig& sweep, const SweepPoint& p, TrainConfig c,
 
 std::vector<SweepRow> run_sweep(const SweepConfig& sweep, const TrainOptionReader& train, std::FILE* progress) {
   check_sweep(sweep, train);
+  const std::vector<SweepPoint> points = grid_points(sweep);
+  for (const SweepPoint& p : points)
+    refuse_output_overlapping_inputs("sweep", "--out", sweep.out_dir, train_inputs(point_config(sweep, p, train)));
   std::error_code error;
   fs::create_directories(sweep.out_dir, error);
   RG_CHECK(!error && fs::is_directory(sweep.out_dir), "sweep", "cannot create the directory '{}': {}", sweep.out_dir,
@@ -284,7 +287,6 @@ std::vector<SweepRow> run_sweep(const SweepConfig& sweep, const TrainOptionReade
   check_same_sweep(json_path, json);
   write_file_atomically(json_path, json);
 
-  const std::vector<SweepPoint> points = grid_points(sweep);
   const auto n = static_cast<int>(points.size());
   std::vector<std::string> axes;
   for (const GridAxis& axis : sweep.grid) axes.push_back(axis.name);

@@ -91,6 +91,14 @@ namespace {
 // whole (renameat2 RENAME_EXCHANGE): an interrupted or failed run leaves the
 // old tokenizer or the new one, never a mix of their files; the directory it
 // leaves behind is removed by the next writer (nn/tmp_file.h).
+// What `tokenize train` writes in --out; the first is its signature (GPT-2's
+// downloaded files have no special_tokens.txt).
+const std::vector<std::string> kTokenizerFiles = {"special_tokens.txt", "vocab.json", "merges.txt"};
+
+void check_replaceable(const std::string& out) {
+  check_replaceable_directory("tokenize", "--out", out, kTokenizerFiles, "`ropegrad tokenize train`");
+}
+
 void save_tokenizer_whole(const tok::BpeModel& model, const std::string& out) {
   namespace fs = std::filesystem;
   const std::string tmp = nn::unique_tmp_path(out);
@@ -102,6 +110,7 @@ void save_tokenizer_whole(const tok::BpeModel& model, const std::string& out) {
     }
   } cleanup{tmp};
   tok::save_tokenizer(model, tmp);
+  check_replaceable(out);  // again: the training took a while
   if (fs::exists(out)) {
     RG_CHECK(::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, out.c_str(), RENAME_EXCHANGE) == 0, "tokenize",
              "cannot replace {} with the new tokenizer: {}", out, std::strerror(errno));
@@ -132,7 +141,9 @@ int run_tokenize(int argc, char** argv) {
       RG_CHECK(bad < 0, "tokenize", "--special '{}' is not valid UTF-8 (byte offset {})", tok::replace_invalid_utf8(s),
                bad);
     }
+    check_input_file(o.input);  // before the output: a directory given as --input is the mistake to name
     const OutputLock lock(o.out, "tokenize", {o.input}, /*directory=*/true);
+    check_replaceable(o.out);
     const std::string corpus = read_text(o.input);
     const tok::BpeModel model = tok::train_bpe(corpus, o.vocab_size, o.specials);
     save_tokenizer_whole(model, o.out);
@@ -142,9 +153,9 @@ int run_tokenize(int argc, char** argv) {
   }
 
   // One writer per output, never the input itself (nor a tokenizer file).
-  const OutputLock lock(o.out, "tokenize", {o.input, o.tokenizer + "/vocab.json", o.tokenizer + "/merges.txt",
-                                            o.tokenizer + "/special_tokens.txt"});
   check_input_file(o.input);
+  const OutputLock lock(o.out, "tokenize", {o.input, o.tokenizer, o.tokenizer + "/vocab.json", o.tokenizer + "/merges.txt",
+                                            o.tokenizer + "/special_tokens.txt"});
   const tok::Tokenizer tokenizer(tok::load_tokenizer(o.tokenizer));
   if (sub == "encode") {
     std::ifstream in(o.input, std::ios::binary);

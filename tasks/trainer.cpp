@@ -327,6 +327,36 @@ void check_train_config(const TrainConfig& c) {
            c.divergence_factor);
 }
 
+std::vector<std::string> train_inputs(const TrainConfig& c) {
+  const TaskOptions& t = c.task_options;
+  return {t.text_path, t.tokenizer_dir, t.data_path, t.data_path.empty() ? "" : validation_path_for(t.data_path)};
+}
+
+namespace {
+
+// --out, made ready for a run and locked: never one of the run's inputs nor
+// inside one, and never a directory holding files of a run's names that no
+// run wrote (a run's directory is the one with config.txt): train replaces them.
+std::unique_ptr<RunLock> open_run_directory(const TrainConfig& c) {
+  refuse_output_overlapping_inputs("train", "--out", c.out_dir, train_inputs(c));
+  std::error_code error;
+  if (!std::filesystem::exists(c.out_dir + "/config.txt", error)) {
+    for (const char* name : {"metrics.csv", "time.csv", "summary.json", "checkpoint.safetensors", "dp.csv",
+                             "dp_buckets.csv"}) {
+      RG_CHECK(!std::filesystem::exists(c.out_dir + "/" + name, error), "train",
+               "--out '{}' holds a {} but no config.txt: not a run's directory, and train would replace that file; "
+               "choose another --out",
+               c.out_dir, name);
+    }
+  }
+  std::filesystem::create_directories(c.out_dir, error);
+  RG_CHECK(!error && std::filesystem::is_directory(c.out_dir), "train", "cannot create the output directory '{}': {}",
+           c.out_dir, error ? error.message() : "a file of that name exists");
+  return std::make_unique<RunLock>(c.out_dir);
+}
+
+}  // namespace
+
 TrainResult train(const TrainConfig& config, std::FILE* progress) {
   check_train_config(config);
   // Micro-batches, alone or across processes (tasks/grad_buckets.h): the
@@ -379,13 +409,7 @@ TrainResult train(const TrainConfig& config, std::FILE* progress) {
   int64_t first_step = 1;
   const std::string checkpoint = c.out_dir.empty() ? "" : c.out_dir + "/checkpoint.safetensors";
   std::unique_ptr<RunLock> lock;  // one run at a time in a directory
-  if (!c.out_dir.empty() && rank0) {
-    std::error_code error;
-    std::filesystem::create_directories(c.out_dir, error);
-    RG_CHECK(!error && std::filesystem::is_directory(c.out_dir), "train", "cannot create the output directory '{}': {}",
-             c.out_dir, error ? error.message() : "a file of that name exists");
-    lock = std::make_unique<RunLock>(c.out_dir);
-  }
+  if (!c.out_dir.empty() && rank0) lock = open_run_directory(c);
   const std::string config_text = model_config_text(c, *task);
   if (c.resume) {
     RG_CHECK(std::filesystem::is_regular_file(checkpoint), "train",
@@ -415,9 +439,10 @@ TrainResult train(const TrainConfig& config, std::FILE* progress) {
     }
   }
   result.last_step = first_step - 1;
+  // config.txt first: it is what marks the directory as a run's (open_run_directory).
+  if (!c.out_dir.empty() && rank0) write_file_atomically(c.out_dir + "/config.txt", config_text);
   RunLog log(c.out_dir, c.resume, first_step, rank0);
   DpLog dp_log(micro ? c.out_dir : "", c.resume, first_step, rank0);
-  if (!c.out_dir.empty() && rank0) write_file_atomically(c.out_dir + "/config.txt", config_text);
 
   const bool live = !c.quiet && progress != nullptr && isatty(fileno(progress));
   const int64_t last_step = c.stop_after > 0 ? std::min(c.stop_after, c.steps) : c.steps;

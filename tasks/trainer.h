@@ -88,6 +88,11 @@ struct TrainResult {
 
 TrainResult train(const TrainConfig& config, std::FILE* progress = stderr);
 
+// The files and directories a run reads (--text, --tokenizer, --data and its
+// validation file; empty strings for those it does not use): what its --out
+// may not be, contain or lie inside.
+std::vector<std::string> train_inputs(const TrainConfig& config);
+
 // The settings `train` refuses before it builds anything (steps, batch, warmup
 // beyond steps, lr, clip, ...): an Error naming the setting and its value.
 void check_train_config(const TrainConfig& config);

@@ -446,6 +446,24 @@ TEST(Sweep, BadGridsAndOptionsGetAClearError) {
 }
 
 // A flag is an axis with the values on and off.
+// A sweep's --out may not hold, nor lie inside, an input of its runs.
+TEST(Sweep, OutputThatHoldsOrLiesInAnInputIsRefused) {
+  const TempDir dir("sweepin");
+  fs::create_directories(dir.path());
+  std::ofstream(dir.file("book.txt")) << std::string(4000, 'b');
+  const std::vector<std::string> text = {"--task", "text", "--text", dir.file("book.txt"), "--length", "8",
+                                         "--d-model", "16", "--layers", "1", "--heads", "2", "--steps", "2"};
+  Ran r = run(sweep_args(dir.path(), {"lr=1e-3,1e-2"}, text));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("error: sweep: --out '" + dir.path() + "' contains the input"));
+  r = run(sweep_args(dir.file("book.txt") + "/s", {"lr=1e-3,1e-2"}, text));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("lies inside the input"));
+  std::vector<std::string> listed;
+  for (const auto& e : fs::directory_iterator(dir.path())) listed.push_back(e.path().filename().string());
+  EXPECT_EQ(listed, std::vector<std::string>{"book.txt"}) << "a refused sweep writes nothing";
+}
+
 TEST(Sweep, FlagAxisTakesOnAndOff) {
   const TempDir dir("flag");
   const Ran r = run(sweep_args(dir.path(), {"tie=off,on"}, tiny(4)));

@@ -928,6 +928,70 @@ TEST(TokenizeCli, OutputThatIsTheInputIsRefused) {
   std::filesystem::remove_all(dir);
 }
 
+// tokenize train --out X renamed the new tokenizer over whatever X was, with
+// exit status 0: a file, a directory of the user's files, the directory
+// holding --input. Now only a directory tokenize train wrote is replaced;
+// anything else is refused, naming what is there, and left as it was.
+TEST(TokenizeCli, TrainNeverReplacesWhatItDidNotWrite) {
+  const std::string dir = temp_dir("noloss");
+  const std::string text = read_all(fixture_path("bpe/corpus.txt"));
+  write_file(dir + "/corpus.txt", text);
+  const std::string corpus = dir + "/corpus.txt";
+  const auto train_into = [&](const std::string& input, const std::string& out) {
+    return tokenize({"train", "--input", input, "--vocab-size", "300", "--out", out});
+  };
+  write_file(dir + "/afile", "mine");
+  EXPECT_RG_ERROR(train_into(corpus, dir + "/afile"), "tokenize", "--out '" + dir + "/afile' is a file");
+  EXPECT_EQ(read_all(dir + "/afile"), "mine");
+
+  std::filesystem::create_directories(dir + "/notes");
+  write_file(dir + "/notes/a.txt", "a");
+  write_file(dir + "/notes/vocab.json", "{}");
+  EXPECT_RG_ERROR(train_into(corpus, dir + "/notes"), "tokenize", "holds a file that", "did not write", "a.txt");
+  EXPECT_EQ(listing(dir + "/notes"), (std::vector<std::string>{"a.txt", "vocab.json"}));
+
+  // GPT-2's downloaded files: its names, but no special_tokens.txt, which only tokenize train writes.
+  std::filesystem::create_directories(dir + "/gpt2");
+  write_file(dir + "/gpt2/vocab.json", "{}");
+  write_file(dir + "/gpt2/merges.txt", "#version: 0.2\n");
+  EXPECT_RG_ERROR(train_into(corpus, dir + "/gpt2"), "tokenize", "no special_tokens.txt");
+  EXPECT_EQ(read_all(dir + "/gpt2/vocab.json"), "{}");
+
+  // The directory holding the input, under any spelling: the corpus stays.
+  for (const std::string& out : {dir, dir + "/.", dir + "/../" + std::filesystem::path(dir).filename().string()}) {
+    EXPECT_RG_ERROR(train_into(corpus, out), "tokenize", "contains the input", "corpus.txt");
+  }
+  EXPECT_EQ(read_all(corpus), text);
+
+  ASSERT_EQ(train_into(corpus, dir + "/tok"), 0);
+  const std::string vocab = read_all(dir + "/tok/vocab.json");
+  EXPECT_RG_ERROR(train_into(dir + "/tok/vocab.json", dir + "/tok"), "tokenize", "contains the input", "vocab.json");
+  EXPECT_EQ(read_all(dir + "/tok/vocab.json"), vocab);
+  // An empty directory and a tokenizer it wrote are replaced.
+  std::filesystem::create_directories(dir + "/empty");
+  EXPECT_EQ(train_into(corpus, dir + "/empty"), 0);
+  EXPECT_EQ(train_into(corpus, dir + "/tok"), 0);
+  EXPECT_EQ(listing(dir + "/tok"), (std::vector<std::string>{"merges.txt", "special_tokens.txt", "vocab.json"}));
+  std::filesystem::remove_all(dir);
+}
+
+// An output inside an input directory (the tokenizer's) is refused too, and
+// a missing parent directory of --out is created, as train creates its --out.
+TEST(TokenizeCli, OutputInsideAnInputIsRefusedAndParentsAreMade) {
+  const std::string dir = temp_dir("inside");
+  const std::string corpus = fixture_path("bpe/corpus.txt");
+  ASSERT_EQ(tokenize({"train", "--input", corpus, "--vocab-size", "300", "--out", dir + "/t"}), 0);
+  EXPECT_RG_ERROR(tokenize({"encode", "--tokenizer", dir + "/t", "--input", corpus, "--out", dir + "/t/ids.npy"}),
+                  "tokenize", "lies inside the input '" + dir + "/t'");
+  EXPECT_EQ(listing(dir + "/t"), (std::vector<std::string>{"merges.txt", "special_tokens.txt", "vocab.json"}));
+  ASSERT_EQ(tokenize({"encode", "--tokenizer", dir + "/t", "--input", corpus, "--out", dir + "/a/b/ids.npy"}), 0);
+  ASSERT_EQ(tokenize({"decode", "--tokenizer", dir + "/t", "--input", dir + "/a/b/ids.npy", "--out", dir + "/c/back.txt"}),
+            0);
+  EXPECT_EQ(read_all(dir + "/c/back.txt"), read_all(corpus));
+  ASSERT_EQ(tokenize({"train", "--input", corpus, "--vocab-size", "300", "--out", dir + "/d/e/t"}), 0);
+  std::filesystem::remove_all(dir);
+}
+
 // Issue 20's badly worded command lines.
 TEST(TokenizeCli, HelpDirectoriesAndNegativeSizesAreSaidSo) {
   const std::string dir = temp_dir("words");

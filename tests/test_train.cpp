@@ -367,6 +367,40 @@ TEST(Train, ASecondRunIntoTheSameDirectoryIsRefusedNamingTheHolder) {
   EXPECT_EQ(train(c, nullptr).steps.size(), 12u);
 }
 
+// train writes config.txt, metrics.csv, ... into --out: never into a
+// directory holding files of those names that no run wrote, and never into
+// a directory that holds (or is inside) the run's own input.
+TEST(Train, OutNeverReplacesTheUsersFilesNorTouchesAnInput) {
+  const TempDir dir("owned");
+  fs::create_directories(dir.path());
+  std::ofstream(dir.file("metrics.csv")) << "my own numbers\n";
+  TrainConfig c = tiny_config();
+  c.out_dir = dir.path();
+  EXPECT_RG_ERROR(train(c, nullptr), "train", "holds a metrics.csv but no config.txt");
+  std::ifstream in(dir.file("metrics.csv"));
+  std::string kept;
+  std::getline(in, kept);
+  EXPECT_EQ(kept, "my own numbers");
+  EXPECT_FALSE(fs::exists(dir.file("config.txt")));
+
+  const TempDir text_dir("textin");
+  fs::create_directories(text_dir.path());
+  std::ofstream(text_dir.file("book.txt")) << std::string(4000, 'a');
+  TrainConfig t = tiny_config();
+  t.task = "text";
+  t.task_options = {};
+  t.task_options.text_path = text_dir.file("book.txt");
+  t.out_dir = text_dir.path();
+  EXPECT_RG_ERROR(train(t, nullptr), "train", "--out '" + text_dir.path() + "' contains the input", "book.txt");
+  t.out_dir = text_dir.file("book.txt") + "/run";
+  EXPECT_RG_ERROR(train(t, nullptr), "train", "lies inside the input", "book.txt");
+  EXPECT_EQ(fs::file_size(text_dir.file("book.txt")), 4000u);
+  // A run's own directory (config.txt there) is trained into again, as before.
+  c.out_dir = dir.path() + "/run";
+  ASSERT_EQ(train(c, nullptr).steps.size(), 12u);
+  EXPECT_EQ(train(c, nullptr).steps.size(), 12u);
+}
+
 // One NaN weight (a corrupted checkpoint, or an update that overflowed) stops
 // training at once, naming the step and the tensor; generate refuses it.
 TEST(Train, ANonFiniteWeightIsNamedByTrainingAndRefusedByGenerate) {
@@ -529,6 +563,19 @@ TEST(Cli, BadCommandLinesGetAClearError) {
     EXPECT_THAT(out, HasSubstr(words)) << args;
     EXPECT_THAT(out, ::testing::StartsWith("error: ")) << args;
   }
+}
+
+// A default that does not fit the flags given adapts: warmup's 20 became an
+// error naming a flag the user never set (`--steps 12`). A value given must fit.
+TEST(Cli, DefaultWarmupFitsAShortRunAndAGivenOneMustFit) {
+  const TempDir dir("warm");
+  const auto [status, out] = run_cli("train --quiet --task copy --steps 12 --batch 4 --d-model 16 --heads 2 "
+                                     "--layers 1 --out " + dir.path());
+  ASSERT_EQ(status, 0) << out;
+  EXPECT_THAT(read_text(dir.file("config.txt")), HasSubstr("\nwarmup=12\n"));  // min(20, 12)
+  const auto [refused, said] = run_cli("train --quiet --steps 12 --warmup 20");
+  EXPECT_EQ(refused, 1);
+  EXPECT_THAT(said, HasSubstr("warmup (20) must be between 0 and steps (12)"));
 }
 
 // Issue 20, as a user meets it: retraining a run's tokenizer in place made

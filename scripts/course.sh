@@ -175,7 +175,7 @@ with_progress() {
         printf '  [%5s] %s  (%d s)\n' "$pct" "$what" $((now - start)); printed=1; shown=$now
       fi
       [ "$tty" -eq 1 ] && shown=$now
-    elif [ $((now - shown)) -ge 8 ]; then
+    elif [ $((now - shown)) -ge 6 ]; then  # SECONDS counts whole seconds and a poll takes a second: 6 keeps gaps under 8 s
       if [ "$tty" -eq 1 ]; then printf '\r\033[K  ... %s  (%d s)' "${what:-working}" $((now - start))
       else printf '  ... still at %s  (%d s)\n' "${what:-the start}" $((now - start)); fi
       printed=1; shown=$now

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "autograd/gradcheck.h"
+#include "course/checks/findings.h"
 #include "tensor/exercise.h"
 #include "nn/module.h"
 #include "tests/support/test_util.h"
@@ -68,6 +69,16 @@ inline std::string failed_forward_check(std::initializer_list<const char*> forwa
   GTEST_SKIP() << "the forward is wrong (check '" << course_failed_forward_                                   \
                << "' fails): fix it first; a gradient check of a wrong forward points at the wrong line"
 
+// First line of a check that builds on earlier checks of the same exercise
+// (a unit before the pieces built on it, then the whole): when one of them
+// failed with a wrong value, this check is skipped, naming it, instead of
+// diagnosing on top of code already known to be wrong.
+#define COURSE_REQUIRES(...)                                                                                  \
+  if (const std::string course_failed_prerequisite_ = ::ropegrad::course::failed_forward_check({__VA_ARGS__}); \
+      !course_failed_prerequisite_.empty())                                                                   \
+  GTEST_SKIP() << "needs check '" << course_failed_prerequisite_                                              \
+               << "', which fails: fix it first; this check builds on it"
+
 // gradcheck of f at `inputs` (float64 leaves); on failure the diagnosis
 // (wrong sign, factor two, transposed, broadcast not summed back, ...) first,
 // then the worst Jacobian entries.
@@ -112,7 +123,19 @@ inline void expect_values(const Tensor& actual, const Tensor& expected, Tol tol,
     return;
   }
   const ::testing::AssertionResult r = all_close(actual, expected, tol);
-  if (!r) ADD_FAILURE() << label << ": " << r.message();
+  if (r) return;
+  // The structure of the difference first (which elements, what relation), then the worst element.
+  std::string structure;
+  if (actual.shape() == expected.shape()) {
+    const std::vector<double> a = actual.to_vector<double>(), e = expected.to_vector<double>();
+    double largest = 0;
+    for (double v : e) largest = std::max(largest, std::abs(v));
+    std::vector<bool> wrong(a.size());
+    for (size_t i = 0; i < a.size(); ++i)
+      wrong[i] = !(std::abs(a[i] - e[i]) <= tol.atol + tol.atol_of_max * largest + tol.rtol * std::abs(e[i]));
+    structure = difference_structure(a, e, actual.shape(), wrong);
+  }
+  ADD_FAILURE() << label << ": " << (structure.empty() ? "" : structure + "; ") << r.message();
 }
 
 // The float64 tolerance of a parity check against PyTorch.

@@ -50,28 +50,53 @@ TEST(ex08_swiglu, silu_is_x_times_sigmoid_x) {
                 "silu(x) (b = 1)");
 }
 
+// Does got[i] equal want[i] at every point (relative 1e-9)?
+bool same_values(const std::vector<double>& got, const std::vector<double>& want) {
+  for (size_t i = 0; i < got.size(); ++i)
+    if (!(std::abs(got[i] - want[i]) <= 1e-9 * std::max(1.0, std::abs(want[i])))) return false;
+  return true;
+}
+
 TEST(ex08_swiglu, the_derivative_of_silu_has_both_terms) {
   COURSE_AFTER_FORWARD("silu_is_x_times_sigmoid_x", "swiglu_forward_matches_torch_float32");
-  // d silu / dx = s + x s (1 - s), s = sigmoid(x).
-  const std::vector<double> xs = {-2, -0.5, 1, 3};
-  std::vector<double> want, only_s;
-  for (double x : xs) {
-    const double s = sigmoid_of(x);
-    want.push_back(s * (1 + x * (1 - s)));
-    only_s.push_back(s);
+  // d silu_mul(a, b) / da = b silu'(a) = b s (1 + a (1 - s)), d / db = silu(a), s = sigmoid(a).
+  // Points where the look-alikes differ: a away from 0 and 1 (silu(1) = s(1)),
+  // b distinct and not 1, so that a swapped pair or a missing term shows.
+  const std::vector<double> as = {-2.5, -0.5, 0.75, 1.5, 3}, bs = {0.5, -1.25, 2, 0.3, -0.8};
+  std::vector<double> want_a, want_b, only_s, silu_prime;
+  for (size_t i = 0; i < as.size(); ++i) {
+    const double s = sigmoid_of(as[i]);
+    silu_prime.push_back(s * (1 + as[i] * (1 - s)));
+    want_a.push_back(bs[i] * silu_prime.back());
+    want_b.push_back(as[i] * s);
+    only_s.push_back(bs[i] * s);
   }
-  Tensor a = tensor(xs, {4}, DType::Float64).requires_grad_();
-  backward(nn::silu_mul(a, ones({4}, DType::Float64)), ones({4}, DType::Float64));  // d sum(silu(a))
-  if (!a.grad().defined()) {
-    ADD_FAILURE() << "d a: no gradient";
+  Tensor a = tensor(as, {5}, DType::Float64).requires_grad_(), b = tensor(bs, {5}, DType::Float64).requires_grad_();
+  backward(nn::silu_mul(a, b), ones({5}, DType::Float64));  // d sum(silu(a) b)
+  if (!a.grad().defined() || !b.grad().defined()) {
+    ADD_FAILURE() << "no gradient for " << (a.grad().defined() ? "b" : "a");
     return;
   }
-  const std::vector<double> got = a.grad().to_vector<double>();
-  if (std::abs(got[2] - only_s[2]) < 1e-9)
-    ADD_FAILURE() << "d silu(x) is sigmoid(x) alone (" << got[2] << " at x = 1, expected " << want[2]
-                  << "): the term x sigmoid(x) (1 - sigmoid(x)) is missing";
-  else
-    expect_values(a.grad(), tensor(want, {4}, DType::Float64), f64_tol(), "d silu(x)");
+  const std::vector<double> got_a = a.grad().to_vector<double>(), got_b = b.grad().to_vector<double>();
+  if (same_values(got_a, want_a) && same_values(got_b, want_b)) return;
+  if (same_values(got_a, want_b) && same_values(got_b, want_a)) {
+    ADD_FAILURE() << "the gradients of the two inputs are exchanged: d a equals the expected d b (silu(a)) and d b "
+                  << "the expected d a (b silu'(a)) at all 5 points";
+    return;
+  }
+  if (same_values(got_a, only_s) && same_values(got_b, want_b)) {
+    ADD_FAILURE() << "d a is b sigmoid(a) at all 5 points, where b silu'(a) = b s (1 + a (1 - s)) was expected: "
+                  << "the term a sigmoid(a) (1 - sigmoid(a)) of silu' is missing";
+    return;
+  }
+  // No single cause fits: what the rule gives for silu'(a) (d a / b) beside the true values.
+  std::string table;
+  for (size_t i = 0; i < as.size(); ++i)
+    table += fmt::format("{}a = {}: {:.6g} (silu' {:.6g})", i ? ", " : "", as[i], got_a[i] / bs[i], silu_prime[i]);
+  ADD_FAILURE() << (same_values(got_a, want_a) ? "d a is right; d b is wrong: " : "d a / b, your silu'(a), at ")
+                << (same_values(got_a, want_a) ? fmt::format("at a = {}, b = {} it is {:.6g}, expected silu(a) = {:.6g}",
+                                                             as[0], bs[0], got_b[0], want_b[0])
+                                               : table + (same_values(got_b, want_b) ? "; d b is right" : "; d b is wrong too"));
 }
 
 TEST(ex08_swiglu, gradients_of_the_gate_pass_gradcheck) {

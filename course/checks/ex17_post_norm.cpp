@@ -82,8 +82,8 @@ TEST(ex17_post_norm, with_silent_sublayers_the_block_is_ln2_of_ln1_of_x) {
   const Tensor x = post_block_fixture("in");
   const Tensor out = block->forward(x, nn::AttentionCall::causal());
   if (all_close(out, x, f64_tol())) {
-    ADD_FAILURE() << "the block returns x unchanged when both sublayers add 0: that is pre-norm (the norm on each "
-                     "sublayer's input); post-norm normalises each residual sum";
+    ADD_FAILURE() << "with both sublayers adding 0 the block returns x unchanged: no norm (their gains are not 1) "
+                     "acts on the residual stream x + sublayer(x) itself; post-norm normalises each residual sum";
     return;
   }
   const ::testing::AssertionResult same = all_close(out, block->ln2->forward(block->ln1->forward(x)), f64_tol());

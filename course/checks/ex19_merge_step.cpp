@@ -48,32 +48,157 @@ std::string merge_str(const BpeModel& model, size_t rank) {
   return pair_str(model.vocab[model.merges[rank].first], model.vocab[model.merges[rank].second]);
 }
 
-// The first pair whose maintained count differs from the recount, with what
-// the difference means; empty when they agree.
-std::string count_mismatch(const MergeState& state, const BpeModel& model) {
+// The first pair whose maintained count differs from a recount of the words
+// after the merge, with what was observed: the pair's recount before and
+// after the merge, and, only when the numbers show it, that its count was
+// left as it was before the merge (not decremented, not added); empty when
+// they agree.
+std::string count_mismatch(const MergeState& state, const BpeModel& model, const Counts& before) {
   const Counts want = recount(state.words, model), have = maintained(state, model);
+  const auto at = [](const Counts& c, const std::pair<std::string, std::string>& p) {
+    return c.count(p) ? c.at(p) : int64_t{0};
+  };
   for (const auto* m : {&want, &have}) {
     for (const auto& [pair, n] : *m) {
-      const int64_t w = want.count(pair) ? want.at(pair) : 0, h = have.count(pair) ? have.at(pair) : 0;
+      const int64_t w = at(want, pair), h = at(have, pair), b = at(before, pair);
       if (w == h) continue;
-      return "pair " + pair_str(pair.first, pair.second) + " counted " + std::to_string(h) + ", recounted from the words " +
-             std::to_string(w) +
-             (h > w ? ": the counts of the pairs a merge destroys were not decremented"
-                    : ": the counts of the pairs a merge creates were not added");
+      std::string seen = fmt::format("pair {} counted {} by merge_step's counts, {} by a recount of the words (before "
+                                     "this merge: {})",
+                                     pair_str(pair.first, pair.second), h, w, b);
+      if (h == b && w < b) seen += ": the merge removed occurrences of it, and its count was not decremented";
+      if (h == b && w > b) seen += ": the merge created occurrences of it, and its count was not added";
+      return seen;
     }
   }
   return "";
 }
 
-// Fails with the count mismatch, if any, after merge `rank`.
-bool counts_agree(const MergeState& state, const BpeModel& model, size_t rank) {
-  const std::string mismatch = count_mismatch(state, model);
+// After merge `rank` of (a, b): the first word that still holds a b side by
+// side (merge_step did not merge it there), as text; "" when none does.
+std::string pair_left_in_a_word(const MergeState& state, const BpeModel& model, size_t rank) {
+  const auto [a, b] = model.merges[rank];
+  for (const Word& w : state.words)
+    for (size_t i = 0; i + 1 < w.ids.size(); ++i)
+      if (w.ids[i] == a && w.ids[i + 1] == b) {
+        std::string text;
+        for (int32_t id : w.ids) text += model.vocab[id];
+        return fmt::format("after merge {} {}, the word {} (count {}) still holds that pair at position {}: it was not "
+                           "merged there",
+                           rank, merge_str(model, rank), literal(text), w.count, i);
+      }
+  return "";
+}
+
+// The merge just made, against a recount of the words before it: "" when it
+// is the most frequent pair and, among equally frequent ones, the greatest;
+// otherwise what was observed (both counts), naming the tie rule only when
+// the counts verify a tie.
+std::string merge_against_recount(const Counts& before, const BpeModel& model, size_t rank) {
+  const std::string& a = model.vocab[model.merges[rank].first];
+  const std::string& b = model.vocab[model.merges[rank].second];
+  std::pair<std::string, std::string> best;
+  int64_t most = -1;
+  for (const auto& [pair, n] : before)
+    if (n > most || (n == most && pair > best)) best = pair, most = n;
+  const int64_t got = before.count({a, b}) ? before.at({a, b}) : 0;
+  if (best == std::pair<std::string, std::string>{a, b}) return "";
+  if (got == most)
+    return fmt::format("merge {} is {}, which occurs {} times by a recount of the words, as {} does: of pairs with the "
+                       "same count the lexicographically greater (left bytes, right bytes) wins, here {}",
+                       rank, pair_str(a, b), got, pair_str(best.first, best.second), pair_str(best.first, best.second));
+  return fmt::format("merge {} is {}, which occurs {} times by a recount of the words; the most frequent pair is {} "
+                     "({} times)",
+                     rank, pair_str(a, b), got, pair_str(best.first, best.second), most);
+}
+
+// Fails with the count mismatch, if any, after merge `rank` (`before`: the recount before it).
+bool counts_agree(const MergeState& state, const BpeModel& model, size_t rank, const Counts& before) {
+  const std::string mismatch = count_mismatch(state, model, before);
   if (mismatch.empty()) return true;
   ADD_FAILURE() << mismatch << " (after merge " << rank << ", " << merge_str(model, rank) << ")";
   return false;
 }
 
+TEST(ex19_merge_step, merge_pair_in_word_merges_every_occurrence_left_to_right) {
+  // (a, a) in "aaa" is "aa" + "a"; in "aaaa" it is "aa" + "aa".
+  std::vector<int32_t> ids = {'a', 'a', 'a'};
+  const bool changed = tok::merge_pair_in_word(ids, 'a', 'a', 256);
+  if (!changed || ids != std::vector<int32_t>{256, 'a'}) {
+    ADD_FAILURE() << "merge_pair_in_word of (a, a) in \"aaa\" gives " << tokcheck::id_list(ids) << " and returns "
+                  << (changed ? "true" : "false") << ", expected [256 97] and true (left to right, occurrences do "
+                  << "not overlap)";
+    return;
+  }
+  ids = {'a', 'a', 'a', 'a', 'b', 'a', 'a'};
+  tok::merge_pair_in_word(ids, 'a', 'a', 256);
+  if (ids != std::vector<int32_t>{256, 256, 'b', 256}) {
+    ADD_FAILURE() << "merge_pair_in_word of (a, a) in \"aaaabaa\" gives " << tokcheck::id_list(ids)
+                  << ", expected [256 256 98 256] (every occurrence, left to right)";
+    return;
+  }
+  ids = {'a', 'b', 'c'};
+  if (tok::merge_pair_in_word(ids, 'b', 'a', 256) || ids != std::vector<int32_t>{'a', 'b', 'c'})
+    ADD_FAILURE() << "merge_pair_in_word of (b, a) in \"abc\", which does not hold it, gives "
+                  << tokcheck::id_list(ids) << "; expected false and the word unchanged";
+}
+
+TEST(ex19_merge_step, merge_step_merges_a_run_of_one_token_left_to_right) {
+  COURSE_REQUIRES("merge_pair_in_word_merges_every_occurrence_left_to_right");
+  BpeModel model = byte_model();
+  MergeState state(words_of({{"aaa", 1}}), model.vocab);
+  const Counts before = recount(state.words, model);
+  if (!tok::merge_step(state, model) || state.words[0].ids != std::vector<int32_t>{256, 'a'}) {
+    ADD_FAILURE() << "merge_step on \"aaa\": the word is " << tokcheck::id_list(state.words[0].ids)
+                  << ", expected [256 97]";
+    return;
+  }
+  const std::string mismatch = count_mismatch(state, model, before);
+  if (!mismatch.empty()) ADD_FAILURE() << mismatch << " (\"aaa\" after merging (a, a): only (aa, a) is left, once)";
+}
+
+TEST(ex19_merge_step, each_merge_is_made_everywhere_and_the_counts_equal_a_recount) {
+  COURSE_REQUIRES("merge_pair_in_word_merges_every_occurrence_left_to_right");
+  BpeModel model = byte_model();
+  MergeState state(words_of({{"banana", 3}, {" bandana", 2}, {"aaaa", 1}, {"aaa", 2}, {"abab", 1}, {"nana", 4}, {"n", 7}}),
+                   model.vocab);
+  for (int step = 0; step < 40; ++step) {
+    const Counts before = recount(state.words, model);
+    if (!tok::merge_step(state, model)) {
+      if (step < 10) ADD_FAILURE() << "merge_step found no pair after " << step << " merges; expected at least 10";
+      return;
+    }
+    const std::string left = pair_left_in_a_word(state, model, static_cast<size_t>(step));
+    if (!left.empty()) {
+      ADD_FAILURE() << left;
+      return;
+    }
+    if (!counts_agree(state, model, static_cast<size_t>(step), before)) return;
+  }
+  ADD_FAILURE() << "merge_step still merged after 40 steps: these words allow fewer merges";
+}
+
+TEST(ex19_merge_step, each_merge_is_the_most_frequent_pair_by_a_recount) {
+  COURSE_REQUIRES("merge_pair_in_word_merges_every_occurrence_left_to_right",
+                  "each_merge_is_made_everywhere_and_the_counts_equal_a_recount");
+  // Counts that change a lot between merges: a heap entry pushed early goes stale.
+  BpeModel model = byte_model();
+  MergeState state(words_of({{"abcabc", 5}, {"bcd", 9}, {"cdcd", 3}, {"abd", 4}, {"dab", 6}, {"xyxy", 8}}),
+                   model.vocab);
+  for (size_t rank = 0; rank < 12; ++rank) {
+    const Counts before = recount(state.words, model);
+    if (!tok::merge_step(state, model)) return;
+    const std::string found = merge_against_recount(before, model, rank);
+    if (!found.empty()) {
+      ADD_FAILURE() << found;
+      return;
+    }
+  }
+}
+
 TEST(ex19_merge_step, merges_match_the_python_reference_on_the_corpus) {
+  COURSE_REQUIRES("merge_pair_in_word_merges_every_occurrence_left_to_right",
+                  "each_merge_is_made_everywhere_and_the_counts_equal_a_recount",
+                  "each_merge_is_the_most_frequent_pair_by_a_recount");
   const auto reference = tokcheck::reference_merges();
   BpeModel model = byte_model(tokcheck::fixture_specials());
   MergeState state(tok::pretoken_words(tokcheck::read_bpe_fixture("corpus.txt"), model.specials), model.vocab);
@@ -94,43 +219,48 @@ TEST(ex19_merge_step, merges_match_the_python_reference_on_the_corpus) {
     const std::string& b = model.vocab[model.merges[rank].second];
     const auto& [ea, eb] = reference[rank];
     if (a == ea && b == eb && model.vocab.back() == a + b) {
-      if (!counts_agree(state, model, rank)) return;
+      if (!counts_agree(state, model, rank, before)) return;
       continue;
     }
-    const int64_t got = before.count({a, b}) ? before.at({a, b}) : 0;
-    const int64_t want = before.count({ea, eb}) ? before.at({ea, eb}) : 0;
-    std::string why = "a different pair merged";
-    if (a == ea && b == eb) why = "the new token is not bytes(left) + bytes(right)";
-    else if (got == want) why = "a tie (both occur " + std::to_string(got) + " times) goes to the lexicographically greater pair";
-    else if (got < want) why = "not the most frequent pair (" + std::to_string(got) + " < " + std::to_string(want) + ")";
-    ADD_FAILURE() << why << ": merge " << rank << " is " << pair_str(a, b) << ", the Python reference merges "
-                  << pair_str(ea, eb);
+    if (a == ea && b == eb) {
+      ADD_FAILURE() << "merge " << rank << " " << pair_str(a, b) << " makes the token "
+                    << literal(model.vocab.back()) << ", not bytes(left) + bytes(right) = " << literal(a + b);
+      return;
+    }
+    const std::string found = merge_against_recount(before, model, rank);
+    ADD_FAILURE() << (found.empty() ? "" : found + "; ") << "merge " << rank << " is " << pair_str(a, b)
+                  << ", the Python reference merges " << pair_str(ea, eb);
     return;
   }
 }
 
 TEST(ex19_merge_step, ties_go_to_the_lexicographically_greater_pair) {
+  COURSE_REQUIRES("merge_pair_in_word_merges_every_occurrence_left_to_right",
+                  "each_merge_is_made_everywhere_and_the_counts_equal_a_recount");
   // "ab ab cd cd": (a, b), (' ', c) and (c, d) all occur twice; (c, d) is the
   // greatest. Then (a, b) and (' ', cd) tie; "a" > " ".
   BpeModel model = byte_model();
   MergeState state(words_of({{"ab", 1}, {" ab", 1}, {" cd", 2}}), model.vocab);
   for (const auto& [ea, eb] : std::vector<std::pair<std::string, std::string>>{{"c", "d"}, {"a", "b"}}) {
     const size_t rank = model.merges.size();
+    const Counts before = recount(state.words, model);
     if (!tok::merge_step(state, model)) {
       ADD_FAILURE() << "merge " << rank << ": merge_step found no pair";
       return;
     }
     if (model.vocab[model.merges[rank].first] != ea || model.vocab[model.merges[rank].second] != eb) {
-      ADD_FAILURE() << "ties broken the wrong way: merge " << rank << " is " << merge_str(model, rank)
-                    << ", expected " << pair_str(ea, eb) << " (of pairs with the same count the lexicographically "
-                    << "greater (left bytes, right bytes) wins)";
+      const std::string found = merge_against_recount(before, model, rank);
+      ADD_FAILURE() << (found.empty() ? "" : found + "; ") << "merge " << rank << " is " << merge_str(model, rank)
+                    << ", expected " << pair_str(ea, eb);
       return;
     }
-    if (!counts_agree(state, model, rank)) return;
+    if (!counts_agree(state, model, rank, before)) return;
   }
 }
 
 TEST(ex19_merge_step, ties_compare_unsigned_bytes_not_token_ids) {
+  COURSE_REQUIRES("merge_pair_in_word_merges_every_occurrence_left_to_right",
+                  "each_merge_is_made_everywhere_and_the_counts_equal_a_recount");
   // After (a, a), the pairs ("aa", "b") and ("z", "b") tie: "z" > "aa" as
   // bytes, though the id of "aa" (256) is greater than that of "z" (122).
   // Then ("\xff", "b") and ("a", "b") tie: byte 0xff is the greatest.
@@ -138,59 +268,20 @@ TEST(ex19_merge_step, ties_compare_unsigned_bytes_not_token_ids) {
   MergeState state(words_of({{"aa", 10}, {"aab", 2}, {"zb", 2}, {"\xff" "b", 1}, {"ab", 1}}), model.vocab);
   const std::vector<std::pair<std::string, std::string>> expected = {{"a", "a"}, {"z", "b"}, {"aa", "b"}, {"\xff", "b"}};
   for (size_t rank = 0; rank < expected.size(); ++rank) {
+    const Counts before = recount(state.words, model);
     if (!tok::merge_step(state, model)) {
       ADD_FAILURE() << "merge " << rank << ": merge_step found no pair";
       return;
     }
     const auto& [ea, eb] = expected[rank];
     if (model.vocab[model.merges[rank].first] != ea || model.vocab[model.merges[rank].second] != eb) {
-      ADD_FAILURE() << "ties broken the wrong way: merge " << rank << " is " << merge_str(model, rank) << ", expected "
-                    << pair_str(ea, eb) << " (compare the tokens' bytes as unsigned values, not their ids)";
+      const std::string found = merge_against_recount(before, model, rank);
+      ADD_FAILURE() << (found.empty() ? "" : found + " (compared as unsigned bytes, not as token ids); ") << "merge "
+                    << rank << " is " << merge_str(model, rank) << ", expected " << pair_str(ea, eb);
       return;
     }
-    if (!counts_agree(state, model, rank)) return;
+    if (!counts_agree(state, model, rank, before)) return;
   }
-}
-
-TEST(ex19_merge_step, pair_counts_equal_a_recount_after_every_merge) {
-  BpeModel model = byte_model();
-  MergeState state(words_of({{"banana", 3}, {" bandana", 2}, {"aaaa", 1}, {"aaa", 2}, {"abab", 1}, {"nana", 4}, {"n", 7}}),
-                   model.vocab);
-  for (int step = 0; step < 40; ++step) {
-    if (!tok::merge_step(state, model)) {
-      if (step < 10) ADD_FAILURE() << "merge_step found no pair after " << step << " merges; expected at least 10";
-      return;
-    }
-    if (!counts_agree(state, model, step)) return;
-  }
-  ADD_FAILURE() << "merge_step still merged after 40 steps: these words allow fewer merges";
-}
-
-TEST(ex19_merge_step, a_run_of_one_token_merges_left_to_right) {
-  // (a, a) in "aaa" is "aa" + "a"; in "aaaa" it is "aa" + "aa".
-  std::vector<int32_t> ids = {'a', 'a', 'a'};
-  const bool changed = tok::merge_pair_in_word(ids, 'a', 'a', 256);
-  if (!changed || ids != std::vector<int32_t>{256, 'a'}) {
-    ADD_FAILURE() << "merge_pair_in_word of (a, a) in \"aaa\" gives " << tokcheck::id_list(ids)
-                  << ", expected [256 97] (left to right, occurrences do not overlap)";
-    return;
-  }
-  ids = {'a', 'a', 'a', 'a', 'b', 'a', 'a'};
-  tok::merge_pair_in_word(ids, 'a', 'a', 256);
-  if (ids != std::vector<int32_t>{256, 256, 'b', 256}) {
-    ADD_FAILURE() << "merge_pair_in_word of (a, a) in \"aaaabaa\" gives " << tokcheck::id_list(ids)
-                  << ", expected [256 256 98 256] (every occurrence, left to right)";
-    return;
-  }
-  BpeModel model = byte_model();
-  MergeState state(words_of({{"aaa", 1}}), model.vocab);
-  if (!tok::merge_step(state, model) || state.words[0].ids != std::vector<int32_t>{256, 'a'}) {
-    ADD_FAILURE() << "merge_step on \"aaa\": the word is " << tokcheck::id_list(state.words[0].ids)
-                  << ", expected [256 97]";
-    return;
-  }
-  const std::string mismatch = count_mismatch(state, model);
-  if (!mismatch.empty()) ADD_FAILURE() << mismatch << " (\"aaa\" after merging (a, a): only (aa, a) is left, once)";
 }
 
 TEST(ex19_merge_step, no_pair_left_means_false_and_nothing_changed) {

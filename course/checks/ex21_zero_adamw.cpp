@@ -44,11 +44,24 @@ std::string element_name(int64_t e) {
   return fmt::format("p{}[{}]", i, e);
 }
 
-// One step of rank 1 of 3 (the other ranks pretended), and nn::AdamW's step.
+// One step of rank 1 of 3 (the other ranks pretended), and nn::AdamW's step,
+// with the moments each kept (the flat m and v; AdamW's as its state_dict gives them).
 struct RankOneStep {
-  std::vector<float> before, after, adamw;
+  std::vector<float> before, after, adamw, grad, m, v, adamw_m, adamw_v;
+  int64_t step = 0;
   std::vector<std::vector<float>> sent;
 };
+
+std::vector<float> flat_state(const nn::StateDict& state, const char* name, size_t params) {
+  std::vector<float> out;
+  for (size_t i = 0; i < params; ++i) {
+    const auto it = state.find(fmt::format("state.{}.{}", i, name));
+    const std::vector<float> v = it == state.end() ? std::vector<float>() : it->second.to_vector<float>();
+    out.insert(out.end(), v.begin(), v.end());
+  }
+  return out;
+}
+
 RankOneStep rank_one_step() {
   RankOneStep r;
   const std::vector<Tensor> ps = zero_params(), whole = zero_params();
@@ -58,12 +71,47 @@ RankOneStep rank_one_step() {
   set_zero_grads(ps, 1);
   set_zero_grads(whole, 1);
   r.before = flat(ps);
+  for (const Tensor& p : ps) {
+    const std::vector<float> g = p.grad().to_vector<float>();
+    r.grad.insert(r.grad.end(), g.begin(), g.end());
+  }
   zero.step();
   adamw.step();
   r.after = flat(ps);
   r.adamw = flat(whole);
   r.sent = group.gathered;
+  const nn::StateDict mine = zero.state_dict(), theirs = adamw.state_dict();
+  r.m = flat_state(mine, "exp_avg", ps.size());
+  r.v = flat_state(mine, "exp_avg_sq", ps.size());
+  r.adamw_m = flat_state(theirs, "exp_avg", ps.size());
+  r.adamw_v = flat_state(theirs, "exp_avg_sq", ps.size());
+  const auto step = mine.find("state.0.step");
+  r.step = step == mine.end() ? -1 : step->second.to_vector<int64_t>()[0];
   return r;
+}
+
+// Which parameters this rank's range [3, 6) holds whole, and which in part.
+constexpr const char* kRangeHolds = "this rank's range [3, 6) holds p1[0], p1[1] (all of p1) and p2[0] (p2 starts "
+                                    "inside the range and ends outside it)";
+
+// What was observed at element e of this rank's range, whose value `sent` is not AdamW's.
+std::string observed_at(const RankOneStep& r, int64_t e, float sent) {
+  const auto i = static_cast<size_t>(e);
+  const std::string where = fmt::format("element {} ({}) of this rank's range [3, 6)", e, element_name(e));
+  const std::string moments =
+      i < r.m.size() && i < r.adamw_m.size()
+          ? fmt::format("the moments this rank kept there: m = {}, v = {} (AdamW's: m = {}, v = {}), step count {}",
+                        r.m[i], r.v[i], r.adamw_m[i], r.adamw_v[i], r.step)
+          : std::string("the step kept no moments");
+  if (!std::isfinite(sent))
+    return fmt::format("{} is {} after step 1, from finite inputs (weight {}, gradient {}); {}; AdamW's update from "
+                       "them divides by its bias corrections 1 - beta1^t = {:.4g} and 1 - beta2^t = {:.4g} at t = 1 "
+                       "(they are 0 at t = 0)",
+                       where, sent, r.before[i], r.grad[i], moments, 1 - 0.9, 1 - 0.95);
+  if (sent == r.before[i])
+    return fmt::format("{} was not updated: sent its old value {}, AdamW gives {}; {}", where, sent, r.adamw[i],
+                       kRangeHolds);
+  return fmt::format("{}: sent {}, AdamW's update gives {}; {}", where, sent, r.adamw[i], moments);
 }
 
 TEST(ex21_zero_adamw, this_rank_updates_exactly_its_range_with_adamw) {
@@ -73,19 +121,20 @@ TEST(ex21_zero_adamw, this_rank_updates_exactly_its_range_with_adamw) {
                   << "rank's updated range): without it the other ranks never see this rank's update";
     return;
   }
+  // Every element of the range, so the pattern shows (the first of each piece, the end of a parameter, ...).
+  std::string each;
+  int64_t first_wrong = -1;
   for (int64_t e = 3; e < 6; ++e) {
-    const float sent = r.sent[0][static_cast<size_t>(e - 3)];
-    if (sent == r.adamw[static_cast<size_t>(e)]) continue;
-    if (sent == r.before[static_cast<size_t>(e)])
-      ADD_FAILURE() << "element " << e << " (" << element_name(e) << ") of this rank's range [3, 6) was not updated: "
-                    << "sent its old value " << sent << ", AdamW gives " << r.adamw[static_cast<size_t>(e)]
-                    << " (an off-by-one at the range's ends?)";
-    else
-      ADD_FAILURE() << "element " << e << " (" << element_name(e) << ") of this rank's range [3, 6): sent " << sent
-                    << ", AdamW's update gives " << r.adamw[static_cast<size_t>(e)]
-                    << " (m_ and v_ start at begin_; the parameter and its gradient at offset_[i])";
-    return;
+    const auto i = static_cast<size_t>(e);
+    const float sent = r.sent[0][i - 3];
+    const bool right = sent == r.adamw[i];
+    if (!right && first_wrong < 0) first_wrong = e;
+    each += fmt::format("{}{} {}", e > 3 ? ", " : "", element_name(e),
+                        right ? "updated as AdamW" : sent == r.before[i] ? "not updated" : "wrong");
   }
+  if (first_wrong < 0) return;
+  const float sent = r.sent[0][static_cast<size_t>(first_wrong - 3)];
+  ADD_FAILURE() << observed_at(r, first_wrong, sent) << " (the range: " << each << ")";
 }
 
 TEST(ex21_zero_adamw, the_gathered_ranges_become_every_parameter) {
@@ -110,6 +159,7 @@ TEST(ex21_zero_adamw, the_gathered_ranges_become_every_parameter) {
 }
 
 TEST(ex21_zero_adamw, n_ranks_give_the_weights_of_one_adamw_bit_for_bit) {
+  COURSE_REQUIRES("this_rank_updates_exactly_its_range_with_adamw", "the_gathered_ranges_become_every_parameter");
   for (int n : rank_counts()) {
     const std::string found = first_finding(on_ranks(n, [&](tasks::ProcessGroup& group) -> std::string {
       const std::vector<Tensor> ps = zero_params(), whole = zero_params();

@@ -1,0 +1,118 @@
+// What a failing check says, when it cannot name a cause: the structure of
+// the difference between what the learner's code gave and what was expected,
+// each statement verified on every element (course/checks/check_util.h).
+//
+//   first non-finite value at [1, 2]: nan (3 of 12 elements are not finite; every expected value is finite)
+//   every element is -1 x the expected (the sign of each is flipped)
+//   every element is 0.25 x the expected
+//   wrong exactly where dim 1's index is 0 (of 4), right elsewhere; there each is 2 x the expected
+//   (nothing: no simple structure; the caller then gives the count and the worst element)
+//
+// A check names a cause only when it has tested it on inputs where its
+// look-alikes give other values; these statements name none.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tensor/tensor.h"
+
+namespace ropegrad::course {
+
+namespace findings_detail {
+
+inline std::vector<int64_t> unravel(const Shape& shape, size_t flat) {
+  std::vector<int64_t> idx(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    const auto n = static_cast<size_t>(std::max<int64_t>(shape[d], 1));
+    idx[d] = static_cast<int64_t>(flat % n);
+    flat /= n;
+  }
+  return idx;
+}
+
+inline std::string index_text(const std::vector<int64_t>& idx) {
+  std::string s = "[";
+  for (size_t d = 0; d < idx.size(); ++d) s += (d ? ", " : "") + std::to_string(idx[d]);
+  return s + "]";
+}
+
+// c when got[i] = c want[i] at every listed element (relative 1e-9), else NaN.
+inline double common_ratio(const std::vector<double>& got, const std::vector<double>& want,
+                           const std::vector<size_t>& at) {
+  double c = NAN;
+  for (size_t i : at) {
+    if (want[i] == 0) {
+      if (got[i] != 0) return NAN;
+      continue;
+    }
+    const double r = got[i] / want[i];
+    if (std::isnan(c)) c = r;
+    if (!std::isfinite(r) || std::abs(r - c) > 1e-9 * std::max(1.0, std::abs(c))) return NAN;
+  }
+  return c;
+}
+
+inline std::string ratio_text(double c) {
+  if (c == -1) return "-1 x the expected (the sign of each is flipped)";
+  return fmt::format("{:.6g} x the expected", c);
+}
+
+// The dim along which the wrong elements are exactly those whose index lies
+// in a proper subset of that dim's indices (the smallest such subset); the
+// text, or "" when no dim explains them all.
+inline std::string wrong_slices(const Shape& shape, const std::vector<bool>& wrong) {
+  std::string best;
+  size_t best_size = SIZE_MAX;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    std::set<int64_t> where;
+    for (size_t i = 0; i < wrong.size(); ++i)
+      if (wrong[i]) where.insert(unravel(shape, i)[d]);
+    if (where.size() >= static_cast<size_t>(shape[d]) || where.size() >= best_size) continue;
+    bool exact = true;
+    for (size_t i = 0; i < wrong.size() && exact; ++i) exact = wrong[i] == (where.count(unravel(shape, i)[d]) > 0);
+    if (!exact) continue;
+    std::string list;
+    for (int64_t v : where) list += (list.empty() ? "" : ", ") + std::to_string(v);
+    best = fmt::format("wrong exactly where dim {}'s index is {} (of {}), right elsewhere", d, list, shape[d]);
+    best_size = where.size();
+  }
+  return best;
+}
+
+}  // namespace findings_detail
+
+// The structure of the difference of `got` from `want` (same shape), where
+// `wrong[i]` marks the elements outside the tolerance; "" when none is wrong
+// or no structure above fits every wrong element.
+inline std::string difference_structure(const std::vector<double>& got, const std::vector<double>& want,
+                                        const Shape& shape, const std::vector<bool>& wrong) {
+  using namespace findings_detail;
+  std::vector<size_t> bad;
+  for (size_t i = 0; i < wrong.size(); ++i)
+    if (wrong[i]) bad.push_back(i);
+  if (bad.empty()) return "";
+  size_t non_finite = 0, first = SIZE_MAX;
+  bool want_finite = true;
+  for (size_t i = 0; i < got.size(); ++i) {
+    want_finite = want_finite && std::isfinite(want[i]);
+    if (!std::isfinite(got[i])) {
+      ++non_finite;
+      first = std::min(first, i);
+    }
+  }
+  if (non_finite > 0 && want_finite)
+    return fmt::format("first non-finite value at {}: {} ({} of {} elements are not finite; every expected value is "
+                       "finite)",
+                       index_text(unravel(shape, first)), got[first], non_finite, got.size());
+  const double c = common_ratio(got, want, bad);
+  if (bad.size() == got.size()) return std::isnan(c) ? "" : "every element is " + ratio_text(c);
+  std::string where = wrong_slices(shape, wrong);
+  if (!std::isnan(c)) where += (where.empty() ? "" : "; ") + fmt::format("each wrong element is {}", ratio_text(c));
+  return where;  // "" when nothing simple explains them: the caller's count and worst element say the rest
+}
+
+}  // namespace ropegrad::course

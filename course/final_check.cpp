@@ -400,11 +400,16 @@ int main(int argc, char** argv) try {
     fmt::print("| {} | {:.5f} | {:.5f} | {:.1e} | {:.1e} |\n", step + 1, loss, it->second, std::abs(loss - it->second),
                allowed(step) * std::abs(it->second));
   }
-  tasks::Series mine{"your code", train_curve}, theirs{"reference", {}};
-  for (const auto& [step, loss] : ref_loss) theirs.points.push_back({static_cast<double>(step), loss});
+  // Steps counted from 1, as the table; the reference dashed and yours with a
+  // dot at every step, so where they coincide neither hides the other.
+  tasks::Series mine{"your code", {}}, theirs{"reference (dashed)", {}};
+  mine.markers = true;
+  theirs.dashed = true;
+  for (const auto& [x, loss] : train_curve) mine.points.push_back({x + 1, loss});
+  for (const auto& [step, loss] : ref_loss) theirs.points.push_back({static_cast<double>(step + 1), loss});
   const std::string svg = (fs::path(args.out) / "loss_curves.svg").string();
   tasks::write_svg_plot(svg, {mine, theirs}, "course final: your LM and the reference, same seed and settings", "step",
-                        "training loss");
+                        "training loss", INFINITY, /*tick_at_last_x=*/true);
   fmt::print("\ncourse final: the curves are in {}\n", svg);
 
   for (const Record& r : trace) {

@@ -33,7 +33,7 @@ std::string xml_escape(const std::string& text) {
 }  // namespace
 
 void write_svg_plot(const std::string& path, const std::vector<Series>& series, const std::string& title,
-                    const std::string& x_label, const std::string& y_label, double y_max) {
+                    const std::string& x_label, const std::string& y_label, double y_max, bool tick_at_last_x) {
   double x0 = std::numeric_limits<double>::infinity(), x1 = -x0, y0 = x0, y1 = -x0;
   for (const Series& s : series) {
     for (const auto& [x, y] : s.points) {
@@ -62,7 +62,11 @@ void write_svg_plot(const std::string& path, const std::vector<Series>& series, 
       "<text x=\"{}\" y=\"22\" font-size=\"15\" text-anchor=\"middle\">{}</text>\n",
       w, h, left + pw / 2, xml_escape(title));
   const double xs = tick_step(x1 - x0, 6), ys = tick_step(y1 - y0, 6);
-  for (double x = std::ceil(x0 / xs) * xs; x <= x1 + 1e-9; x += xs) {
+  std::vector<double> x_ticks;
+  for (double x = std::ceil(x0 / xs) * xs; x <= x1 + 1e-9; x += xs) x_ticks.push_back(x);
+  // The last x, unless a tick sits on it or so near that the labels would overlap.
+  if (tick_at_last_x && (x_ticks.empty() || px(x1) - px(x_ticks.back()) > 30)) x_ticks.push_back(x1);
+  for (double x : x_ticks) {
     svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#ddd\"/>"
                        "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4:g}</text>\n",
                        px(x), top, top + ph, top + ph + 18, x);
@@ -79,13 +83,17 @@ void write_svg_plot(const std::string& path, const std::vector<Series>& series, 
                      top + ph / 2, top + ph / 2, xml_escape(y_label));
   for (size_t i = 0; i < series.size(); ++i) {
     const char* color = colors[i % 6];
-    const char* dash = dashes[(i / 6) % 4];
-    std::string points;
+    const char* dash = series[i].dashed ? dashes[1] : dashes[(i / 6) % 4];
+    std::string points, dots;
     for (const auto& [x, y] : series[i].points) {
-      if (std::isfinite(y)) points += fmt::format("{:.1f},{:.1f} ", px(x), py(y));
+      if (!std::isfinite(y)) continue;
+      points += fmt::format("{:.1f},{:.1f} ", px(x), py(y));
+      if (series[i].markers)
+        dots += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.5\" fill=\"{}\"/>", px(x), py(y), color);
     }
     svg += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\"{} points=\"{}\"/>\n", color, dash,
                        points);
+    if (!dots.empty()) svg += dots + "\n";
     const double ly = top + 16 + 20 * static_cast<double>(i);
     svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"{3}\" stroke-width=\"3\"{7}/>"
                        "<text x=\"{4}\" y=\"{5}\">{6}</text>\n",

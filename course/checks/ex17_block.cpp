@@ -41,6 +41,62 @@ TEST(ex17_block, output_matches_torch_float64) {
   expect_f64_results(block_run(), block_leaves(), [](const std::string&) { return block_fixture("block.out"); }, "block");
 }
 
+// The fixture's block with its two norms' gains set apart (ln1 0.5.., ln2
+// 1.5..), so that reading one norm for the other shows.
+std::unique_ptr<nn::TransformerBlock> probe_block() {
+  auto block = make_block(DType::Float64);
+  load_leaves(*block, kBlockWeights, block_leaves(), 1);
+  nn::StateDict w = block->state_dict();
+  std::vector<double> g1, g2;
+  for (int i = 0; i < 16; ++i) g1.push_back(0.5 + 0.05 * i), g2.push_back(1.5 - 0.04 * i);
+  w["ln1.weight"] = tensor(g1, {16}, DType::Float64);
+  w["ln2.weight"] = tensor(g2, {16}, DType::Float64);
+  block->load_state_dict(w);
+  return block;
+}
+
+bool same(const Tensor& a, const Tensor& b) { return all_close(a, b, f64_tol()); }
+
+TEST(ex17_block, each_step_is_the_residual_of_its_normalised_sublayer) {
+  const auto block = probe_block();
+  const nn::AttentionCall call = nn::AttentionCall::causal();
+  const Tensor x = block_fixture("block.in");
+  const auto attn = [&](const Tensor& t) { return block->attn->forward(t, call); };
+  const auto ffn = [&](const Tensor& t) { return block->ffn->forward(t); };
+  const Tensor h = add(x, attn(block->ln1->forward(x)));
+  const Tensor want = add(h, ffn(block->ln2->forward(h)));
+  const Tensor got = block->forward(x, call);
+  if (same(got, want)) return;
+  // Each cause is the block built from the module's own pieces in another
+  // way; it is named only when the block's output is that one (and not the
+  // right one) on this input, where all of them differ.
+  const Tensor g = add(x, ffn(block->ln2->forward(x)));
+  const Tensor a = attn(block->ln1->forward(x));
+  const std::vector<std::pair<std::string, Tensor>> causes = {
+      {"the feed-forward reads ln2 of the block's input x, not of h = x + attention", add(h, ffn(block->ln2->forward(x)))},
+      {"the feed-forward's input is normalised with ln1, not ln2", add(h, ffn(block->ln1->forward(h)))},
+      {"the sublayers run in the other order: the feed-forward step first, then attention on its result",
+       add(g, attn(block->ln1->forward(g)))},
+      {"the residual around attention is missing (h = attention alone)", add(a, ffn(block->ln2->forward(a)))},
+      {"the residual around the feed-forward is missing", ffn(block->ln2->forward(h))},
+  };
+  for (const auto& [cause, built] : causes) {
+    if (same(got, built)) {
+      ADD_FAILURE() << "the block's output is exactly that of this block: " << cause;
+      return;
+    }
+  }
+  // None fits: which step is wrong, with the other sublayer silenced.
+  nn::StateDict w = block->state_dict();
+  w["ffn.w2.weight"] = zeros({16, 32}, DType::Float64);
+  block->load_state_dict(w);
+  const bool attention_step = same(block->forward(x, call), h);
+  ADD_FAILURE() << "with the feed-forward silenced (w2 = 0) the block "
+                << (attention_step ? "is x + attn(ln1(x)), as it should: the attention step is right, the "
+                                     "feed-forward step h + ffn(ln2(h)) is not"
+                                   : "is not x + attn(ln1(x)): the attention step is already wrong");
+}
+
 TEST(ex17_block, output_matches_torch_float32_within_the_error_bound) {
   // float32 against torch's float64 (the bound of two float32 programs covers
   // one). K: the longest sum, over D = 16 or d_ff = 32 features; stages: ln1

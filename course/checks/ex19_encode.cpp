@@ -1,7 +1,11 @@
 // ex19-encode: Tokenizer::encode_pretoken and Tokenizer::encode
 // (tokenizer/encode.cpp), with the Python reference's model and encodings
 // (tests/fixtures/make_bpe_fixtures.py) read from the fixture files.
+#include <map>
+#include <set>
+
 #include "course/checks/tok_util.h"
+#include "tokenizer/pretokenize.h"
 #include "tokenizer/tokenizer.h"
 
 namespace ropegrad::course {
@@ -27,8 +31,83 @@ std::string tokens_str(const BpeModel& model, const std::vector<int32_t>& ids, s
   return out + "]";
 }
 
-// Compares encode(text) with the reference's ids; on a difference names the
-// first stretch that differs and what kind of wrong it is.
+// " (merge ranks: "st" 52, "er" 6)": the rank of the merge that made each
+// multi-byte token of ids[from, to), what decides the order merges apply in.
+std::string ranks_of(const BpeModel& model, const std::vector<int32_t>& ids, size_t from, size_t to) {
+  std::map<int32_t, size_t> rank;
+  std::map<std::string, int32_t> id_of;
+  for (size_t t = 0; t < model.vocab.size(); ++t) id_of[model.vocab[t]] = static_cast<int32_t>(t);
+  for (size_t r = 0; r < model.merges.size(); ++r)
+    rank[id_of[model.vocab[model.merges[r].first] + model.vocab[model.merges[r].second]]] = r;
+  std::string out;
+  for (size_t k = from; k < to && k < ids.size(); ++k)
+    if (rank.count(ids[k])) out += (out.empty() ? "" : ", ") + literal(model.vocab[ids[k]]) + " " + std::to_string(rank[ids[k]]);
+  return out.empty() ? "" : " (merge ranks: " + out + ")";
+}
+
+// The rank of the merge that made token id, or -1 for a byte or a special token.
+int64_t rank_of(const BpeModel& model, int32_t id) {
+  const std::string& bytes = model.vocab[static_cast<size_t>(id)];
+  for (size_t r = 0; r < model.merges.size(); ++r)
+    if (model.vocab[model.merges[r].first] + model.vocab[model.merges[r].second] == bytes) return static_cast<int64_t>(r);
+  return -1;
+}
+
+// "; ...": when the reference's stretch holds a token made by a merge of lower
+// rank than one of yours that it does not hold, both (a fact of the two
+// stretches, with the rule it breaks); "" otherwise.
+std::string rank_order(const BpeModel& model, const std::vector<int32_t>& got, size_t g0, size_t g1,
+                       const std::vector<int32_t>& want, size_t w0, size_t w1) {
+  const std::set<int32_t> mine(got.begin() + g0, got.begin() + g1), theirs(want.begin() + w0, want.begin() + w1);
+  int64_t lowest_theirs = -1, highest_mine = -1;
+  int32_t t_id = 0, m_id = 0;
+  for (int32_t id : theirs) {
+    const int64_t r = mine.count(id) ? -1 : rank_of(model, id);
+    if (r >= 0 && (lowest_theirs < 0 || r < lowest_theirs)) lowest_theirs = r, t_id = id;
+  }
+  for (int32_t id : mine) {
+    const int64_t r = theirs.count(id) ? -1 : rank_of(model, id);
+    if (r > highest_mine) highest_mine = r, m_id = id;
+  }
+  if (lowest_theirs < 0 || highest_mine < 0 || lowest_theirs >= highest_mine) return "";
+  return "; your " + literal(model.vocab[m_id]) + " (rank " + std::to_string(highest_mine) + ") was merged where the "
+         "reference's " + literal(model.vocab[t_id]) + " (rank " + std::to_string(lowest_theirs) +
+         ") was not: of the pairs in a pre-token, the merge of lowest rank applies first";
+}
+
+// "; token 3 ("e t") spans the end of the pre-token "the": ...": the first
+// token of `ids` that crosses a pre-token boundary of text's plain pieces
+// (ex19-pretokenize's for_each_pretoken, on the text between special tokens);
+// "" when none does.
+std::string crossing(const Tokenizer& tok, const std::string& text, const std::vector<int32_t>& ids) {
+  const BpeModel& model = tok.model();
+  std::set<size_t> ends;  // byte offsets where a pre-token or a special token ends
+  for (const tok::Piece& piece : tok::split_at_specials(text, model.specials)) {
+    const size_t base = static_cast<size_t>(piece.text.data() - text.data());
+    if (piece.special >= 0) {
+      ends.insert(base + piece.text.size());
+      continue;
+    }
+    tok::for_each_pretoken(piece.text, [&](std::string_view p) {
+      ends.insert(static_cast<size_t>(p.data() - text.data()) + p.size());
+    });
+  }
+  size_t at = 0;
+  for (size_t k = 0; k < ids.size(); ++k) {
+    const std::string& bytes = model.vocab[ids[k]];
+    const auto inside = ends.upper_bound(at);
+    if (inside != ends.end() && *inside < at + bytes.size())
+      return "; token " + std::to_string(k) + " (" + literal(bytes) + ") spans the end of a pre-token at byte " +
+             std::to_string(*inside) + " of the text (" + literal(text.substr(at, *inside - at)) +
+             " | " + literal(text.substr(*inside, at + bytes.size() - *inside)) + "): merges never cross a pre-token's end";
+    at += bytes.size();
+  }
+  return "";
+}
+
+// Compares encode(text) with the reference's ids; on a difference shows the
+// first stretch that differs (the tokens, their ids and the ranks of the
+// merges that made them) and, when a token crosses a pre-token's end, which.
 void expect_encoding(const Tokenizer& tok, const std::string& text, const std::vector<int32_t>& expected,
                      const std::string& label) {
   const std::vector<int32_t> got = tok.encode(text);
@@ -57,19 +136,12 @@ void expect_encoding(const Tokenizer& tok, const std::string& text, const std::v
     else if (e < expected.size()) eb += model.vocab[expected[e++]].size();
     else break;
   } while (gb != eb);
-  auto has_special = [&](const std::vector<int32_t>& ids, size_t from, size_t to) {
-    for (size_t k = from; k < to; ++k)
-      if (ids[k] >= 256 && ids[k] < 256 + static_cast<int32_t>(model.specials.size())) return true;
-    return false;
-  };
-  std::string why = "the same bytes merged differently: apply the merge of lowest rank (the earliest learned) "
-                    "first, every occurrence at once, until no pair of the pre-token has a rank";
-  if (has_special(got, i, g) || has_special(expected, i, e))
-    why = "special tokens encoded wrongly: each special token is one id, the longest where two overlap";
-  ADD_FAILURE() << why << ": " << label << " at token " << i << ": " << tokens_str(model, got, i, g) << " = "
-                << id_list(std::vector<int32_t>(got.begin() + i, got.begin() + g)) << ", the Python reference has "
-                << tokens_str(model, expected, i, e) << " = "
-                << id_list(std::vector<int32_t>(expected.begin() + i, expected.begin() + e));
+  ADD_FAILURE() << label << " at token " << i << ": " << tokens_str(model, got, i, g) << " = "
+                << id_list(std::vector<int32_t>(got.begin() + i, got.begin() + g)) << ranks_of(model, got, i, g)
+                << ", the Python reference has " << tokens_str(model, expected, i, e) << " = "
+                << id_list(std::vector<int32_t>(expected.begin() + i, expected.begin() + e))
+                << ranks_of(model, expected, i, e) << rank_order(model, got, i, g, expected, i, e)
+                << crossing(tok, text, got);
 }
 
 TEST(ex19_encode, corpus_and_sample_match_the_python_reference) {
@@ -80,6 +152,23 @@ TEST(ex19_encode, corpus_and_sample_match_the_python_reference) {
     expect_encoding(tok, text, expected, name + ".txt");
     expect_encoding(tok, text, expected, name + ".txt encoded again (a second call, its own cache)");
   }
+}
+
+TEST(ex19_encode, no_token_crosses_a_pre_token) {
+  // A tokenizer whose merges join bytes that pre-tokenization keeps apart
+  // (spaces with spaces and with letters, letters with digits, punctuation):
+  // encode must still encode each pre-token alone.
+  BpeModel model = tokcheck::byte_model();
+  const std::vector<std::string> joined = {"  ", "a ", " b", "b1", "1,", ",c", "   ", "\n\n"};
+  for (const std::string& t : joined) {
+    model.merges.push_back({static_cast<uint8_t>(t[0]), static_cast<int32_t>(t.size() == 2 ? static_cast<uint8_t>(t[1]) : 256)});
+    model.vocab.push_back(t);
+  }
+  const Tokenizer tok(model);
+  const std::string text = "a  b1,c   a\n\nb";
+  const std::vector<int32_t> got = tok.encode(text);
+  const std::string found = crossing(tok, text, got);
+  if (!found.empty()) ADD_FAILURE() << "encode(" << literal(text) << ") = " << tokens_str(model, got, 0, got.size()) << found.substr(1);
 }
 
 TEST(ex19_encode, merges_apply_in_rank_order_not_left_to_right) {

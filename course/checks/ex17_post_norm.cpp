@@ -63,7 +63,7 @@ TEST(ex17_post_norm, the_output_is_normalised) {
     double ms = 0;
     for (size_t j = 0; j < 16; ++j) ms += y[row * 16 + j] * y[row * 16 + j] / 16;
     if (std::abs(ms - 1) > 1e-3) {
-      ADD_FAILURE() << "output row " << row << " is not normalised (mean square " << ms
+      ADD_FAILURE() << "output row " << row << " is not normalised (mean square " << fmt::format("{:.4g}", ms)
                     << ", expected 1 with unit gains): in post-norm, ln2 acts on the sum z + ffn(z), last";
       return;
     }

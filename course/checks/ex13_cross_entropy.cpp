@@ -21,9 +21,36 @@ NamedTensors ce_run(const std::string& c, const Tensor& logits_in, const Tensor&
   return {{"out", loss.detach()}, {"grad_logits", logits.grad()}};
 }
 
+// Where a wrong gradient of the logits is wrong, against the targets: exactly
+// at each counted row's target entry (the one-hot's place), or exactly in the
+// rows whose target is ignored; "" when neither fits every entry.
+std::string gradient_against_targets(const Tensor& got, const Tensor& want, const std::string& c) {
+  if (!got.defined() || got.shape() != want.shape()) return "";
+  const std::vector<double> g = got.to_vector<double>(), w = want.to_vector<double>();
+  const std::vector<int64_t> targets = to(nn_fixture(c, "f64", "targets"), DType::Int64).to_vector<int64_t>();
+  const int64_t ignore = nn_fixture(c, "f64", "ignore_index").item<int64_t>();
+  const auto v = static_cast<size_t>(got.size(-1));
+  bool at_targets = true, in_ignored_rows = true, any = false;
+  for (size_t i = 0; i < g.size(); ++i) {
+    const bool wrong = !(std::abs(g[i] - w[i]) <= 1e-12 + 1e-10 * std::abs(w[i]));
+    const int64_t t = targets[i / v];
+    any = any || wrong;
+    at_targets = at_targets && wrong == (t != ignore && static_cast<int64_t>(i % v) == t);
+    in_ignored_rows = in_ignored_rows && wrong == (t == ignore);
+  }
+  if (!any) return "";
+  if (at_targets) return "wrong exactly at each row's target entry (where the one-hot is 1), right elsewhere; ";
+  if (in_ignored_rows) return "wrong exactly in the rows whose target is ignore_index, right elsewhere; ";
+  return "";
+}
+
 void expect_f64_case(const std::string& c, Part part) {
-  for (const auto& [n, t] : ce_run(c, nn_fixture(c, "f64", "logits"), nn_fixture(c, "f64", "w"), part != Part::Forward))
-    if (in_part(n, part)) expect_values(t, nn_fixture(c, "f64", n), f64_tol(), c + " " + (n == "out" ? "loss" : n));
+  for (const auto& [n, t] : ce_run(c, nn_fixture(c, "f64", "logits"), nn_fixture(c, "f64", "w"), part != Part::Forward)) {
+    if (!in_part(n, part)) continue;
+    const Tensor want = nn_fixture(c, "f64", n);
+    const std::string where = n == "grad_logits" ? gradient_against_targets(t, want, c) : "";
+    expect_values(t, want, f64_tol(), c + " " + (n == "out" ? "loss" : n + (where.empty() ? "" : ": " + where.substr(0, where.size() - 2))));
+  }
 }
 
 // The forward first: these run no backward.

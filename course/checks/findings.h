@@ -5,6 +5,7 @@
 //   first non-finite value at [1, 2]: nan (3 of 12 elements are not finite; every expected value is finite)
 //   every element is -1 x the expected (the sign of each is flipped)
 //   every element is 0.25 x the expected
+//   each row (along the last dim) is the expected plus a number of its own (row [0, 0]: +1.66, ...)
 //   wrong exactly where dim 1's index is 0 (of 4), right elsewhere; there each is 2 x the expected
 //   (nothing: no simple structure; the caller then gives the count and the worst element)
 //
@@ -71,7 +72,8 @@ inline std::string wrong_slices(const Shape& shape, const std::vector<bool>& wro
     std::set<int64_t> where;
     for (size_t i = 0; i < wrong.size(); ++i)
       if (wrong[i]) where.insert(unravel(shape, i)[d]);
-    if (where.size() >= static_cast<size_t>(shape[d]) || where.size() >= best_size) continue;
+    // A proper subset of at most half of the dim's indices (more is no pattern worth saying).
+    if (2 * where.size() > static_cast<size_t>(shape[d]) || where.size() >= best_size) continue;
     bool exact = true;
     for (size_t i = 0; i < wrong.size() && exact; ++i) exact = wrong[i] == (where.count(unravel(shape, i)[d]) > 0);
     if (!exact) continue;
@@ -81,6 +83,30 @@ inline std::string wrong_slices(const Shape& shape, const std::vector<bool>& wro
     best_size = where.size();
   }
   return best;
+}
+
+// When every row (slice along the last dim) of got is its row of want plus
+// one number (got - want constant across the row, and not 0 in every row):
+// "each row is the expected plus a number of its own (row [0]: +1.66, ...)".
+inline std::string row_offsets(const std::vector<double>& got, const std::vector<double>& want, const Shape& shape) {
+  if (shape.empty() || shape.back() < 2) return "";
+  const auto n = static_cast<size_t>(shape.back());
+  std::string shown;
+  bool any = false;
+  for (size_t r = 0; r * n < got.size(); ++r) {
+    const double d = got[r * n] - want[r * n];
+    for (size_t j = 1; j < n; ++j) {
+      const double e = got[r * n + j] - want[r * n + j];
+      if (!(std::abs(e - d) <= 1e-9 * std::max({1.0, std::abs(d), std::abs(want[r * n + j])}))) return "";
+    }
+    any = any || d != 0;
+    std::vector<int64_t> row = unravel(shape, r * n);
+    row.pop_back();
+    if (r < 3) shown += fmt::format("{}row {}: {:+.6g}", r ? ", " : "", index_text(row), d);
+  }
+  return any ? "each row (along the last dim) is the expected plus a number of its own (" + shown +
+                   (got.size() / n > 3 ? ", ..." : "") + ")"
+             : "";
 }
 
 }  // namespace findings_detail
@@ -108,8 +134,11 @@ inline std::string difference_structure(const std::vector<double>& got, const st
     return fmt::format("first non-finite value at {}: {} ({} of {} elements are not finite; every expected value is "
                        "finite)",
                        index_text(unravel(shape, first)), got[first], non_finite, got.size());
-  const double c = common_ratio(got, want, bad);
-  if (bad.size() == got.size()) return std::isnan(c) ? "" : "every element is " + ratio_text(c);
+  double c = common_ratio(got, want, bad);
+  if (bad.size() == 1 && c != -1) c = NAN;  // one value has a ratio to anything: no structure unless a sign
+  if (bad.size() == got.size() && !std::isnan(c)) return "every element is " + ratio_text(c);
+  if (const std::string offsets = row_offsets(got, want, shape); !offsets.empty()) return offsets;
+  if (bad.size() == got.size()) return "";
   std::string where = wrong_slices(shape, wrong);
   if (!std::isnan(c)) where += (where.empty() ? "" : "; ") + fmt::format("each wrong element is {}", ratio_text(c));
   return where;  // "" when nothing simple explains them: the caller's count and worst element say the rest

@@ -12,7 +12,8 @@
 #      tensor exercise stubbed;
 #   4. every typical wrong solution in course/mutations/*.patch, applied alone,
 #      is caught by its exercise's checks, with the words its "Expect:" line
-#      names; every accepted variant, course/mutations/*.variant (another
+#      names (and, for one with an "Origin:" line, no line naming another cause
+#      of course/mutations/causes.txt); every accepted variant, course/mutations/*.variant (another
 #      algorithm's legitimate order, CS336's own), passes them all.
 # It edits the sources in place and puts every file back (also when stopped).
 set -euo pipefail
@@ -241,9 +242,20 @@ for patch in course/mutations/*.patch; do
   else
     out=$("$build_dir/course/course-check" "$id" --verbose 2>&1) && rc=0 || rc=$?
     # Here-strings, not pipes: with pipefail, grep -q leaving early can fail the pipe.
-    if [ "$rc" -ne 0 ] && grep -q '^  FAIL ' <<<"$out" && grep -qiF -- "$expect" <<<"$out"; then
+    # A mistake written without sight of the checks ("Origin:"): every line
+    # that names a cause (course/mutations/causes.txt) names the expected one.
+    others=""
+    if grep -q '^Origin:' "$patch"; then
+      others=$(grep -vE '^(#|$)' course/mutations/causes.txt | while IFS= read -r cause; do
+        grep -v '^hint:' <<<"$out" | grep -iF -- "$cause" | grep -viF -- "$expect" | sed "s/^/[$cause] /" | cut -c1-200 || true
+      done)
+    fi
+    if [ "$rc" -ne 0 ] && grep -q '^  FAIL ' <<<"$out" && grep -qiF -- "$expect" <<<"$out" && [ -z "$others" ]; then
       caught=$((caught + 1))
       ok "$name: caught by $id ($(echo "$out" | grep -m1 '^  FAIL ' | cut -c1-110 | sed 's/^ *FAIL *//'))"
+    elif [ -n "$others" ]; then
+      bad "$name: a line names a cause other than the expected '$expect':"
+      echo "$others" | head -5 | sed 's/^/        /'
     else
       bad "$name: not caught by $id as expected (exit $rc, expected the words '$expect')"
       echo "$out" | sed 's/^/        /'

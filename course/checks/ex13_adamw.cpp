@@ -162,7 +162,90 @@ Tensor as_tensor(const std::vector<double>& v, const Tensor& like) {
   return reshape(tensor(v, {static_cast<int64_t>(v.size())}, DType::Float64), like.shape());
 }
 
+
+// One parameter p = 1 with gradient 2, lr 0.1, one step.
+double one_step(double weight_decay) {
+  Tensor p = tensor({1.0}, {1}, DType::Float64).requires_grad_();
+  nn::AdamW opt({p}, {.lr = 0.1, .betas = {0.9, 0.95}, .eps = 1e-8, .weight_decay = weight_decay});
+  p.set_grad(tensor({2.0}, {1}, DType::Float64));
+  opt.step();
+  return p.item<double>();
+}
+
+TEST(ex13_adamw, the_first_step_is_bias_corrected) {
+  // Three weights with distinct gradients. After one step m = 0.1 g and
+  // v = 0.05 g^2; divided by 1 - beta^1 they are g and g^2, so each weight
+  // moves by lr g / (|g| + eps), about 0.1 sign(g) (without the corrections:
+  // 0.1 x 0.1 / sqrt(0.05) sign(g) = 0.0447 sign(g)). What the step kept (m,
+  // v) is compared first, so a wrong update is placed before or after them.
+  const std::vector<double> p0 = {1.0, -0.5, 2.0}, g = {2.0, -0.3, 0.7};
+  Tensor p = tensor(p0, {3}, DType::Float64).requires_grad_();
+  nn::AdamW opt({p}, {.lr = 0.1, .betas = {0.9, 0.95}, .eps = 1e-8, .weight_decay = 0.0});
+  p.set_grad(tensor(g, {3}, DType::Float64));
+  opt.step();
+  const std::vector<double> p1 = p.to_vector<double>();
+  const nn::StateDict state = opt.state_dict();
+  const auto moment = [&](const char* name) {
+    const auto it = state.find(std::string("state.0.") + name);
+    return it == state.end() ? std::vector<double>() : it->second.to_vector<double>();
+  };
+  const std::vector<double> m = moment("exp_avg"), v = moment("exp_avg_sq");
+  std::string seen_m, seen_v, moved, uncorrected;
+  bool m_right = m.size() == 3, v_right = v.size() == 3, right = true, is_uncorrected = true;
+  for (size_t i = 0; i < 3; ++i) {
+    const double u = p0[i] - p1[i], want = 0.1 * g[i] / (std::abs(g[i]) + 1e-8);
+    const double raw = 0.1 * 0.1 * g[i] / (std::sqrt(0.05 * g[i] * g[i]) + 1e-8);
+    if (m.size() == 3) m_right = m_right && std::abs(m[i] - 0.1 * g[i]) <= 1e-12;
+    if (v.size() == 3) v_right = v_right && std::abs(v[i] - 0.05 * g[i] * g[i]) <= 1e-12;
+    // 1e-6: where eps sits (on sqrt(v^), or on sqrt(v) as CS336's Algorithm 1 puts it) moves u by about 1e-8.
+    right = right && std::abs(u - want) <= 1e-6;
+    is_uncorrected = is_uncorrected && std::abs(u - raw) <= 1e-6;
+    moved += fmt::format("{}{:.6g} (expected {:.6g})", i ? ", " : "", u, want);
+    if (m.size() == 3) seen_m += fmt::format("{}{:.6g} (expected {:.6g})", i ? ", " : "", m[i], 0.1 * g[i]);
+    if (v.size() == 3) seen_v += fmt::format("{}{:.6g} (expected {:.6g})", i ? ", " : "", v[i], 0.05 * g[i] * g[i]);
+  }
+  if (right) return;
+  if (!m_right || !v_right) {
+    ADD_FAILURE() << "after one step (gradients 2, -0.3, 0.7) the moments are "
+                  << (m_right ? "" : "m = " + seen_m + (v_right ? "" : "; ")) << (v_right ? "" : "v = " + seen_v)
+                  << " (m = (1 - beta1) g, v = (1 - beta2) g^2 from zero); the weights moved by " << moved;
+  } else if (is_uncorrected) {
+    ADD_FAILURE() << "the bias correction is missing: m and v are right, and each weight moved by lr m / (sqrt(v) + "
+                  << "eps) (" << moved << "), not by lr m^ / (sqrt(v^) + eps) with m^ = m / (1 - beta1^t), v^ = v / "
+                  << "(1 - beta2^t)";
+  } else {
+    ADD_FAILURE() << "m and v are right after one step, but the weights moved by " << moved << ": the update "
+                  << "from them, lr m^ / (sqrt(v^) + eps) with m^ = m / (1 - beta1^t) and v^ = v / (1 - beta2^t), "
+                  << "t = 1 (1 - beta1 = 0.1, 1 - beta2 = 0.05), gives the expected values";
+  }
+}
+
+TEST(ex13_adamw, weight_decay_is_decoupled_and_scaled_by_lr) {
+  COURSE_REQUIRES("the_first_step_is_bias_corrected");
+  // wd = 0.5, lr = 0.1, the Adam update u = lr m^ / (sqrt(v^) + eps) = 0.1:
+  //   torch, decay first:               p (1 - lr wd) - u = 0.95 - 0.1 = 0.85
+  //   CS336's Algorithm 1, decay after: (p - u) (1 - lr wd) = 0.9 x 0.95 = 0.855
+  // Both are AdamW (chapter 13: they differ by lr wd u = O(lr^2 wd)).
+  const double u = 0.1 * 2 / (2 + 1e-8), got = one_step(0.5);
+  const double first = 1 * (1 - 0.1 * 0.5) - u, after = (1 - u) * (1 - 0.1 * 0.5);
+  if (std::abs(got - first) <= 1e-8 || std::abs(got - after) <= 1e-8) return;
+  const double g_l2 = 2 + 0.5 * 1;  // the decay folded into the gradient
+  if (std::abs(got - (1 - 0.1 * g_l2 / (g_l2 + 1e-8))) <= 1e-8)
+    ADD_FAILURE() << "weight decay added to the gradient: p = " << got
+                  << " is Adam with an L2 penalty (g + wd p through m and v), not AdamW: decay p itself, by lr wd p, "
+                     "outside the moments; expected "
+                  << first << " (decay first, torch) or " << after << " (decay after the update, CS336's Algorithm 1)";
+  else if (std::abs(got - (1 - 0.5) + u) <= 1e-8 || std::abs(got - (1 - u) * (1 - 0.5)) <= 1e-8)
+    ADD_FAILURE() << "weight decay not scaled by lr: p = " << got << " = p (1 - wd) ...; the decay is lr wd p; expected "
+                  << first << " (decay first, torch) or " << after << " (decay after the update, CS336's Algorithm 1)";
+  else
+    ADD_FAILURE() << "after one step with weight_decay 0.5, p = " << got << ", expected " << first
+                  << " (decay first, torch) or " << after << " (decay after the update, CS336's Algorithm 1)";
+}
+
+// The whole, after its parts: a thousand steps, then ten in float32.
 TEST(ex13_adamw, a_thousand_steps_match_torch_or_cs336_float64) {
+  COURSE_REQUIRES("the_first_step_is_bias_corrected", "weight_decay_is_decoupled_and_scaled_by_lr");
   const Tol tol{1e-12, 1e-14};
   bool frozen_untouched = false;
   const Trajectory run = learner_run("f64", kCheckpoints, frozen_untouched);
@@ -200,6 +283,7 @@ TEST(ex13_adamw, a_thousand_steps_match_torch_or_cs336_float64) {
 }
 
 TEST(ex13_adamw, ten_steps_match_torch_or_cs336_float32) {
+  COURSE_REQUIRES("the_first_step_is_bias_corrected", "weight_decay_is_decoupled_and_scaled_by_lr");
   // A step rounds through 6 float32 stages (the decay, the two moments, the
   // root, the quotient, the sum), K = 1: each within u of a value no larger
   // than |p| or the step's update, at most lr (|m^| <~ sqrt(v^) for these
@@ -239,49 +323,6 @@ TEST(ex13_adamw, ten_steps_match_torch_or_cs336_float32) {
     if (ok) return;
   }
   ADD_FAILURE() << first_failure;
-}
-
-// One parameter p = 1 with gradient 2, lr 0.1, one step.
-double one_step(double weight_decay) {
-  Tensor p = tensor({1.0}, {1}, DType::Float64).requires_grad_();
-  nn::AdamW opt({p}, {.lr = 0.1, .betas = {0.9, 0.95}, .eps = 1e-8, .weight_decay = weight_decay});
-  p.set_grad(tensor({2.0}, {1}, DType::Float64));
-  opt.step();
-  return p.item<double>();
-}
-
-TEST(ex13_adamw, the_first_step_is_bias_corrected) {
-  // m = 0.1 g and v = 0.05 g^2 after one step; divided by 1 - beta^1 they are
-  // g and g^2, so p moves by lr g / (|g| + eps) = 0.1 (not 0.1 x 0.1 / sqrt(0.05) = 0.0447).
-  // (1e-8: where eps sits, on sqrt(v^) or on sqrt(v), moves p by 2e-9 here.)
-  const double got = one_step(0.0), want = 1 - 0.1 * 2 / (2 + 1e-8);
-  if (std::abs(got - (1 - 0.1 * 0.1 * 2 / (std::sqrt(0.05 * 4) + 1e-8))) < 1e-9)
-    ADD_FAILURE() << "bias correction missing: the first step moved p by " << 1 - got
-                  << ", expected lr m / (1 - beta1) / (sqrt(v / (1 - beta2)) + eps) = " << 1 - want;
-  else if (std::abs(got - want) > 1e-8)
-    ADD_FAILURE() << "after one step p = " << got << ", expected " << want;
-}
-
-TEST(ex13_adamw, weight_decay_is_decoupled_and_scaled_by_lr) {
-  // wd = 0.5, lr = 0.1, the Adam update u = lr m^ / (sqrt(v^) + eps) = 0.1:
-  //   torch, decay first:               p (1 - lr wd) - u = 0.95 - 0.1 = 0.85
-  //   CS336's Algorithm 1, decay after: (p - u) (1 - lr wd) = 0.9 x 0.95 = 0.855
-  // Both are AdamW (chapter 13: they differ by lr wd u = O(lr^2 wd)).
-  const double u = 0.1 * 2 / (2 + 1e-8), got = one_step(0.5);
-  const double first = 1 * (1 - 0.1 * 0.5) - u, after = (1 - u) * (1 - 0.1 * 0.5);
-  if (std::abs(got - first) <= 1e-8 || std::abs(got - after) <= 1e-8) return;
-  const double g_l2 = 2 + 0.5 * 1;  // the decay folded into the gradient
-  if (std::abs(got - (1 - 0.1 * g_l2 / (g_l2 + 1e-8))) <= 1e-8)
-    ADD_FAILURE() << "weight decay added to the gradient: p = " << got
-                  << " is Adam with an L2 penalty (g + wd p through m and v), not AdamW: decay p itself, by lr wd p, "
-                     "outside the moments; expected "
-                  << first << " (decay first, torch) or " << after << " (decay after the update, CS336's Algorithm 1)";
-  else if (std::abs(got - (1 - 0.5) + u) <= 1e-8 || std::abs(got - (1 - u) * (1 - 0.5)) <= 1e-8)
-    ADD_FAILURE() << "weight decay not scaled by lr: p = " << got << " = p (1 - wd) ...; the decay is lr wd p; expected "
-                  << first << " (decay first, torch) or " << after << " (decay after the update, CS336's Algorithm 1)";
-  else
-    ADD_FAILURE() << "after one step with weight_decay 0.5, p = " << got << ", expected " << first
-                  << " (decay first, torch) or " << after << " (decay after the update, CS336's Algorithm 1)";
 }
 
 }  // namespace

@@ -93,7 +93,8 @@ std::string pair_left_in_a_word(const MergeState& state, const BpeModel& model, 
 // is the most frequent pair and, among equally frequent ones, the greatest;
 // otherwise what was observed (both counts), naming the tie rule only when
 // the counts verify a tie.
-std::string merge_against_recount(const Counts& before, const BpeModel& model, size_t rank) {
+std::string merge_against_recount(const Counts& before, const BpeModel& model, size_t rank,
+                                  const Counts* kept = nullptr) {
   const std::string& a = model.vocab[model.merges[rank].first];
   const std::string& b = model.vocab[model.merges[rank].second];
   std::pair<std::string, std::string> best;
@@ -106,9 +107,18 @@ std::string merge_against_recount(const Counts& before, const BpeModel& model, s
     return fmt::format("merge {} is {}, which occurs {} times by a recount of the words, as {} does: of pairs with the "
                        "same count the lexicographically greater (left bytes, right bytes) wins, here {}",
                        rank, pair_str(a, b), got, pair_str(best.first, best.second), pair_str(best.first, best.second));
+  std::string counts;
+  if (kept != nullptr) {  // what merge_step's own counts held for both, before this merge
+    const auto at = [&](const std::pair<std::string, std::string>& p) { return kept->count(p) ? kept->at(p) : 0; };
+    const int64_t k_got = at({a, b}), k_best = at(best);
+    counts = k_got == got && k_best == most
+                 ? "; merge_step's pair_count held the same counts for both before the merge, so the choice, not the "
+                   "counts, differs"
+                 : fmt::format("; merge_step's pair_count held {} and {} for them before the merge", k_got, k_best);
+  }
   return fmt::format("merge {} is {}, which occurs {} times by a recount of the words; the most frequent pair is {} "
-                     "({} times)",
-                     rank, pair_str(a, b), got, pair_str(best.first, best.second), most);
+                     "({} times){}",
+                     rank, pair_str(a, b), got, pair_str(best.first, best.second), most, counts);
 }
 
 // Fails with the count mismatch, if any, after merge `rank` (`before`: the recount before it).
@@ -185,9 +195,9 @@ TEST(ex19_merge_step, each_merge_is_the_most_frequent_pair_by_a_recount) {
   MergeState state(words_of({{"abcabc", 5}, {"bcd", 9}, {"cdcd", 3}, {"abd", 4}, {"dab", 6}, {"xyxy", 8}}),
                    model.vocab);
   for (size_t rank = 0; rank < 12; ++rank) {
-    const Counts before = recount(state.words, model);
+    const Counts before = recount(state.words, model), kept = maintained(state, model);
     if (!tok::merge_step(state, model)) return;
-    const std::string found = merge_against_recount(before, model, rank);
+    const std::string found = merge_against_recount(before, model, rank, &kept);
     if (!found.empty()) {
       ADD_FAILURE() << found;
       return;
@@ -236,7 +246,8 @@ TEST(ex19_merge_step, merges_match_the_python_reference_on_the_corpus) {
 
 TEST(ex19_merge_step, ties_go_to_the_lexicographically_greater_pair) {
   COURSE_REQUIRES("merge_pair_in_word_merges_every_occurrence_left_to_right",
-                  "each_merge_is_made_everywhere_and_the_counts_equal_a_recount");
+                  "each_merge_is_made_everywhere_and_the_counts_equal_a_recount",
+                  "each_merge_is_the_most_frequent_pair_by_a_recount");
   // "ab ab cd cd": (a, b), (' ', c) and (c, d) all occur twice; (c, d) is the
   // greatest. Then (a, b) and (' ', cd) tie; "a" > " ".
   BpeModel model = byte_model();
@@ -260,7 +271,8 @@ TEST(ex19_merge_step, ties_go_to_the_lexicographically_greater_pair) {
 
 TEST(ex19_merge_step, ties_compare_unsigned_bytes_not_token_ids) {
   COURSE_REQUIRES("merge_pair_in_word_merges_every_occurrence_left_to_right",
-                  "each_merge_is_made_everywhere_and_the_counts_equal_a_recount");
+                  "each_merge_is_made_everywhere_and_the_counts_equal_a_recount",
+                  "each_merge_is_the_most_frequent_pair_by_a_recount");
   // After (a, a), the pairs ("aa", "b") and ("z", "b") tie: "z" > "aa" as
   // bytes, though the id of "aa" (256) is greater than that of "z" (122).
   // Then ("\xff", "b") and ("a", "b") tie: byte 0xff is the greatest.

@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "tensor/exercise.h"
 #include "tensor/kernels.h"
 
 namespace ropegrad {
@@ -250,7 +251,19 @@ void backward(const Tensor& root, const Tensor& grad_in, bool retain_graph) {
 
     NeedsGrad needs;
     for (const auto& next : node->next) needs.push_back(next != nullptr);
-    Grads input_grads = node->backward(g, needs);
+    Grads input_grads;
+    try {
+      input_grads = node->backward(g, needs);
+    } catch (const NotImplemented&) {
+      throw;  // an exercise's stub: its own message, unchanged (course mode)
+    } catch (const Error& e) {
+      // Which rule raised it: an error from inside a backward otherwise names
+      // only the kernel that failed (sum_to, expand, matmul), not the op whose
+      // rule called it. One that names the op already is passed on as it is.
+      if (std::string(e.what()).find("'" + node->name + "'") != std::string::npos) throw;
+      throw Error(fmt::format("in the backward of '{}' (output gradient of shape {}): {}", node->name,
+                              shape_str(g.shape()), e.what()));
+    }
     RG_CHECK(input_grads.size() == node->next.size(), "backward",
              "the backward of '{}' returned {} gradients for {} inputs", node->name,
              input_grads.size(), node->next.size());

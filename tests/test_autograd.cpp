@@ -885,3 +885,24 @@ TEST(GradReadyHook, OnlyOnALeafThatRequiresGrad) {
                   "does not require grad");
   EXPECT_RG_ERROR(register_grad_ready_hook(x, GradReadyHook()), "register_grad_ready_hook", "empty");
 }
+
+namespace ropegrad {
+namespace {
+
+// A rule that calls a kernel with the wrong shape: the error names the op
+// whose backward raised it, not only the kernel (sum_to here).
+struct SumsToTheWrongShape : Function<SumsToTheWrongShape> {
+  static constexpr const char* name = "wrong_sum";
+  static Tensor forward(FunctionCtx&, const Tensor& x) { return x * 2.0; }
+  static Grads backward(FunctionCtx&, const Tensor& g) { return {kernels::sum_to(g, {5})}; }
+};
+
+TEST(Backward, AnErrorInsideARuleNamesTheOpWhoseRuleRaisedIt) {
+  Tensor x = ones({2, 3}, DType::Float64).requires_grad_();
+  const Tensor y = SumsToTheWrongShape::apply(x);
+  EXPECT_RG_ERROR(backward(y, ones({2, 3}, DType::Float64)), "in the backward of 'wrong_sum'",
+                  "output gradient of shape [2, 3]", "sum_to");
+}
+
+}  // namespace
+}  // namespace ropegrad

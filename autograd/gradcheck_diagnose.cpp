@@ -392,6 +392,9 @@ std::optional<Fit> factor_per_group(const Entries& e, const Grouping& g) {
   for (int64_t k = 0; k < g.groups; ++k) {
     if (seen[k] == 1) return std::nullopt;
     if (den[k] > 0) factor[k] = num[k] / den[k];
+    // A group whose factor is 1 is right: then the wrong entries are in one
+    // place, which wrong_only_in_one_place says better.
+    if (seen[k] > 0 && std::abs(factor[k] - 1) <= e.o.rtol) return std::nullopt;
     if (seen[k] > 0) shown.push_back(factor[k]);
   }
   if (shown.size() < 2) return std::nullopt;
@@ -486,6 +489,8 @@ std::optional<Fit> added_per_group(const Entries& e, const Structure& s, const G
     term[k] = sc.first / static_cast<double>(sc.second);
     shown.push_back(term[k]);
     nonzero = nonzero || !is_zero(term[k], e.o);
+    // As for factors: a group with no difference is right, the rest a place.
+    if (sums.size() > 1 && is_zero(term[k], e.o)) return std::nullopt;
   }
   if (!nonzero || !added_fits(e, s, [&](int64_t r, int64_t c) { return term[group(r, c)]; })) return std::nullopt;
   const std::string per = shown.size() == 1 ? "one constant c" : "one constant c per " + (g ? g->each : s.each);
@@ -597,22 +602,37 @@ std::string coupling_missing(const Entries& e, const std::vector<Structure>& ss)
 }
 
 // N has both diagonal and off-diagonal entries, and only one of the two parts is wrong.
-std::string one_part_wrong(const Entries& e, const std::vector<Structure>& ss) {
-  const auto diagonal = std::find_if(ss.begin(), ss.end(), [](const Structure& s) { return s.kind == Structure::Diagonal; });
-  if (diagonal == ss.end() || zero_outside(e, e.n, *diagonal)) return "";
+// A statement about where the wrong entries are, and how many nonzero
+// entries that place has (the fewer, the more specific the statement).
+struct Place {
+  std::string text;
+  int64_t active = 0;
+};
+
+// N has both diagonal and off-diagonal entries, and only one of the two parts is wrong.
+std::optional<Place> one_part_wrong(const Entries& e, const std::vector<Structure>& ss) {
+  const auto is_diagonal = [](const Structure& s) { return s.kind == Structure::Diagonal; };
+  const auto diagonal = std::find_if(ss.begin(), ss.end(), is_diagonal);
+  if (diagonal == ss.end() || zero_outside(e, e.n, *diagonal)) return std::nullopt;
   const auto [wrong, active] = wrong_inside(e, *diagonal);
   const std::string span = coupled_span(e, ss);
   if (wrong == 0) {
-    return fmt::format("the diagonal right, the coupling wrong: every diagonal entry d output[i] / d input{}[i] is "
-                       "right, and {} of the off-diagonal entries (each output couples to {}) differ",
-                       e.b.input, e.wrong_count, span);
+    int64_t off_diagonal = 0;
+    for (int64_t r = 0; r < e.a.rows; ++r) {
+      for (int64_t c = 0; c < e.a.cols; ++c) off_diagonal += r != c && e.active(r, c);
+    }
+    return Place{fmt::format("the diagonal right, the coupling wrong: every diagonal entry d output[i] / d input{}[i] "
+                             "is right, and {} of the {} nonzero off-diagonal entries (each output couples to {}) "
+                             "differ", e.b.input, e.wrong_count, off_diagonal, span),
+                 off_diagonal};
   }
   if (wrong == e.wrong_count) {
-    return fmt::format("the coupling right, the diagonal wrong: every off-diagonal entry (each output couples to {}) "
-                       "is right, and {} of the {} diagonal entries d output[i] / d input{}[i] differ",
-                       span, wrong, active, e.b.input);
+    return Place{fmt::format("the coupling right, the diagonal wrong: every off-diagonal entry (each output couples "
+                             "to {}) is right, and {} of the {} diagonal entries d output[i] / d input{}[i] differ",
+                             span, wrong, active, e.b.input),
+                 active};
   }
-  return "";
+  return std::nullopt;
 }
 
 // ---- where the wrong entries are ----------------------------------------------------------
@@ -673,6 +693,22 @@ void slice_regions(const Entries& e, std::vector<Region>& out) {
   }
 }
 
+// Every output index but 0 along a dim the input is broadcast over: only
+// the first copy's gradient is right.
+void broadcast_regions(const Entries& e, std::vector<Region>& out) {
+  const Shape& in = e.in_shape;
+  const Shape& shape = e.out_shape;
+  if (in.size() > shape.size() || e.a.cols >= e.a.rows) return;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const int64_t at = static_cast<int64_t>(d) - static_cast<int64_t>(shape.size() - in.size());
+    if (shape[d] < 2 || (at >= 0 && in[at] != 1)) continue;
+    const std::vector<Shape>* index = &e.out_index;
+    out.push_back({fmt::format("at every output index but 0 along dim {}, the dim input {} is broadcast over (its "
+                               "{} copies but the first)", d, e.b.input, shape[d]),
+                   [index, d](int64_t r, int64_t) { return (*index)[r][d] != 0; }});
+  }
+}
+
 // Where a bool or int64 input of the same shape as the input (or the output)
 // is true or false; where the input itself is positive, negative or zero.
 void value_regions(const Entries& e, std::vector<Region>& out) {
@@ -684,8 +720,9 @@ void value_regions(const Entries& e, std::vector<Region>& out) {
     const std::vector<double> v = m.to_vector<double>();
     const bool is_bool = m.dtype() == DType::Bool;
     for (bool set : {true, false}) {
+      const char* value = is_bool ? (set ? "true" : "false") : (set ? "nonzero" : "0");
       out.push_back({fmt::format("where input {} ({}, matched to the {}) is {}", t, dtype_name(m.dtype()),
-                                 by_row ? "output" : "input", is_bool ? (set ? "true" : "false") : (set ? "nonzero" : "0")),
+                                 by_row ? "output" : "input", value),
                      [v, by_row, set](int64_t r, int64_t c) { return (v[by_row ? r : c] != 0) == set; }});
     }
   }
@@ -701,7 +738,7 @@ void value_regions(const Entries& e, std::vector<Region>& out) {
 
 // All wrong entries in one region, and right active entries outside it (so
 // the region says where, not merely "where anything is"); the smallest region.
-std::string wrong_only_in_one_place(const Entries& e) {
+std::optional<Place> wrong_only_in_one_place(const Entries& e) {
   int64_t r0 = -1, c0 = -1;
   for (size_t i = 0; i < e.wrong.size() && r0 < 0; ++i) {
     if (e.wrong[i]) r0 = static_cast<int64_t>(i) / e.a.cols, c0 = static_cast<int64_t>(i) % e.a.cols;
@@ -709,6 +746,7 @@ std::string wrong_only_in_one_place(const Entries& e) {
   std::vector<Region> regions;
   element_regions(e, r0, c0, regions);
   slice_regions(e, regions);
+  broadcast_regions(e, regions);
   value_regions(e, regions);
   const Region* best = nullptr;
   int64_t best_active = 0;
@@ -725,17 +763,18 @@ std::string wrong_only_in_one_place(const Entries& e) {
     }
     if (fits && right_outside && (best == nullptr || active < best_active)) best = &g, best_active = active;
   }
-  if (best == nullptr) return "";
-  return fmt::format("only some entries wrong: wrong only {} ({} of the {} nonzero entries there); every entry "
-                     "elsewhere is right", best->where, e.wrong_count, best_active);
+  if (best == nullptr) return std::nullopt;
+  return Place{fmt::format("only some entries wrong: wrong only {} ({} of the {} nonzero entries there); every entry "
+                           "elsewhere is right", best->where, e.wrong_count, best_active),
+               best_active};
 }
 
 // Both Jacobians diagonal, the wrong entries on the diagonal.
 std::string elementwise_wrong(const Entries& e, const std::vector<Structure>& ss) {
-  if (ss.empty() || !ss.front().kind == Structure::Diagonal) return "";
+  if (ss.empty() || ss.front().kind != Structure::Diagonal) return "";
   if (!zero_outside(e, e.a, ss.front()) || !zero_outside(e, e.n, ss.front())) return "";
-  return fmt::format("the elementwise derivative is wrong: both Jacobians are diagonal (output[i] depends on input{}[i] "
-                     "alone), and d output[i] / d input{}[i] differs at {} of the {} elements with no sign, factor, "
+  return fmt::format("the elementwise derivative is wrong: both Jacobians are diagonal (output[i] depends on "
+                     "input{}[i] alone), and d output[i] / d input{}[i] differs at {} of the {} elements with no sign, factor, "
                      "simple form or place that fits them all: the rule's formula for the derivative itself is wrong",
                      e.b.input, e.b.input, e.wrong_count, e.a.rows);
 }
@@ -904,10 +943,12 @@ std::string diagnose_structure(const FailingBlock& b) {
   if (std::optional<Fit> fit = simplest_form(e)) return fit->text;
   const std::vector<Structure> ss = structures(e);
   if (std::string s = coupling_missing(e, ss); !s.empty()) return s;
-  if (std::string s = one_part_wrong(e, ss); !s.empty()) return s;
-  if (std::string s = wrong_only_in_one_place(e); !s.empty()) {
+  // Which part is right, or where the wrong entries are: the smaller place.
+  const std::optional<Place> part = one_part_wrong(e, ss), place = wrong_only_in_one_place(e);
+  if (part && (!place || part->active <= place->active)) return part->text;
+  if (place) {
     const bool elementwise = !elementwise_wrong(e, ss).empty();
-    return elementwise ? s + " (the function is elementwise: both Jacobians are diagonal)" : s;
+    return elementwise ? place->text + " (the function is elementwise: both Jacobians are diagonal)" : place->text;
   }
   return elementwise_wrong(e, ss);
 }

@@ -851,8 +851,8 @@ std::string non_finite_pattern(const Entries& e, int64_t first, bool analytical)
                                                          : "");
   text += fmt::format("; input{}{} = {} there", e.b.input, shape_str(e.in_index[c0]), number(e.x[c0]));
   if (at_zero == count) {
-    text += analytical ? fmt::format(", and input {} is 0 at every such entry: a division by the input (0/0), or a "
-                                     "log or a root of it, at 0?", e.b.input)
+    text += analytical ? fmt::format(", and input {} is 0 at every such entry: a division by the input, or a log or "
+                                     "a root of it, at 0?", e.b.input)
                        : fmt::format(", and input {} is 0 at every such entry: the forward is not finite within eps "
                                      "of it (a singularity at 0)", e.b.input);
   }
@@ -887,7 +887,7 @@ std::string diagnose_exchanged(const std::vector<Jacobian>& analytical, const st
       const size_t lo = std::min(j, k), hi = std::max(j, k);
       return fmt::format("gradients exchanged: the analytical gradient of input {} is the numerical one of input {} "
                          "and the reverse, on every entry (inputs {} and {}, both of shape {}): the rule returns the "
-                         "two gradients in the wrong order, or computes each with the other's formula",
+                         "two gradients in the wrong order, or computes each with the other's formula?",
                          k, j, lo, hi, shape_str(inputs[k].shape()));
     }
   }

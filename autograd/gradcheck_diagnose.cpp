@@ -922,11 +922,13 @@ std::string explain_constant_factor(double factor, const FailingBlock& b) {
     if (p == 0 || std::abs(factor - static_cast<double>(p) / static_cast<double>(q)) > 1e-6 * std::abs(factor)) {
       continue;
     }
-    const std::string fraction = q == 1 ? std::to_string(p) : fmt::format("{}/{}", p, q);
     const std::string num = std::abs(p) > 1 ? size_named(std::abs(p), b) : "";
     const std::string den = q > 1 ? size_named(q, b) : "";
-    std::string text = fmt::format("; {:.6g} = {}", factor, fraction);
-    if (!num.empty() || !den.empty()) text += ", and " + num + (num.empty() || den.empty() ? "" : ", ") + den;
+    // An integer factor is said only when a size names it ("; 3 is the size of ...").
+    std::string text = q == 1 ? "" : fmt::format("; {:.6g} = {}/{}", factor, p, q);
+    if (!num.empty() || !den.empty()) {
+      text += (text.empty() ? "; " : ", and ") + num + (num.empty() || den.empty() ? "" : ", ") + den;
+    }
     if (!num.empty() && !den.empty()) {
       text += fmt::format(" (divided by {} where {} belongs, or multiplied by {} where {} does?)", q, std::abs(p),
                           std::abs(p), q);

@@ -359,7 +359,10 @@ std::string input_report(const Checked& c, size_t k, const std::vector<Gradcheck
 
 }  // namespace
 
-GradcheckResult gradcheck(const GradcheckFn& f, const std::vector<Tensor>& inputs, const GradcheckOptions& o) {
+namespace {
+
+// The inputs to check: those that require grad, each a float64 leaf.
+std::vector<size_t> checked_inputs(const std::vector<Tensor>& inputs) {
   std::vector<size_t> checked;
   for (size_t k = 0; k < inputs.size(); ++k) {
     const Tensor& in = inputs[k];
@@ -373,7 +376,13 @@ GradcheckResult gradcheck(const GradcheckFn& f, const std::vector<Tensor>& input
     checked.push_back(k);
   }
   RG_CHECK(!checked.empty(), "gradcheck", "no input requires grad: nothing to check");
+  return checked;
+}
 
+}  // namespace
+
+GradcheckResult gradcheck(const GradcheckFn& f, const std::vector<Tensor>& inputs, const GradcheckOptions& o) {
+  const std::vector<size_t> checked = checked_inputs(inputs);
   GradcheckResult result;
   const Tensor output = f(inputs);
   RG_CHECK(output.dtype() == DType::Float64, "gradcheck", "the function returned dtype {}; it must return float64",

@@ -522,6 +522,13 @@ std::optional<Fit> simplest_form(const Entries& e) {
     keep(factor_per_group(e, g));
     for (const Structure& s : ss) keep(added_per_group(e, s, &g));
   }
+  // A form is only a finding when the entries outnumber its numbers by two
+  // or more: with as many numbers as entries anything fits.
+  int64_t active = 0;
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) active += e.active(r, c);
+  }
+  std::erase_if(fits, [active](const Fit& f) { return f.params + 2 > active; });
   if (fits.empty()) return std::nullopt;
   return *std::min_element(fits.begin(), fits.end(), [](const Fit& p, const Fit& q) { return p.params < q.params; });
 }
@@ -593,15 +600,16 @@ std::string coupling_missing(const Entries& e, const std::vector<Structure>& ss)
     const auto [wrong, active] = wrong_inside(e, s);
     const std::string inside = wrong == 0 ? "right there" : fmt::format("wrong at {} of its {} nonzero entries there "
                                                                         "too", wrong, active);
+    const std::string span = coupled_span(e, ss);
     return fmt::format("a coupling term missing: in the numerical Jacobian each output couples to {}, but the "
                        "analytical one has only {} ({}), and 0 at the {} coupling entries outside it: a normalisation "
-                       "or a sum over the row is typically what was left out of the rule",
-                       coupled_span(e, ss), s.only, inside, e.wrong_count - wrong);
+                       "or a sum over {} is typically what was left out of the rule",
+                       span, s.only, inside, e.wrong_count - wrong,
+                       span.find("row") != std::string::npos ? "the row" : "the coupled inputs");
   }
   return "";
 }
 
-// N has both diagonal and off-diagonal entries, and only one of the two parts is wrong.
 // A statement about where the wrong entries are, and how many nonzero
 // entries that place has (the fewer, the more specific the statement).
 struct Place {
@@ -774,8 +782,9 @@ std::string elementwise_wrong(const Entries& e, const std::vector<Structure>& ss
   if (ss.empty() || ss.front().kind != Structure::Diagonal) return "";
   if (!zero_outside(e, e.a, ss.front()) || !zero_outside(e, e.n, ss.front())) return "";
   return fmt::format("the elementwise derivative is wrong: both Jacobians are diagonal (output[i] depends on "
-                     "input{}[i] alone), and d output[i] / d input{}[i] differs at {} of the {} elements with no sign, factor, "
-                     "simple form or place that fits them all: the rule's formula for the derivative itself is wrong",
+                     "input{}[i] alone), and d output[i] / d input{}[i] differs at {} of the {} elements with no "
+                     "sign, factor, simple form or place that fits them all: the rule's formula for the derivative "
+                     "itself is wrong",
                      e.b.input, e.b.input, e.wrong_count, e.a.rows);
 }
 

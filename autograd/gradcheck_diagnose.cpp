@@ -598,7 +598,7 @@ std::string coupling_missing(const Entries& e, const std::vector<Structure>& ss)
   for (const Structure& s : ss) {
     if (s.kind == Structure::All || !zero_outside(e, e.a, s) || zero_outside(e, e.n, s)) continue;
     const auto [wrong, active] = wrong_inside(e, s);
-    const std::string inside = wrong == 0 ? "right there" : fmt::format("wrong at {} of its {} nonzero entries there "
+    const std::string inside = wrong == 0 ? "which is right" : fmt::format("wrong at {} of its {} nonzero entries there "
                                                                         "too", wrong, active);
     const std::string span = coupled_span(e, ss);
     return fmt::format("a coupling term missing: in the numerical Jacobian each output couples to {}, but the "
@@ -711,8 +711,8 @@ void broadcast_regions(const Entries& e, std::vector<Region>& out) {
     const int64_t at = static_cast<int64_t>(d) - static_cast<int64_t>(shape.size() - in.size());
     if (shape[d] < 2 || (at >= 0 && in[at] != 1)) continue;
     const std::vector<Shape>* index = &e.out_index;
-    out.push_back({fmt::format("at every output index but 0 along dim {}, the dim input {} is broadcast over (its "
-                               "{} copies but the first)", d, e.b.input, shape[d]),
+    out.push_back({fmt::format("at every output index but 0 along dim {}, the dim input {} is broadcast over (all of "
+                               "its {} copies but the first)", d, e.b.input, shape[d]),
                    [index, d](int64_t r, int64_t) { return (*index)[r][d] != 0; }});
   }
 }

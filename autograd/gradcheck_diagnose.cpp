@@ -69,10 +69,10 @@ std::string index_names(char letter, size_t rank) {
   return s + "]";
 }
 
-// "[.., 0]": index v along dim d, any index along the others.
-std::string slice_str(size_t d, int64_t v, size_t rank) {
+// "[.., 0]", "[i0, ..]": the index v along dim d, any index along the others.
+std::string slice_str(size_t d, const std::string& v, size_t rank) {
   std::string s = "[";
-  for (size_t e = 0; e < rank; ++e) s += (e ? ", " : "") + (e == d ? std::to_string(v) : std::string(".."));
+  for (size_t e = 0; e < rank; ++e) s += (e ? ", " : "") + (e == d ? v : std::string(".."));
   return s + "]";
 }
 
@@ -533,25 +533,104 @@ std::optional<Fit> simplest_form(const Entries& e) {
   return *std::min_element(fits.begin(), fits.end(), [](const Fit& p, const Fit& q) { return p.params < q.params; });
 }
 
-// Every row of A is the sum of N's rows: the backward answers each one-hot
-// gradient e_i with the right gradient for all ones.
-std::string rows_are_the_sum(const Entries& e) {
-  if (e.a.rows < 2) return "";
-  std::vector<double> total(e.a.cols, 0);
+// ---- relations with no fitted number -----------------------------------------------------
+
+// A[r, c] = sum of N[r', c] over the rows r' with the same key as r: the
+// backward answers each one-hot gradient with the one for all ones over a
+// group of outputs.
+bool rows_are_group_sums(const Entries& e, const std::vector<int64_t>& key, int64_t groups) {
+  std::vector<double> total(static_cast<size_t>(groups * e.a.cols), 0);
   for (int64_t r = 0; r < e.a.rows; ++r) {
-    for (int64_t c = 0; c < e.a.cols; ++c) total[c] += e.n.at(r, c);
+    for (int64_t c = 0; c < e.a.cols; ++c) total[key[r] * e.a.cols + c] += e.n.at(r, c);
   }
   for (int64_t r = 0; r < e.a.rows; ++r) {
     for (int64_t c = 0; c < e.a.cols; ++c) {
-      if (!close(e.a.at(r, c), total[c], e.o)) return "";
+      if (!close(e.a.at(r, c), total[key[r] * e.a.cols + c], e.o)) return false;
     }
   }
-  return fmt::format(
-      "one gradient for every output: every row of the analytical Jacobian is the sum of all the numerical rows, "
-      "d output[i] / d input{}[j] = sum over i' of the numerical d output[i'] / d input{}[j] for each of the {} "
-      "outputs i: the backward answers each output's own gradient with the one for a gradient of all ones (the "
-      "total, sum(g), used where each output's own g[i] was meant?)",
-      e.b.input, e.b.input, e.a.rows);
+  return true;
+}
+
+// Every row of A is the sum of all N's rows, or of the rows along one dim of the output.
+std::string rows_are_the_sum(const Entries& e) {
+  if (e.a.rows < 2) return "";
+  if (rows_are_group_sums(e, std::vector<int64_t>(e.a.rows, 0), 1)) {
+    return fmt::format(
+        "one gradient for every output: every row of the analytical Jacobian is the sum of all the numerical rows, "
+        "d output[i] / d input{}[j] = sum over i' of the numerical d output[i'] / d input{}[j] for each of the {} "
+        "outputs i: the backward answers each output's own gradient with the one for a gradient of all ones (the "
+        "total, sum(g), used where each output's own g[i] was meant?)",
+        e.b.input, e.b.input, e.a.rows);
+  }
+  const Shape& shape = e.out_shape;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] < 2) continue;
+    std::vector<int64_t> key;
+    for (const Shape& i : e.out_index) key.push_back(fibre_of(i, shape, d));
+    if (!rows_are_group_sums(e, key, e.a.rows / shape[d])) continue;
+    const std::string i = fmt::format("i{}", d);
+    return fmt::format(
+        "one gradient for every output: each row of the analytical Jacobian is the sum of the numerical rows over "
+        "the output's {}, d output{} / d input{}[j] = sum over {}' of the numerical d output{} / d input{}[j]: g "
+        "summed over dim {} (sum(g, {}), broadcast back) where each output's own g was meant?",
+        dim_name(d, shape), slice_str(d, i, shape.size()), e.b.input, i, slice_str(d, i + "'", shape.size()),
+        e.b.input, d, d);
+  }
+  return "";
+}
+
+// The index of the same element with dims a and b swapped (equal sizes).
+int64_t swapped_index(const Shape& index, const Shape& shape, size_t a, size_t b) {
+  Shape swapped = index;
+  std::swap(swapped[a], swapped[b]);
+  return flatten(swapped, shape);
+}
+
+// A = N with two dims of the same size of the output (or of the input) swapped.
+std::string dims_swapped(const Entries& e) {
+  for (int side = 0; side < 2; ++side) {
+    const bool output = side == 0;
+    const Shape& shape = output ? e.out_shape : e.in_shape;
+    const std::vector<Shape>& index = output ? e.out_index : e.in_index;
+    for (size_t a = 0; a < shape.size(); ++a) {
+      for (size_t b = a + 1; b < shape.size(); ++b) {
+        if (shape[a] != shape[b] || shape[a] < 2) continue;
+        bool fits = true;
+        for (int64_t r = 0; r < e.a.rows && fits; ++r) {
+          for (int64_t c = 0; c < e.a.cols && fits; ++c) {
+            const double n = output ? e.n.at(swapped_index(index[r], shape, a, b), c)
+                                    : e.n.at(r, swapped_index(index[c], shape, a, b));
+            fits = close(e.a.at(r, c), n, e.o);
+          }
+        }
+        if (!fits) continue;
+        const std::string whose = output ? "the output's" : fmt::format("input {}'s", e.b.input);
+        return fmt::format("dims swapped: the analytical Jacobian is the numerical one with {} dims {} and {} (both "
+                           "of size {}) exchanged, on every entry: the rule {} with those dims swapped (transposed, "
+                           "or summed over the wrong one of two dims of the same size?)",
+                           whose, a, b, shape[a], output ? "reads g" : "writes the gradient");
+      }
+    }
+  }
+  return "";
+}
+
+// A is 0 exactly where N is not, and nonzero exactly where N is 0.
+std::string nonzeros_inverted(const Entries& e) {
+  int64_t only_a = 0, only_n = 0;
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) {
+      const bool a = !is_zero(e.a.at(r, c), e.o), n = !is_zero(e.n.at(r, c), e.o);
+      if (a && n) return "";
+      only_a += a;
+      only_n += n;
+    }
+  }
+  if (only_a == 0 || only_n == 0) return "";
+  return fmt::format("the nonzero entries inverted: the analytical Jacobian is 0 at each of the {} entries where the "
+                     "numerical one is not, and nonzero at each of the {} where the numerical one is 0: a mask or a "
+                     "condition inverted in the rule (where(m, g, 0) for where(m, 0, g)?)",
+                     only_n, only_a);
 }
 
 // ---- coupling: which part of the Jacobian is right ------------------------------------------
@@ -598,8 +677,8 @@ std::string coupling_missing(const Entries& e, const std::vector<Structure>& ss)
   for (const Structure& s : ss) {
     if (s.kind == Structure::All || !zero_outside(e, e.a, s) || zero_outside(e, e.n, s)) continue;
     const auto [wrong, active] = wrong_inside(e, s);
-    const std::string inside = wrong == 0 ? "which is right" : fmt::format("wrong at {} of its {} nonzero entries there "
-                                                                        "too", wrong, active);
+    const std::string inside =
+        wrong == 0 ? "which is right" : fmt::format("wrong at {} of its {} nonzero entries there too", wrong, active);
     const std::string span = coupled_span(e, ss);
     return fmt::format("a coupling term missing: in the numerical Jacobian each output couples to {}, but the "
                        "analytical one has only {} ({}), and 0 at the {} coupling entries outside it: a normalisation "
@@ -617,6 +696,28 @@ struct Place {
   int64_t active = 0;
 };
 
+// "; there the analytical is -1 x the numerical one (a sign flipped in that
+// part)" when A = c N on the diagonal (or off it), c by least squares.
+std::string part_factor(const Entries& e, bool diagonal) {
+  double num = 0, den = 0;
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) {
+      if ((r == c) != diagonal) continue;
+      num += e.a.at(r, c) * e.n.at(r, c);
+      den += e.n.at(r, c) * e.n.at(r, c);
+    }
+  }
+  if (den == 0) return "";
+  const double factor = num / den;
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) {
+      if ((r == c) == diagonal && !close(e.a.at(r, c), factor * e.n.at(r, c), e.o)) return "";
+    }
+  }
+  return fmt::format("; there the analytical is {:.6g} x the numerical one{}", factor,
+                     std::abs(factor + 1) < 1e-6 ? " (a sign flipped in that part)" : "");
+}
+
 // N has both diagonal and off-diagonal entries, and only one of the two parts is wrong.
 std::optional<Place> one_part_wrong(const Entries& e, const std::vector<Structure>& ss) {
   const auto is_diagonal = [](const Structure& s) { return s.kind == Structure::Diagonal; };
@@ -631,13 +732,13 @@ std::optional<Place> one_part_wrong(const Entries& e, const std::vector<Structur
     }
     return Place{fmt::format("the diagonal right, the coupling wrong: every diagonal entry d output[i] / d input{}[i] "
                              "is right, and {} of the {} nonzero off-diagonal entries (each output couples to {}) "
-                             "differ", e.b.input, e.wrong_count, off_diagonal, span),
+                             "differ{}", e.b.input, e.wrong_count, off_diagonal, span, part_factor(e, false)),
                  off_diagonal};
   }
   if (wrong == e.wrong_count) {
     return Place{fmt::format("the coupling right, the diagonal wrong: every off-diagonal entry (each output couples "
-                             "to {}) is right, and {} of the {} diagonal entries d output[i] / d input{}[i] differ",
-                             span, wrong, active, e.b.input),
+                             "to {}) is right, and {} of the {} diagonal entries d output[i] / d input{}[i] differ{}",
+                             span, wrong, active, e.b.input, part_factor(e, true)),
                  active};
   }
   return std::nullopt;
@@ -691,7 +792,7 @@ void slice_regions(const Entries& e, std::vector<Region>& out) {
     const std::string name = by_row ? "output" : fmt::format("input {}", e.b.input);
     for (size_t d = 0; d < shape.size(); ++d) {
       for (int64_t v = 0; v < shape[d] && shape[d] > 1; ++v) {
-        out.push_back({fmt::format("at {} index {} along {} ({})", name, slice_str(d, v, shape.size()),
+        out.push_back({fmt::format("at {} index {} along {} ({})", name, slice_str(d, std::to_string(v), shape.size()),
                                    d + 1 == shape.size() && d > 0 ? fmt::format("the last dim, dim {}", d)
                                                                   : fmt::format("dim {}", d),
                                    ordinal(v, shape[d])),
@@ -714,6 +815,53 @@ void broadcast_regions(const Entries& e, std::vector<Region>& out) {
     out.push_back({fmt::format("at every output index but 0 along dim {}, the dim input {} is broadcast over (all of "
                                "its {} copies but the first)", d, e.b.input, shape[d]),
                    [index, d](int64_t r, int64_t) { return (*index)[r][d] != 0; }});
+  }
+}
+
+// Where the input's index along dim b equals, passes or precedes the output's
+// along dim a (same size): a diagonal of two dims, or a causal mask's halves.
+void index_pair_regions(const Entries& e, std::vector<Region>& out) {
+  const std::vector<Shape>* oi = &e.out_index;
+  const std::vector<Shape>* ii = &e.in_index;
+  for (size_t a = 0; a < e.out_shape.size(); ++a) {
+    for (size_t b = 0; b < e.in_shape.size(); ++b) {
+      if (e.out_shape[a] != e.in_shape[b] || e.out_shape[a] < 2) continue;
+      out.push_back({fmt::format("where j{} = i{} (the input's index along dim {} equals the output's along dim {})",
+                                 b, a, b, a),
+                     [=](int64_t r, int64_t c) { return (*ii)[c][b] == (*oi)[r][a]; }});
+      out.push_back({fmt::format("where j{} > i{} (the input's index along dim {} after the output's along dim {}: "
+                                 "the future, for a causal mask)", b, a, b, a),
+                     [=](int64_t r, int64_t c) { return (*ii)[c][b] > (*oi)[r][a]; }});
+      out.push_back({fmt::format("where j{} < i{} (the input's index along dim {} before the output's along dim {})",
+                                 b, a, b, a),
+                     [=](int64_t r, int64_t c) { return (*ii)[c][b] < (*oi)[r][a]; }});
+    }
+  }
+}
+
+// Where the index along dim d is the id an int64 input holds for the rest of
+// the index (the entries a gather or a cross-entropy target picks).
+void id_regions(const Entries& e, std::vector<Region>& out) {
+  for (size_t t = 0; t < e.b.inputs.size(); ++t) {
+    const Tensor& ids = e.b.inputs[t];
+    if (!ids.defined() || ids.dtype() != DType::Int64) continue;
+    const std::vector<double> v = ids.to_vector<double>();
+    for (int side = 0; side < 2; ++side) {
+      const bool by_row = side == 0;
+      const Shape& shape = by_row ? e.out_shape : e.in_shape;
+      const std::vector<Shape>* index = by_row ? &e.out_index : &e.in_index;
+      for (size_t d = 0; d < shape.size(); ++d) {
+        Shape rest = shape;
+        rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(d));
+        if (ids.shape() != rest) continue;
+        out.push_back({fmt::format("where {}'s index along dim {} is the id input {} holds there (the entries "
+                                   "it picks)", by_row ? "the output" : fmt::format("input {}", e.b.input), d, t),
+                       [=](int64_t r, int64_t c) {
+                         const Shape& i = (*index)[by_row ? r : c];
+                         return static_cast<double>(i[d]) == v[fibre_of(i, shape, d)];
+                       }});
+      }
+    }
   }
 }
 
@@ -755,6 +903,8 @@ std::optional<Place> wrong_only_in_one_place(const Entries& e) {
   element_regions(e, r0, c0, regions);
   slice_regions(e, regions);
   broadcast_regions(e, regions);
+  index_pair_regions(e, regions);
+  id_regions(e, regions);
   value_regions(e, regions);
   const Region* best = nullptr;
   int64_t best_active = 0;
@@ -925,32 +1075,59 @@ std::string size_named(int64_t n, const FailingBlock& b) {
 
 }  // namespace
 
-std::string explain_constant_factor(double factor, const FailingBlock& b) {
+namespace {
+
+// p/q with q <= 64 and |value - p/q| <= 1e-6 |value|: the simplest fraction it is.
+std::optional<std::pair<int64_t, int64_t>> simple_fraction(double value) {
   for (int64_t q = 1; q <= 64; ++q) {
-    const int64_t p = std::llround(factor * static_cast<double>(q));
-    if (p == 0 || std::abs(factor - static_cast<double>(p) / static_cast<double>(q)) > 1e-6 * std::abs(factor)) {
-      continue;
+    const int64_t p = std::llround(value * static_cast<double>(q));
+    if (p != 0 && std::abs(value - static_cast<double>(p) / static_cast<double>(q)) <= 1e-6 * std::abs(value)) {
+      return std::pair{p, q};
     }
-    const std::string num = std::abs(p) > 1 ? size_named(std::abs(p), b) : "";
-    const std::string den = q > 1 ? size_named(q, b) : "";
+  }
+  return std::nullopt;
+}
+
+// ", and 3 is the size of input 0's dim 1, 4 is the size of input 0's dim 2" for the sizes p and q name.
+std::string sizes_named(int64_t p, int64_t q, const FailingBlock& b, bool first) {
+  const std::string num = std::abs(p) > 1 ? size_named(std::abs(p), b) : "";
+  const std::string den = q > 1 ? size_named(q, b) : "";
+  if (num.empty() && den.empty()) return "";
+  return (first ? "; " : ", and ") + num + (num.empty() || den.empty() ? "" : ", ") + den;
+}
+
+}  // namespace
+
+std::string explain_constant_factor(double factor, const FailingBlock& b) {
+  if (const auto f = simple_fraction(factor)) {
+    const auto [p, q] = *f;
     // An integer factor is said only when a size names it ("; 3 is the size of ...").
     std::string text = q == 1 ? "" : fmt::format("; {:.6g} = {}/{}", factor, p, q);
-    if (!num.empty() || !den.empty()) {
-      text += (text.empty() ? "; " : ", and ") + num + (num.empty() || den.empty() ? "" : ", ") + den;
-    }
-    if (!num.empty() && !den.empty()) {
+    text += sizes_named(p, q, b, text.empty());
+    if (!size_named(std::abs(p), b).empty() && q > 1 && !size_named(q, b).empty()) {
       text += fmt::format(" (divided by {} where {} belongs, or multiplied by {} where {} does?)", q, std::abs(p),
                           std::abs(p), q);
     }
     return text;
   }
-  return "";
+  // A square root of a fraction: a 1/sqrt(d) scale left out or applied twice.
+  const auto f = simple_fraction(factor * factor);
+  if (!f || factor < 0) return "";
+  const auto [p, q] = *f;
+  const std::string root = q == 1 ? fmt::format("sqrt({})", p)
+                           : p == 1 ? fmt::format("1/sqrt({})", q)
+                                    : fmt::format("sqrt({}/{})", p, q);
+  return fmt::format("; {:.6g} = {}{}{}", factor, root, sizes_named(p, q, b, false),
+                     factor > 1 ? fmt::format(" (a scale 1/{} left out of the rule?)", root)
+                                : fmt::format(" (a scale {} the rule applies once too often?)", root));
 }
 
 std::string diagnose_structure(const FailingBlock& b) {
   const Entries e = make_entries(b);
   if (e.wrong_count == 0) return "";
-  if (std::string s = rows_are_the_sum(e); !s.empty()) return s;
+  for (auto relation : {rows_are_the_sum, dims_swapped, nonzeros_inverted}) {
+    if (std::string s = relation(e); !s.empty()) return s;
+  }
   if (std::optional<Fit> fit = simplest_form(e)) return fit->text;
   const std::vector<Structure> ss = structures(e);
   if (std::string s = coupling_missing(e, ss); !s.empty()) return s;

@@ -41,6 +41,8 @@ const std::vector<std::string>& diagnosis_names() {
       "a non-finite output",
       "a non-finite entry",
       "one gradient for every output",
+      "dims swapped",
+      "the nonzero entries inverted",
       "off by a varying factor",
       "off by an added term",
       "a coupling term missing",

@@ -615,8 +615,31 @@ std::string dims_swapped(const Entries& e) {
   return "";
 }
 
-// A is 0 exactly where N is not, and nonzero exactly where N is 0.
-std::string nonzeros_inverted(const Entries& e) {
+// Does the set of entries nonzero in A or in N fill s exactly (all of s, nothing outside)?
+bool union_fills(const Entries& e, const Structure& s) {
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) {
+      const bool any = !is_zero(e.a.at(r, c), e.o) || !is_zero(e.n.at(r, c), e.o);
+      if (any != s.contains(r, c)) return false;
+    }
+  }
+  return true;
+}
+
+// "; each output's total over its row is right" when every row of A sums to its row of N.
+std::string row_totals_right(const Entries& e) {
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    double a = 0, n = 0;
+    for (int64_t c = 0; c < e.a.cols; ++c) a += e.a.at(r, c), n += e.n.at(r, c);
+    if (!close(a, n, e.o)) return "";
+  }
+  return "; each output's gradient has the right total, on the wrong entries";
+}
+
+// No entry is nonzero in both A and N. When the two together fill a
+// structure (every element of an elementwise function, every entry of each
+// row), a condition is inverted; otherwise the gradient went elsewhere.
+std::string nonzeros_disjoint(const Entries& e) {
   int64_t only_a = 0, only_n = 0;
   for (int64_t r = 0; r < e.a.rows; ++r) {
     for (int64_t c = 0; c < e.a.cols; ++c) {
@@ -627,10 +650,31 @@ std::string nonzeros_inverted(const Entries& e) {
     }
   }
   if (only_a == 0 || only_n == 0) return "";
-  return fmt::format("the nonzero entries inverted: the analytical Jacobian is 0 at each of the {} entries where the "
-                     "numerical one is not, and nonzero at each of the {} where the numerical one is 0: a mask or a "
-                     "condition inverted in the rule (where(m, g, 0) for where(m, 0, g)?)",
-                     only_n, only_a);
+  for (const Structure& s : structures(e)) {
+    if (!union_fills(e, s)) continue;
+    return fmt::format("the nonzero entries inverted: the analytical Jacobian is 0 at each of the {} entries where "
+                       "the numerical one is not, and nonzero at each of the {} where the numerical one is 0, and "
+                       "together they fill {}: a mask or a condition inverted in the rule (where(m, g, 0) for "
+                       "where(m, 0, g)?)", only_n, only_a, s.only);
+  }
+  return fmt::format("the gradient on the wrong entries: no entry is nonzero in both Jacobians; the analytical one is "
+                     "nonzero at {} entries where the numerical one is 0, and 0 at the {} where it is not{}: the "
+                     "gradient routed to the wrong elements (a wrong index, argmax or gather?)",
+                     only_a, only_n, row_totals_right(e));
+}
+
+// A = N^T (same shapes): the rule multiplies g by J where J^T belongs.
+std::string jacobian_transposed(const Entries& e) {
+  if (!e.same_shape()) return "";
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) {
+      if (!close(e.a.at(r, c), e.n.at(c, r), e.o)) return "";
+    }
+  }
+  return fmt::format("the Jacobian transposed: the analytical Jacobian is the numerical one transposed, d output[i] / "
+                     "d input{}[j] = the numerical d output[j] / d input{}[i] on every entry: the rule multiplies g "
+                     "by the Jacobian J where J^T belongs (a rotation R for R^T, a conjugate left out, a prefix sum "
+                     "for a suffix sum?)", e.b.input, e.b.input);
 }
 
 // ---- coupling: which part of the Jacobian is right ------------------------------------------
@@ -865,18 +909,21 @@ void id_regions(const Entries& e, std::vector<Region>& out) {
   }
 }
 
-// Where a bool or int64 input of the same shape as the input (or the output)
-// is true or false; where the input itself is positive, negative or zero.
+// Where a bool, int64 or 0/1 float input of the same shape as the input (or
+// the output) is true or false; where the input itself is positive, negative or zero.
 void value_regions(const Entries& e, std::vector<Region>& out) {
   for (size_t t = 0; t < e.b.inputs.size(); ++t) {
     const Tensor& m = e.b.inputs[t];
-    if (!m.defined() || m.is_floating_point()) continue;
+    if (!m.defined() || m.requires_grad()) continue;
     const bool by_row = m.shape() != e.in_shape;
     if (by_row && m.shape() != e.out_shape) continue;
     const std::vector<double> v = m.to_vector<double>();
+    // A float input that is not checked and holds only 0 and 1 is a mask too (dropout's).
+    const bool zero_one = std::all_of(v.begin(), v.end(), [](double x) { return x == 0 || x == 1; });
+    if (m.is_floating_point() && !zero_one) continue;
     const bool is_bool = m.dtype() == DType::Bool;
     for (bool set : {true, false}) {
-      const char* value = is_bool ? (set ? "true" : "false") : (set ? "nonzero" : "0");
+      const char* value = is_bool ? (set ? "true" : "false") : zero_one ? (set ? "1" : "0") : (set ? "nonzero" : "0");
       out.push_back({fmt::format("where input {} ({}, matched to the {}) is {}", t, dtype_name(m.dtype()),
                                  by_row ? "output" : "input", value),
                      [v, by_row, set](int64_t r, int64_t c) { return (v[by_row ? r : c] != 0) == set; }});
@@ -1125,7 +1172,7 @@ std::string explain_constant_factor(double factor, const FailingBlock& b) {
 std::string diagnose_structure(const FailingBlock& b) {
   const Entries e = make_entries(b);
   if (e.wrong_count == 0) return "";
-  for (auto relation : {rows_are_the_sum, dims_swapped, nonzeros_inverted}) {
+  for (auto relation : {rows_are_the_sum, jacobian_transposed, dims_swapped, nonzeros_disjoint}) {
     if (std::string s = relation(e); !s.empty()) return s;
   }
   if (std::optional<Fit> fit = simplest_form(e)) return fit->text;

@@ -43,6 +43,8 @@ const std::vector<std::string>& diagnosis_names() {
       "one gradient for every output",
       "dims swapped",
       "the nonzero entries inverted",
+      "the gradient on the wrong entries",
+      "the Jacobian transposed",
       "off by a varying factor",
       "off by an added term",
       "a coupling term missing",

@@ -27,7 +27,7 @@ mistakes::Case make() {
           "a 2-d rotation of each pair (x0, x1) by a fixed angle per row: the backward multiplies g by the rotation R where its transpose R^T belongs, so the cross terms (the coupling of the pair) have the wrong sign and the diagonal cos terms are right",
           inputs,
           f,
-          std::vector<std::string>{"the diagonal right, the coupling wrong", "a sign flipped"}};
+          std::vector<std::string>{"the Jacobian transposed", "R^T"}};
 }
 const mistakes::Register reg(make);
 }  // namespace

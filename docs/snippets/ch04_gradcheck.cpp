@@ -245,7 +245,8 @@ int main(int argc, char** argv) {
   } else if (what == "structure") {
     print_structures();
   } else {
-    std::cerr << "usage: snippet_ch04_gradcheck eps | float32 | wrong-sign | not-summed | kinks | coupling | structure\n";
+    std::cerr << "usage: snippet_ch04_gradcheck eps | float32 | wrong-sign | not-summed | kinks | coupling | "
+                 "structure\n";
     return 2;
   }
   return 0;

@@ -38,6 +38,8 @@ struct GradcheckResult {
   double max_abs_error = 0;           // largest |analytical - numerical| seen
   std::vector<GradcheckEntry> worst;  // failing entries, worst first
   std::string diagnosis;              // a known mistake the pattern matches, if any
+  std::string observed;               // where the wrong entries are (counts, indices); the report
+                                      // shows it when no diagnosis fits
   std::string report;                 // everything above, for a person to read
 };
 

@@ -1,0 +1,1210 @@
+// gradcheck's diagnoses from the structure of the two Jacobians (see
+// gradcheck_diagnose.h). A is the analytical block of one input, N the
+// numerical one, D = A - N; "zero" means |v| <= atol, "right" means the entry
+// passes gradcheck's test. Each diagnosis below is named only after checking
+// it on every entry of the block.
+#include "autograd/gradcheck_diagnose.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace ropegrad::gradcheck_detail {
+
+bool close(double analytical, double numerical, const GradcheckOptions& o) {
+  return std::abs(analytical - numerical) <= o.atol + o.rtol * std::abs(numerical);
+}
+
+bool matches(const Jacobian& a, const Jacobian& b, const GradcheckOptions& o) {
+  if (a.values.size() != b.values.size()) return false;
+  for (size_t i = 0; i < a.values.size(); ++i) {
+    if (!std::isfinite(b.values[i]) || !close(a.values[i], b.values[i], o)) return false;
+  }
+  return true;
+}
+
+Shape unflatten(int64_t flat, const Shape& shape) {
+  Shape index(shape.size());
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+    index[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  return index;
+}
+
+namespace {
+
+bool is_zero(double v, const GradcheckOptions& o) { return std::abs(v) <= o.atol; }
+
+int64_t flatten(const Shape& index, const Shape& shape) {
+  int64_t flat = 0;
+  for (size_t d = 0; d < shape.size(); ++d) flat = flat * shape[d] + index[d];
+  return flat;
+}
+
+// `index` without dim d, flattened in `shape` without dim d: which fibre along d it is in.
+int64_t fibre_of(const Shape& index, const Shape& shape, size_t d) {
+  int64_t flat = 0;
+  for (size_t e = 0; e < shape.size(); ++e) {
+    if (e != d) flat = flat * shape[e] + index[e];
+  }
+  return flat;
+}
+
+// "dim 1" or "dim 1 (the last, size 5)".
+std::string dim_name(size_t d, const Shape& shape) {
+  if (shape.size() > 1 && d + 1 == shape.size()) return fmt::format("dim {} (the last, size {})", d, shape[d]);
+  return fmt::format("dim {} (size {})", d, shape[d]);
+}
+
+// "[i0, i1]" (letter 'i' for the output, 'j' for the input).
+std::string index_names(char letter, size_t rank) {
+  std::string s = "[";
+  for (size_t d = 0; d < rank; ++d) s += fmt::format("{}{}{}", d ? ", " : "", letter, d);
+  return s + "]";
+}
+
+// "[.., 0]", "[i0, ..]": the index v along dim d, any index along the others.
+std::string slice_str(size_t d, const std::string& v, size_t rank) {
+  std::string s = "[";
+  for (size_t e = 0; e < rank; ++e) s += (e ? ", " : "") + (e == d ? v : std::string(".."));
+  return s + "]";
+}
+
+// "1.5, 2.25, -0.5" for a few numbers, "12 values from -0.86 to -0.12" for many.
+std::string list_values(const std::vector<double>& v) {
+  if (v.size() <= 6) {
+    std::string s;
+    for (size_t i = 0; i < v.size(); ++i) s += fmt::format("{}{:.4g}", i ? ", " : "", v[i]);
+    return s;
+  }
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  return fmt::format("{} values from {:.4g} to {:.4g}", v.size(), *lo, *hi);
+}
+
+// "0.25", "inf", "nan" (never "-nan": the sign of a NaN means nothing here).
+std::string number(double v) { return std::isnan(v) ? "nan" : fmt::format("{:.6g}", v); }
+
+// Per-entry facts the analyses read, computed once per failing block.
+struct Entries {
+  const FailingBlock& b;
+  const Jacobian& a;
+  const Jacobian& n;
+  const GradcheckOptions& o;
+  Shape out_shape, in_shape;
+  std::vector<Shape> out_index, in_index;  // of each row, of each column
+  std::vector<char> wrong;                 // per entry, row-major
+  int64_t wrong_count = 0;
+  std::vector<double> x;  // input k's values
+  bool wrong_at(int64_t r, int64_t c) const { return wrong[r * a.cols + c]; }
+  // Nonzero on either side, or wrong: an entry that says something.
+  bool active(int64_t r, int64_t c) const {
+    return wrong_at(r, c) || !is_zero(a.at(r, c), o) || !is_zero(n.at(r, c), o);
+  }
+  bool same_shape() const { return out_shape == in_shape; }
+  // "d output[i0, i1] / d input1[j0]": the entries a statement is about.
+  std::string entry_names() const {
+    return fmt::format("d output{} / d input{}{}", index_names('i', out_shape.size()), b.input,
+                       index_names('j', in_shape.size()));
+  }
+};
+
+Entries make_entries(const FailingBlock& b) {
+  Entries e{b, b.analytical, b.numerical, b.options, b.output_shape, b.inputs[b.input].shape(), {}, {}, {}, 0, {}};
+  for (int64_t r = 0; r < e.a.rows; ++r) e.out_index.push_back(unflatten(r, e.out_shape));
+  for (int64_t c = 0; c < e.a.cols; ++c) e.in_index.push_back(unflatten(c, e.in_shape));
+  e.wrong.resize(e.a.values.size());
+  for (size_t i = 0; i < e.a.values.size(); ++i) {
+    e.wrong[i] = !close(e.a.values[i], e.n.values[i], e.o);
+    e.wrong_count += e.wrong[i];
+  }
+  e.x = b.inputs[b.input].to_vector<double>();
+  return e;
+}
+
+// ---- groups, structures and features: what a simple form is made of ---------------------
+
+// A partition of the Jacobian's rows (by_row) or columns: one constant per group.
+struct Grouping {
+  std::string each;  // completes "one constant per ...": "output element"
+  bool by_row = true;
+  std::vector<int64_t> key;  // the group of each row (or column)
+  int64_t groups = 0;
+  int64_t of(int64_t r, int64_t c) const { return key[by_row ? r : c]; }
+};
+
+// Slices and fibres along each dim of the output and of the input, then single elements.
+std::vector<Grouping> groupings(const Entries& e) {
+  std::vector<Grouping> out;
+  for (int side = 0; side < 2; ++side) {
+    const bool by_row = side == 0;
+    const Shape& shape = by_row ? e.out_shape : e.in_shape;
+    const std::vector<Shape>& index = by_row ? e.out_index : e.in_index;
+    const std::string what = by_row ? "output" : fmt::format("input {}", e.b.input);
+    const char letter = by_row ? 'i' : 'j';
+    for (size_t d = 0; d < shape.size() && shape.size() > 1; ++d) {
+      if (shape[d] < 2) continue;
+      Grouping slice{fmt::format("{}{} ({}'s index along {})", letter, d, what, dim_name(d, shape)), by_row, {},
+                     shape[d]};
+      Grouping fibre{fmt::format("row of the {} along {}", what, dim_name(d, shape)), by_row, {},
+                     static_cast<int64_t>(index.size()) / shape[d]};
+      for (const Shape& i : index) {
+        slice.key.push_back(i[d]);
+        fibre.key.push_back(fibre_of(i, shape, d));
+      }
+      out.push_back(std::move(slice));
+      out.push_back(std::move(fibre));
+    }
+    Grouping element{by_row ? "output element" : fmt::format("element of input {}", e.b.input), by_row, {},
+                     static_cast<int64_t>(index.size())};
+    for (size_t i = 0; i < index.size(); ++i) element.key.push_back(static_cast<int64_t>(i));
+    out.push_back(std::move(element));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Grouping& p, const Grouping& q) { return p.groups < q.groups; });
+  return out;
+}
+
+// The entries (r, c) with row_key[r] == col_key[c]: where a coupling can sit.
+struct Structure {
+  enum Kind { Diagonal, Fibre, Reduction, All };
+  Kind kind;
+  std::string only;   // "the diagonal, d output[i] / d input0[i]": what the entries are
+  std::string where;  // completes "at every entry d output[i0, i1] / d input0[j0, j1] ...": "with j0 = i0 (...)"
+  std::string span;   // completes "each output couples to the inputs of ..."
+  std::string each;   // one block, completing "one constant per ..."
+  std::vector<int64_t> row_key = {}, col_key = {};
+  int64_t size = 0;  // how many entries
+  bool contains(int64_t r, int64_t c) const { return row_key[r] == col_key[c]; }
+};
+
+int64_t count_entries(const Structure& s) {
+  std::map<int64_t, int64_t> rows, cols;
+  for (int64_t k : s.row_key) ++rows[k];
+  for (int64_t k : s.col_key) ++cols[k];
+  int64_t n = 0;
+  for (const auto& [k, m] : rows) n += cols.count(k) ? m * cols[k] : 0;
+  return n;
+}
+
+// "j0 = i0, j2 = i1" for the (input dim, output dim) pairs whose indices agree.
+std::string equal_indices(const std::vector<std::pair<size_t, size_t>>& pairs) {
+  std::string s;
+  for (const auto& [in, out] : pairs) s += fmt::format("{}j{} = i{}", s.empty() ? "" : ", ", in, out);
+  return s;
+}
+
+// Same shapes: the diagonal, and each fibre along a dim (a row along the last dim).
+void same_shape_structures(const Entries& e, std::vector<Structure>& out) {
+  const Shape& shape = e.out_shape;
+  std::vector<std::pair<size_t, size_t>> all_dims;
+  for (size_t d = 0; d < shape.size(); ++d) all_dims.push_back({d, d});
+  Structure diagonal{Structure::Diagonal, fmt::format("the diagonal, d output[i] / d input{}[i]", e.b.input),
+                     fmt::format("with {}: the diagonal", equal_indices(all_dims)), "itself", "element"};
+  for (int64_t r = 0; r < e.a.rows; ++r) diagonal.row_key.push_back(r);
+  diagonal.col_key = diagonal.row_key;
+  out.push_back(std::move(diagonal));
+  for (size_t d = 0; d < shape.size() && shape.size() > 1; ++d) {
+    if (shape[d] < 2) continue;
+    std::vector<std::pair<size_t, size_t>> others = all_dims;
+    others.erase(others.begin() + static_cast<std::ptrdiff_t>(d));
+    Structure fibre{Structure::Fibre, fmt::format("the entries within each row along {}", dim_name(d, shape)),
+                    fmt::format("with {}: within a row along {}", equal_indices(others), dim_name(d, shape)),
+                    fmt::format("its row along {}", dim_name(d, shape)), "row"};
+    for (const Shape& i : e.out_index) fibre.row_key.push_back(fibre_of(i, shape, d));
+    for (const Shape& i : e.in_index) fibre.col_key.push_back(fibre_of(i, shape, d));
+    out.push_back(std::move(fibre));
+  }
+}
+
+// The output is the input reduced over dim d (dropped or kept with size 1):
+// each output with the row along d it reduces.
+void reduction_structures(const Entries& e, std::vector<Structure>& out) {
+  const Shape& in = e.in_shape;
+  for (size_t d = 0; d < in.size(); ++d) {
+    Shape dropped = in, kept = in;
+    dropped.erase(dropped.begin() + static_cast<std::ptrdiff_t>(d));
+    kept[d] = 1;
+    if (in[d] < 2 || (e.out_shape != dropped && e.out_shape != kept)) continue;
+    std::vector<std::pair<size_t, size_t>> pairs;
+    for (size_t f = 0; f < in.size(); ++f) {
+      if (f != d) pairs.push_back({f, e.out_shape == kept || f < d ? f : f - 1});
+    }
+    Structure s{Structure::Reduction, fmt::format("the entries of each output's own row along {}", dim_name(d, in)),
+                fmt::format("with {}: each output and the row along {} it reduces", equal_indices(pairs),
+                            dim_name(d, in)),
+                fmt::format("the row along {} it reduces", dim_name(d, in)), "output element"};
+    for (int64_t r = 0; r < e.a.rows; ++r) s.row_key.push_back(r);
+    for (const Shape& i : e.in_index) s.col_key.push_back(fibre_of(i, in, d));
+    out.push_back(std::move(s));
+  }
+}
+
+// The structures that apply to this block, the smallest first; the last is every entry.
+std::vector<Structure> structures(const Entries& e) {
+  std::vector<Structure> out;
+  if (e.same_shape()) same_shape_structures(e, out);
+  reduction_structures(e, out);
+  Structure all{Structure::All, "every entry", "", "", "", std::vector<int64_t>(e.a.rows, 0),
+                std::vector<int64_t>(e.a.cols, 0)};
+  out.push_back(std::move(all));
+  for (Structure& s : out) s.size = count_entries(s);
+  std::stable_sort(out.begin(), out.end(), [](const Structure& p, const Structure& q) { return p.size < q.size; });
+  return out;
+}
+
+// A value per row or per column that a factor or a term may be a multiple of.
+struct Feature {
+  std::string symbol;  // "input0[i0]": what the value is, in the entries' index names
+  bool by_row = true;
+  std::vector<double> v;
+};
+
+// The order-preserving ways to place the dims of `from` (size-1 dims left
+// out) on dims of `to` of the same size.
+void place_dims(const Shape& from, const Shape& to, size_t d, size_t start, std::vector<int64_t>& placed,
+                std::vector<std::vector<int64_t>>& out) {
+  if (d == from.size()) {
+    out.push_back(placed);
+    return;
+  }
+  if (from[d] == 1) {
+    placed.push_back(-1);
+    place_dims(from, to, d + 1, start, placed, out);
+    placed.pop_back();
+    return;
+  }
+  for (size_t e = start; e < to.size(); ++e) {
+    if (to[e] != from[d]) continue;
+    placed.push_back(static_cast<int64_t>(e));
+    place_dims(from, to, d + 1, e + 1, placed, out);
+    placed.pop_back();
+  }
+}
+
+// Input t's values read at the entries' output (by_row) or input indices, one per placement.
+void add_placed_features(const Entries& e, size_t t, bool by_row, std::vector<Feature>& out) {
+  const Tensor& in = e.b.inputs[t];
+  const Shape& to = by_row ? e.out_shape : e.in_shape;
+  const std::vector<Shape>& index = by_row ? e.out_index : e.in_index;
+  std::vector<std::vector<int64_t>> placements;
+  std::vector<int64_t> placed;
+  place_dims(in.shape(), to, 0, 0, placed, placements);
+  const std::vector<double> values = in.to_vector<double>();
+  for (const std::vector<int64_t>& p : placements) {
+    Feature f{fmt::format("input{}[", t), by_row, {}};
+    for (size_t d = 0; d < p.size(); ++d) {
+      f.symbol += (d ? ", " : "") + (p[d] < 0 ? std::string("0") : fmt::format("{}{}", by_row ? 'i' : 'j', p[d]));
+    }
+    f.symbol += "]";
+    for (const Shape& i : index) {
+      Shape at(p.size(), 0);
+      for (size_t d = 0; d < p.size(); ++d) at[d] = p[d] < 0 ? 0 : i[p[d]];
+      f.v.push_back(values[flatten(at, in.shape())]);
+    }
+    out.push_back(std::move(f));
+  }
+}
+
+// The output's values, and every float input's values placed on the output's
+// or the input's index (the input itself, x, among them).
+std::vector<Feature> features(const Entries& e) {
+  std::vector<Feature> out;
+  if (e.b.output.size() == static_cast<size_t>(e.a.rows)) {
+    out.push_back({"output" + index_names('i', e.out_shape.size()), true, e.b.output});
+  }
+  for (size_t t = 0; t < e.b.inputs.size(); ++t) {
+    const Tensor& in = e.b.inputs[t];
+    if (!in.defined() || !in.is_floating_point() || in.numel() < 2) continue;
+    add_placed_features(e, t, /*by_row=*/false, out);
+    add_placed_features(e, t, /*by_row=*/true, out);
+  }
+  std::erase_if(out, [](const Feature& f) {
+    return !std::all_of(f.v.begin(), f.v.end(), [](double v) { return std::isfinite(v); });
+  });
+  return out;
+}
+
+// ---- simple forms: A = factor * N, or A = N + term ----------------------------------------
+
+struct Fit {
+  int64_t params = 0;  // how many numbers the form needed: fewer is more specific
+  std::string text;
+};
+
+// "numerical" followed by this is the fitted form: " / input0[i0]", " x 2.5 x input0[i0]".
+std::string scaled_by(double alpha, const std::string& symbol, int power) {
+  const std::string coef = std::abs(alpha - 1) < 1e-6 ? "" : fmt::format(" x {:.4g}", alpha);
+  return coef + (power > 0 ? " x " : " / ") + symbol;
+}
+
+// "input0[j0]", "-input0[j0]", "0.5 x input0[j0]"
+std::string multiple(double alpha, const std::string& symbol) {
+  if (std::abs(alpha - 1) < 1e-6) return symbol;
+  if (std::abs(alpha + 1) < 1e-6) return "-" + symbol;
+  return fmt::format("{:.4g} x {}", alpha, symbol);
+}
+
+// A = alpha * f^power * N on every entry, alpha by least squares.
+std::optional<Fit> factor_of_feature(const Entries& e, const Feature& f, int power) {
+  std::vector<double> scaled(e.a.values.size());
+  double num = 0, den = 0;
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) {
+      const double n = e.n.at(r, c);
+      const double s = n == 0 ? 0 : std::pow(f.v[f.by_row ? r : c], power) * n;
+      if (!std::isfinite(s)) return std::nullopt;
+      scaled[r * e.a.cols + c] = s;
+      num += e.a.at(r, c) * s;
+      den += s * s;
+    }
+  }
+  if (den == 0 || num == 0) return std::nullopt;
+  const double alpha = num / den;
+  for (size_t i = 0; i < scaled.size(); ++i) {
+    if (!close(e.a.values[i], alpha * scaled[i], e.o)) return std::nullopt;
+  }
+  return Fit{1, fmt::format("off by a varying factor: analytical = numerical{} at every entry {}: {}",
+                            scaled_by(alpha, f.symbol, power),
+                            e.entry_names(),
+                            power < 0 ? fmt::format("a factor {} that the rule leaves out?", f.symbol)
+                                      : fmt::format("a factor {} too many in the rule?", f.symbol))};
+}
+
+// A = c_g * N with one constant per group; every group that has nonzero
+// numerical entries has at least two, so each constant is seen twice.
+std::optional<Fit> factor_per_group(const Entries& e, const Grouping& g) {
+  std::vector<double> num(g.groups, 0), den(g.groups, 0);
+  std::vector<int64_t> seen(g.groups, 0);
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) {
+      const int64_t k = g.of(r, c);
+      num[k] += e.a.at(r, c) * e.n.at(r, c);
+      den[k] += e.n.at(r, c) * e.n.at(r, c);
+      seen[k] += !is_zero(e.n.at(r, c), e.o);
+    }
+  }
+  std::vector<double> factor(g.groups, 0), shown;
+  for (int64_t k = 0; k < g.groups; ++k) {
+    if (seen[k] == 1) return std::nullopt;
+    if (den[k] > 0) factor[k] = num[k] / den[k];
+    // A group whose factor is 1 is right: then the wrong entries are in one
+    // place, which wrong_only_in_one_place says better.
+    if (seen[k] > 0 && std::abs(factor[k] - 1) <= e.o.rtol) return std::nullopt;
+    if (seen[k] > 0) shown.push_back(factor[k]);
+  }
+  if (shown.size() < 2) return std::nullopt;
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) {
+      if (!close(e.a.at(r, c), factor[g.of(r, c)] * e.n.at(r, c), e.o)) return std::nullopt;
+    }
+  }
+  return Fit{static_cast<int64_t>(shown.size()),
+             fmt::format("off by a varying factor: analytical = numerical x c at every entry {}, with one constant c "
+                         "per {} (c = {}): a normalisation or scale per {} left out or applied twice?",
+                         e.entry_names(), g.each, list_values(shown), g.each)};
+}
+
+// A = N + term(r, c) inside structure s, A = N outside it.
+bool added_fits(const Entries& e, const Structure& s, const std::function<double(int64_t, int64_t)>& term) {
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) {
+      const double t = s.contains(r, c) ? term(r, c) : 0.0;
+      if (!close(e.a.at(r, c), e.n.at(r, c) + t, e.o)) return false;
+    }
+  }
+  return true;
+}
+
+// A = N + alpha * f on the entries of s (alpha by least squares), A = N elsewhere.
+std::optional<Fit> added_feature(const Entries& e, const Structure& s, const Feature& f) {
+  double num = 0, den = 0;
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) {
+      if (!s.contains(r, c)) continue;
+      const double v = f.v[f.by_row ? r : c];
+      num += (e.a.at(r, c) - e.n.at(r, c)) * v;
+      den += v * v;
+    }
+  }
+  if (den == 0 || num == 0) return std::nullopt;
+  const double alpha = num / den;
+  if (!added_fits(e, s, [&](int64_t r, int64_t c) { return alpha * f.v[f.by_row ? r : c]; })) return std::nullopt;
+  return Fit{1, fmt::format("off by an added term: analytical = numerical + {} at every entry {}{}{}: a term {} too "
+                            "many in the rule, or its opposite missing?",
+                            multiple(alpha, f.symbol), e.entry_names(), s.where.empty() ? "" : " ", s.where,
+                            s.kind == Structure::All ? "" : ", and equal elsewhere", multiple(alpha, f.symbol))};
+}
+
+// What an added term constant per group of s means for the rule, whose dx
+// then gains, for each input, the sum over its block of g times the constant.
+std::string added_term_meaning(const Structure& s, const Grouping* g) {
+  const bool per_block = g == nullptr || g->groups == 1;
+  switch (s.kind) {
+    case Structure::Diagonal:
+      return "a term c x g[i] added to, or missing from, the gradient of each element (an identity path, such as a "
+             "residual, counted twice or left out, when c = 1 or -1?)";
+    case Structure::Reduction:
+      if (per_block) return "a term c x g[i] added to, or missing from, every input of the row output i reduces";
+      break;
+    case Structure::Fibre:
+      if (per_block) {
+        return "a term c x (the sum of g over the row), the same for every input of the row, is extra or missing in "
+               "the rule (the derivative of a mean or a sum over the row?)";
+      }
+      if (g->by_row) {
+        return "the difference is the same for every input of the row: the rule's term that sums over the row (the "
+               "coupling term, a sum of g[i] w[i]) has wrong weights w, off by c";
+      }
+      return "the difference is the same for every output of the row: a term c[j] x (the sum of g over the row) has "
+             "the wrong coefficient";
+    case Structure::All:
+      break;
+  }
+  return "a term the rule adds, or misses, with these values";
+}
+
+// A = N + c_k on the entries of s, one constant per group (g, or s's blocks
+// when g is null); each group has at least two entries in s.
+std::optional<Fit> added_per_group(const Entries& e, const Structure& s, const Grouping* g) {
+  std::map<int64_t, std::pair<double, int64_t>> sums;  // group -> (sum of D, entries)
+  const auto group = [&](int64_t r, int64_t c) { return g ? g->of(r, c) : s.row_key[r]; };
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) {
+      if (!s.contains(r, c)) continue;
+      auto& [sum, count] = sums[group(r, c)];
+      sum += e.a.at(r, c) - e.n.at(r, c);
+      ++count;
+    }
+  }
+  std::map<int64_t, double> term;
+  std::vector<double> shown;
+  bool nonzero = false;
+  for (const auto& [k, sc] : sums) {
+    if (sc.second < 2) return std::nullopt;
+    term[k] = sc.first / static_cast<double>(sc.second);
+    shown.push_back(term[k]);
+    nonzero = nonzero || !is_zero(term[k], e.o);
+    // As for factors: a group with no difference is right, the rest a place.
+    if (sums.size() > 1 && is_zero(term[k], e.o)) return std::nullopt;
+  }
+  if (!nonzero || !added_fits(e, s, [&](int64_t r, int64_t c) { return term[group(r, c)]; })) return std::nullopt;
+  const std::string per = shown.size() == 1 ? "one constant c" : "one constant c per " + (g ? g->each : s.each);
+  return Fit{static_cast<int64_t>(shown.size()),
+             fmt::format("off by an added term: analytical = numerical + c at every entry {}{}{}, {} (c = {}){}: {}",
+                         e.entry_names(), s.where.empty() ? "" : " ", s.where, per, list_values(shown),
+                         s.kind == Structure::All ? "" : ", and equal elsewhere", added_term_meaning(s, g))};
+}
+
+// Every simple form that fits, the one with the fewest numbers first.
+std::optional<Fit> simplest_form(const Entries& e) {
+  std::vector<Fit> fits;
+  const auto keep = [&](std::optional<Fit> f) {
+    if (f) fits.push_back(std::move(*f));
+  };
+  const std::vector<Feature> fs = features(e);
+  const std::vector<Structure> ss = structures(e);
+  for (const Feature& f : fs) {
+    keep(factor_of_feature(e, f, 1));
+    keep(factor_of_feature(e, f, -1));
+  }
+  const Grouping one{"", true, std::vector<int64_t>(e.a.rows, 0), 1};
+  for (const Structure& s : ss) {
+    for (const Feature& f : fs) keep(added_feature(e, s, f));
+    keep(added_per_group(e, s, &one));
+    keep(added_per_group(e, s, nullptr));
+  }
+  for (const Grouping& g : groupings(e)) {
+    keep(factor_per_group(e, g));
+    for (const Structure& s : ss) keep(added_per_group(e, s, &g));
+  }
+  // A form is only a finding when the entries outnumber its numbers by two
+  // or more: with as many numbers as entries anything fits.
+  int64_t active = 0;
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) active += e.active(r, c);
+  }
+  std::erase_if(fits, [active](const Fit& f) { return f.params + 2 > active; });
+  if (fits.empty()) return std::nullopt;
+  return *std::min_element(fits.begin(), fits.end(), [](const Fit& p, const Fit& q) { return p.params < q.params; });
+}
+
+// ---- relations with no fitted number -----------------------------------------------------
+
+// A[r, c] = sum of N[r', c] over the rows r' with the same key as r: the
+// backward answers each one-hot gradient with the one for all ones over a
+// group of outputs.
+bool rows_are_group_sums(const Entries& e, const std::vector<int64_t>& key, int64_t groups) {
+  std::vector<double> total(static_cast<size_t>(groups * e.a.cols), 0);
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) total[key[r] * e.a.cols + c] += e.n.at(r, c);
+  }
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) {
+      if (!close(e.a.at(r, c), total[key[r] * e.a.cols + c], e.o)) return false;
+    }
+  }
+  return true;
+}
+
+// Every row of A is the sum of all N's rows, or of the rows along one dim of the output.
+std::string rows_are_the_sum(const Entries& e) {
+  if (e.a.rows < 2) return "";
+  if (rows_are_group_sums(e, std::vector<int64_t>(e.a.rows, 0), 1)) {
+    return fmt::format(
+        "one gradient for every output: every row of the analytical Jacobian is the sum of all the numerical rows, "
+        "d output[i] / d input{}[j] = sum over i' of the numerical d output[i'] / d input{}[j] for each of the {} "
+        "outputs i: the backward answers each output's own gradient with the one for a gradient of all ones (the "
+        "total, sum(g), used where each output's own g[i] was meant?)",
+        e.b.input, e.b.input, e.a.rows);
+  }
+  const Shape& shape = e.out_shape;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] < 2) continue;
+    std::vector<int64_t> key;
+    for (const Shape& i : e.out_index) key.push_back(fibre_of(i, shape, d));
+    if (!rows_are_group_sums(e, key, e.a.rows / shape[d])) continue;
+    const std::string i = fmt::format("i{}", d);
+    return fmt::format(
+        "one gradient for every output: each row of the analytical Jacobian is the sum of the numerical rows over "
+        "the output's {}, d output{} / d input{}[j] = sum over {}' of the numerical d output{} / d input{}[j]: g "
+        "summed over dim {} (sum(g, {}), broadcast back) where each output's own g was meant?",
+        dim_name(d, shape), slice_str(d, i, shape.size()), e.b.input, i, slice_str(d, i + "'", shape.size()),
+        e.b.input, d, d);
+  }
+  return "";
+}
+
+// The index of the same element with dims a and b swapped (equal sizes).
+int64_t swapped_index(const Shape& index, const Shape& shape, size_t a, size_t b) {
+  Shape swapped = index;
+  std::swap(swapped[a], swapped[b]);
+  return flatten(swapped, shape);
+}
+
+// A = N with two dims of the same size of the output (or of the input) swapped.
+std::string dims_swapped(const Entries& e) {
+  for (int side = 0; side < 2; ++side) {
+    const bool output = side == 0;
+    const Shape& shape = output ? e.out_shape : e.in_shape;
+    const std::vector<Shape>& index = output ? e.out_index : e.in_index;
+    for (size_t a = 0; a < shape.size(); ++a) {
+      for (size_t b = a + 1; b < shape.size(); ++b) {
+        if (shape[a] != shape[b] || shape[a] < 2) continue;
+        bool fits = true;
+        for (int64_t r = 0; r < e.a.rows && fits; ++r) {
+          for (int64_t c = 0; c < e.a.cols && fits; ++c) {
+            const double n = output ? e.n.at(swapped_index(index[r], shape, a, b), c)
+                                    : e.n.at(r, swapped_index(index[c], shape, a, b));
+            fits = close(e.a.at(r, c), n, e.o);
+          }
+        }
+        if (!fits) continue;
+        const std::string whose = output ? "the output's" : fmt::format("input {}'s", e.b.input);
+        return fmt::format("dims swapped: the analytical Jacobian is the numerical one with {} dims {} and {} (both "
+                           "of size {}) exchanged, on every entry: the rule {} with those dims swapped (transposed, "
+                           "or summed over the wrong one of two dims of the same size?)",
+                           whose, a, b, shape[a], output ? "reads g" : "writes the gradient");
+      }
+    }
+  }
+  return "";
+}
+
+// Does the set of entries nonzero in A or in N fill s exactly (all of s, nothing outside)?
+bool union_fills(const Entries& e, const Structure& s) {
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) {
+      const bool any = !is_zero(e.a.at(r, c), e.o) || !is_zero(e.n.at(r, c), e.o);
+      if (any != s.contains(r, c)) return false;
+    }
+  }
+  return true;
+}
+
+// "; each output's total over its row is right" when every row of A sums to its row of N.
+std::string row_totals_right(const Entries& e) {
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    double a = 0, n = 0;
+    for (int64_t c = 0; c < e.a.cols; ++c) a += e.a.at(r, c), n += e.n.at(r, c);
+    if (!close(a, n, e.o)) return "";
+  }
+  return "; each output's gradient has the right total, on the wrong entries";
+}
+
+// No entry is nonzero in both A and N. When the two together fill a
+// structure (every element of an elementwise function, every entry of each
+// row), a condition is inverted; otherwise the gradient went elsewhere.
+std::string nonzeros_disjoint(const Entries& e) {
+  int64_t only_a = 0, only_n = 0;
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) {
+      const bool a = !is_zero(e.a.at(r, c), e.o), n = !is_zero(e.n.at(r, c), e.o);
+      if (a && n) return "";
+      only_a += a;
+      only_n += n;
+    }
+  }
+  if (only_a == 0 || only_n == 0) return "";
+  for (const Structure& s : structures(e)) {
+    if (!union_fills(e, s)) continue;
+    return fmt::format("the nonzero entries inverted: the analytical Jacobian is 0 at each of the {} entries where "
+                       "the numerical one is not, and nonzero at each of the {} where the numerical one is 0, and "
+                       "together they fill {}: a mask or a condition inverted in the rule (where(m, g, 0) for "
+                       "where(m, 0, g)?)", only_n, only_a, s.only);
+  }
+  return fmt::format("the gradient on the wrong entries: no entry is nonzero in both Jacobians; the analytical one is "
+                     "nonzero at {} entries where the numerical one is 0, and 0 at the {} where it is not{}: the "
+                     "gradient routed to the wrong elements (a wrong index, argmax or gather?)",
+                     only_a, only_n, row_totals_right(e));
+}
+
+// A = N^T (same shapes): the rule multiplies g by J where J^T belongs.
+std::string jacobian_transposed(const Entries& e) {
+  if (!e.same_shape()) return "";
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) {
+      if (!close(e.a.at(r, c), e.n.at(c, r), e.o)) return "";
+    }
+  }
+  return fmt::format("the Jacobian transposed: the analytical Jacobian is the numerical one transposed, d output[i] / "
+                     "d input{}[j] = the numerical d output[j] / d input{}[i] on every entry: the rule multiplies g "
+                     "by the Jacobian J where J^T belongs (a rotation R for R^T, a conjugate left out, a prefix sum "
+                     "for a suffix sum?)", e.b.input, e.b.input);
+}
+
+// ---- coupling: which part of the Jacobian is right ------------------------------------------
+
+// Is A (or N) zero outside s?
+bool zero_outside(const Entries& e, const Jacobian& j, const Structure& s) {
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) {
+      if (!s.contains(r, c) && !is_zero(j.at(r, c), e.o)) return false;
+    }
+  }
+  return true;
+}
+
+// (wrong entries inside s, entries inside s that are nonzero or wrong)
+std::pair<int64_t, int64_t> wrong_inside(const Entries& e, const Structure& s) {
+  int64_t wrong = 0, active = 0;
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) {
+      if (!s.contains(r, c)) continue;
+      wrong += e.wrong_at(r, c);
+      active += e.active(r, c);
+    }
+  }
+  return {wrong, active};
+}
+
+// "every input of its row along dim 1 (the last, size 5)": where N couples, in
+// the smallest structure that holds all of N.
+std::string coupled_span(const Entries& e, const std::vector<Structure>& ss) {
+  for (const Structure& s : ss) {
+    if (s.kind == Structure::All || s.kind == Structure::Diagonal || !zero_outside(e, e.n, s)) continue;
+    bool every = true;
+    for (int64_t r = 0; r < e.a.rows && every; ++r) {
+      for (int64_t c = 0; c < e.a.cols && every; ++c) every = !s.contains(r, c) || !is_zero(e.n.at(r, c), e.o);
+    }
+    return (every ? "every input of " : "inputs of ") + s.span;
+  }
+  return fmt::format("inputs across the whole of input {}", e.b.input);
+}
+
+// A is zero outside the smallest structure that holds it, where N is not.
+std::string coupling_missing(const Entries& e, const std::vector<Structure>& ss) {
+  for (const Structure& s : ss) {
+    if (s.kind == Structure::All || !zero_outside(e, e.a, s) || zero_outside(e, e.n, s)) continue;
+    const auto [wrong, active] = wrong_inside(e, s);
+    const std::string inside =
+        wrong == 0 ? "which is right" : fmt::format("wrong at {} of its {} nonzero entries there too", wrong, active);
+    const std::string span = coupled_span(e, ss);
+    return fmt::format("a coupling term missing: in the numerical Jacobian each output couples to {}, but the "
+                       "analytical one has only {} ({}), and 0 at the {} coupling entries outside it: a normalisation "
+                       "or a sum over {} is typically what was left out of the rule",
+                       span, s.only, inside, e.wrong_count - wrong,
+                       span.find("row") != std::string::npos ? "the row" : "the coupled inputs");
+  }
+  return "";
+}
+
+// A statement about where the wrong entries are, and how many nonzero
+// entries that place has (the fewer, the more specific the statement).
+struct Place {
+  std::string text;
+  int64_t active = 0;
+};
+
+// "; there the analytical is -1 x the numerical one (a sign flipped in that
+// part)" when A = c N on the diagonal (or off it), c by least squares.
+std::string part_factor(const Entries& e, bool diagonal) {
+  double num = 0, den = 0;
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) {
+      if ((r == c) != diagonal) continue;
+      num += e.a.at(r, c) * e.n.at(r, c);
+      den += e.n.at(r, c) * e.n.at(r, c);
+    }
+  }
+  if (den == 0) return "";
+  const double factor = num / den;
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) {
+      if ((r == c) == diagonal && !close(e.a.at(r, c), factor * e.n.at(r, c), e.o)) return "";
+    }
+  }
+  return fmt::format("; there the analytical is {:.6g} x the numerical one{}", factor,
+                     std::abs(factor + 1) < 1e-6 ? " (a sign flipped in that part)" : "");
+}
+
+// N has both diagonal and off-diagonal entries, and only one of the two parts is wrong.
+std::optional<Place> one_part_wrong(const Entries& e, const std::vector<Structure>& ss) {
+  const auto is_diagonal = [](const Structure& s) { return s.kind == Structure::Diagonal; };
+  const auto diagonal = std::find_if(ss.begin(), ss.end(), is_diagonal);
+  if (diagonal == ss.end() || zero_outside(e, e.n, *diagonal)) return std::nullopt;
+  const auto [wrong, active] = wrong_inside(e, *diagonal);
+  const std::string span = coupled_span(e, ss);
+  if (wrong == 0) {
+    int64_t off_diagonal = 0;
+    for (int64_t r = 0; r < e.a.rows; ++r) {
+      for (int64_t c = 0; c < e.a.cols; ++c) off_diagonal += r != c && e.active(r, c);
+    }
+    return Place{fmt::format("the diagonal right, the coupling wrong: every diagonal entry d output[i] / d input{}[i] "
+                             "is right, and {} of the {} nonzero off-diagonal entries (each output couples to {}) "
+                             "differ{}", e.b.input, e.wrong_count, off_diagonal, span, part_factor(e, false)),
+                 off_diagonal};
+  }
+  if (wrong == e.wrong_count) {
+    return Place{fmt::format("the coupling right, the diagonal wrong: every off-diagonal entry (each output couples "
+                             "to {}) is right, and {} of the {} diagonal entries d output[i] / d input{}[i] differ{}",
+                             span, wrong, active, e.b.input, part_factor(e, true)),
+                 active};
+  }
+  return std::nullopt;
+}
+
+// ---- where the wrong entries are ----------------------------------------------------------
+
+struct Region {
+  std::string where;  // completes "wrong only ..."
+  std::function<bool(int64_t, int64_t)> holds;
+};
+
+// "the first of 4", "the last of 4", "the 2nd of 4"
+std::string ordinal(int64_t v, int64_t size) {
+  if (v == 0) return fmt::format("the first of {}", size);
+  if (v == size - 1) return fmt::format("the last of {}", size);
+  return fmt::format("number {} of {}, counting from 0", v, size);
+}
+
+// One output or input element, when every wrong entry has it.
+void element_regions(const Entries& e, int64_t r0, int64_t c0, std::vector<Region>& out) {
+  bool one_row = true, one_col = true;
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) {
+      if (!e.wrong_at(r, c)) continue;
+      one_row = one_row && r == r0;
+      one_col = one_col && c == c0;
+    }
+  }
+  if (e.wrong_count == 1) {
+    out.push_back({fmt::format("at the one entry d output{} / d input{}{}", shape_str(e.out_index[r0]), e.b.input,
+                               shape_str(e.in_index[c0])),
+                   [r0, c0](int64_t r, int64_t c) { return r == r0 && c == c0; }});
+  }
+  if (one_row) {
+    out.push_back({fmt::format("at output{} (one output element)", shape_str(e.out_index[r0])),
+                   [r0](int64_t r, int64_t) { return r == r0; }});
+  }
+  if (one_col) {
+    out.push_back({fmt::format("at input{}{} (one input element)", e.b.input, shape_str(e.in_index[c0])),
+                   [c0](int64_t, int64_t c) { return c == c0; }});
+  }
+}
+
+// One slice along a dim of the output or of the input (an off-by-one: the first or the last).
+void slice_regions(const Entries& e, std::vector<Region>& out) {
+  for (int side = 0; side < 2; ++side) {
+    const bool by_row = side == 0;
+    const Shape& shape = by_row ? e.out_shape : e.in_shape;
+    const std::vector<Shape>* index = by_row ? &e.out_index : &e.in_index;
+    const std::string name = by_row ? "output" : fmt::format("input {}", e.b.input);
+    for (size_t d = 0; d < shape.size(); ++d) {
+      for (int64_t v = 0; v < shape[d] && shape[d] > 1; ++v) {
+        out.push_back({fmt::format("at {} index {} along {} ({})", name, slice_str(d, std::to_string(v), shape.size()),
+                                   d + 1 == shape.size() && d > 0 ? fmt::format("the last dim, dim {}", d)
+                                                                  : fmt::format("dim {}", d),
+                                   ordinal(v, shape[d])),
+                       [=](int64_t r, int64_t c) { return (*index)[by_row ? r : c][d] == v; }});
+      }
+    }
+  }
+}
+
+// Every output index but 0 along a dim the input is broadcast over: only
+// the first copy's gradient is right.
+void broadcast_regions(const Entries& e, std::vector<Region>& out) {
+  const Shape& in = e.in_shape;
+  const Shape& shape = e.out_shape;
+  if (in.size() > shape.size() || e.a.cols >= e.a.rows) return;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const int64_t at = static_cast<int64_t>(d) - static_cast<int64_t>(shape.size() - in.size());
+    if (shape[d] < 2 || (at >= 0 && in[at] != 1)) continue;
+    const std::vector<Shape>* index = &e.out_index;
+    out.push_back({fmt::format("at every output index but 0 along dim {}, the dim input {} is broadcast over (all of "
+                               "its {} copies but the first)", d, e.b.input, shape[d]),
+                   [index, d](int64_t r, int64_t) { return (*index)[r][d] != 0; }});
+  }
+}
+
+// Where the input's index along dim b equals, passes or precedes the output's
+// along dim a (same size): a diagonal of two dims, or a causal mask's halves.
+void index_pair_regions(const Entries& e, std::vector<Region>& out) {
+  const std::vector<Shape>* oi = &e.out_index;
+  const std::vector<Shape>* ii = &e.in_index;
+  for (size_t a = 0; a < e.out_shape.size(); ++a) {
+    for (size_t b = 0; b < e.in_shape.size(); ++b) {
+      if (e.out_shape[a] != e.in_shape[b] || e.out_shape[a] < 2) continue;
+      out.push_back({fmt::format("where j{} = i{} (the input's index along dim {} equals the output's along dim {})",
+                                 b, a, b, a),
+                     [=](int64_t r, int64_t c) { return (*ii)[c][b] == (*oi)[r][a]; }});
+      out.push_back({fmt::format("where j{} > i{} (the input's index along dim {} after the output's along dim {}: "
+                                 "the future, for a causal mask)", b, a, b, a),
+                     [=](int64_t r, int64_t c) { return (*ii)[c][b] > (*oi)[r][a]; }});
+      out.push_back({fmt::format("where j{} < i{} (the input's index along dim {} before the output's along dim {})",
+                                 b, a, b, a),
+                     [=](int64_t r, int64_t c) { return (*ii)[c][b] < (*oi)[r][a]; }});
+    }
+  }
+}
+
+// Where the index along dim d is the id an int64 input holds for the rest of
+// the index (the entries a gather or a cross-entropy target picks).
+void id_regions(const Entries& e, std::vector<Region>& out) {
+  for (size_t t = 0; t < e.b.inputs.size(); ++t) {
+    const Tensor& ids = e.b.inputs[t];
+    if (!ids.defined() || ids.dtype() != DType::Int64) continue;
+    const std::vector<double> v = ids.to_vector<double>();
+    for (int side = 0; side < 2; ++side) {
+      const bool by_row = side == 0;
+      const Shape& shape = by_row ? e.out_shape : e.in_shape;
+      const std::vector<Shape>* index = by_row ? &e.out_index : &e.in_index;
+      for (size_t d = 0; d < shape.size(); ++d) {
+        Shape rest = shape;
+        rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(d));
+        if (ids.shape() != rest) continue;
+        out.push_back({fmt::format("where {}'s index along dim {} is the id input {} holds there (the entries "
+                                   "it picks)", by_row ? "the output" : fmt::format("input {}", e.b.input), d, t),
+                       [=](int64_t r, int64_t c) {
+                         const Shape& i = (*index)[by_row ? r : c];
+                         return static_cast<double>(i[d]) == v[fibre_of(i, shape, d)];
+                       }});
+      }
+    }
+  }
+}
+
+// Where a bool, int64 or 0/1 float input of the same shape as the input (or
+// the output) is true or false; where the input itself is positive, negative or zero.
+void value_regions(const Entries& e, std::vector<Region>& out) {
+  for (size_t t = 0; t < e.b.inputs.size(); ++t) {
+    const Tensor& m = e.b.inputs[t];
+    if (!m.defined() || m.requires_grad()) continue;
+    const bool by_row = m.shape() != e.in_shape;
+    if (by_row && m.shape() != e.out_shape) continue;
+    const std::vector<double> v = m.to_vector<double>();
+    // A float input that is not checked and holds only 0 and 1 is a mask too (dropout's).
+    const bool zero_one = std::all_of(v.begin(), v.end(), [](double x) { return x == 0 || x == 1; });
+    if (m.is_floating_point() && !zero_one) continue;
+    const bool is_bool = m.dtype() == DType::Bool;
+    for (bool set : {true, false}) {
+      const char* value = is_bool ? (set ? "true" : "false") : zero_one ? (set ? "1" : "0") : (set ? "nonzero" : "0");
+      out.push_back({fmt::format("where input {} ({}, matched to the {}) is {}", t, dtype_name(m.dtype()),
+                                 by_row ? "output" : "input", value),
+                     [v, by_row, set](int64_t r, int64_t c) { return (v[by_row ? r : c] != 0) == set; }});
+    }
+  }
+  const std::vector<double>& x = e.x;
+  const std::string k = std::to_string(e.b.input);
+  out.push_back({"where input " + k + " is positive", [&x](int64_t, int64_t c) { return x[c] > 0; }});
+  out.push_back({"where input " + k + " is negative", [&x](int64_t, int64_t c) { return x[c] < 0; }});
+  out.push_back({"where input " + k + " is 0", [&x](int64_t, int64_t c) { return x[c] == 0; }});
+  if (e.same_shape()) {
+    out.push_back({"on the diagonal, d output[i] / d input" + k + "[i]", [](int64_t r, int64_t c) { return r == c; }});
+  }
+}
+
+// All wrong entries in one region, and right active entries outside it (so
+// the region says where, not merely "where anything is"); the smallest region.
+std::optional<Place> wrong_only_in_one_place(const Entries& e) {
+  int64_t r0 = -1, c0 = -1;
+  for (size_t i = 0; i < e.wrong.size() && r0 < 0; ++i) {
+    if (e.wrong[i]) r0 = static_cast<int64_t>(i) / e.a.cols, c0 = static_cast<int64_t>(i) % e.a.cols;
+  }
+  std::vector<Region> regions;
+  element_regions(e, r0, c0, regions);
+  slice_regions(e, regions);
+  broadcast_regions(e, regions);
+  index_pair_regions(e, regions);
+  id_regions(e, regions);
+  value_regions(e, regions);
+  const Region* best = nullptr;
+  int64_t best_active = 0;
+  for (const Region& g : regions) {
+    int64_t active = 0;
+    bool fits = true, right_outside = false;
+    for (int64_t r = 0; r < e.a.rows && fits; ++r) {
+      for (int64_t c = 0; c < e.a.cols && fits; ++c) {
+        const bool in = g.holds(r, c);
+        fits = in || !e.wrong_at(r, c);
+        active += in && e.active(r, c);
+        right_outside = right_outside || (!in && e.active(r, c));
+      }
+    }
+    if (fits && right_outside && (best == nullptr || active < best_active)) best = &g, best_active = active;
+  }
+  if (best == nullptr) return std::nullopt;
+  return Place{fmt::format("only some entries wrong: wrong only {} ({} of the {} nonzero entries there); every entry "
+                           "elsewhere is right", best->where, e.wrong_count, best_active),
+               best_active};
+}
+
+// Both Jacobians diagonal, the wrong entries on the diagonal.
+std::string elementwise_wrong(const Entries& e, const std::vector<Structure>& ss) {
+  if (ss.empty() || ss.front().kind != Structure::Diagonal) return "";
+  if (!zero_outside(e, e.a, ss.front()) || !zero_outside(e, e.n, ss.front())) return "";
+  return fmt::format("the elementwise derivative is wrong: both Jacobians are diagonal (output[i] depends on "
+                     "input{}[i] alone), and d output[i] / d input{}[i] differs at {} of the {} elements with no "
+                     "sign, factor, simple form or place that fits them all: the rule's formula for the derivative "
+                     "itself is wrong",
+                     e.b.input, e.b.input, e.wrong_count, e.a.rows);
+}
+
+// "dim 0 in {0..2}, dim 1 in {1, 3}" for the wrong entries' indices on one side.
+std::string index_sets(const Entries& e, bool by_row) {
+  const Shape& shape = by_row ? e.out_shape : e.in_shape;
+  std::vector<std::set<int64_t>> seen(shape.size());
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) {
+      if (!e.wrong_at(r, c)) continue;
+      const Shape& i = by_row ? e.out_index[r] : e.in_index[c];
+      for (size_t d = 0; d < shape.size(); ++d) seen[d].insert(i[d]);
+    }
+  }
+  std::string s;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    std::string set;
+    if (static_cast<int64_t>(seen[d].size()) == shape[d]) {
+      set = fmt::format("all {}", shape[d]);
+    } else {
+      for (auto it = seen[d].begin(); it != seen[d].end();) {
+        auto run = it;
+        while (std::next(run) != seen[d].end() && *std::next(run) == *run + 1) ++run;
+        set += fmt::format("{}{}", set.empty() ? "" : ", ", *it == *run ? std::to_string(*it)
+                                                                         : fmt::format("{}..{}", *it, *run));
+        it = std::next(run);
+      }
+      set = "{" + set + "}";
+    }
+    s += fmt::format("{}dim {} in {}", d ? ", " : "", d, set);
+  }
+  return s.empty() ? "a scalar" : s;
+}
+
+}  // namespace
+
+// ---- the diagnoses ------------------------------------------------------------------------
+
+std::string diagnose_non_finite_output(const FailingBlock& b) {
+  for (const Tensor& in : b.inputs) {
+    if (!in.defined() || !in.is_floating_point()) continue;
+    const std::vector<double> v = in.to_vector<double>();
+    if (!std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); })) return "";
+  }
+  const auto bad = [](double y) { return !std::isfinite(y); };
+  const auto first = std::find_if(b.output.begin(), b.output.end(), bad);
+  if (first == b.output.end()) return "";
+  return fmt::format("a non-finite output: the forward gives output{} = {} on finite inputs (the first of {} "
+                     "non-finite outputs): no derivative means anything there; fix the forward first",
+                     shape_str(unflatten(first - b.output.begin(), b.output_shape)), number(*first),
+                     std::count_if(b.output.begin(), b.output.end(), bad));
+}
+
+namespace {
+
+// Where the finite/non-finite mismatches are, beyond the first: all in one
+// input element's column, all where the input is 0, nothing else wrong.
+std::string non_finite_pattern(const Entries& e, int64_t first, bool analytical) {
+  const int64_t c0 = first % e.a.cols;
+  int64_t count = 0, at_zero = 0, other_wrong = 0;
+  bool one_column = true;
+  for (size_t i = 0; i < e.a.values.size(); ++i) {
+    const bool mismatch = std::isfinite(e.a.values[i]) != std::isfinite(e.n.values[i]);
+    const int64_t c = static_cast<int64_t>(i) % e.a.cols;
+    count += mismatch;
+    at_zero += mismatch && e.x[c] == 0;
+    one_column = one_column && (!mismatch || c == c0);
+    other_wrong += !mismatch && e.wrong[i];
+  }
+  std::string text = fmt::format(" (the first of {} such entries, output index first{})", count,
+                                 count > 1 && one_column ? fmt::format(", all in the column of input{}{}", e.b.input,
+                                                                       shape_str(e.in_index[c0]))
+                                                         : "");
+  text += fmt::format("; input{}{} = {} there", e.b.input, shape_str(e.in_index[c0]), number(e.x[c0]));
+  if (at_zero == count) {
+    text += analytical ? fmt::format(", and input {} is 0 at every such entry: a division by the input, or a log or "
+                                     "a root of it, at 0?", e.b.input)
+                       : fmt::format(", and input {} is 0 at every such entry: the forward is not finite within eps "
+                                     "of it (a singularity at 0)", e.b.input);
+  }
+  if (other_wrong == 0) text += "; every other entry is right";
+  return text;
+}
+
+}  // namespace
+
+std::string diagnose_non_finite_entry(const FailingBlock& b) {
+  const Entries e = make_entries(b);
+  int64_t first = -1;
+  for (size_t i = 0; i < e.a.values.size() && first < 0; ++i) {
+    if (std::isfinite(e.a.values[i]) != std::isfinite(e.n.values[i])) first = static_cast<int64_t>(i);
+  }
+  if (first < 0) return "";
+  const int64_t r = first / e.a.cols, c = first % e.a.cols;
+  const bool analytical = !std::isfinite(e.a.at(r, c));
+  return fmt::format("a non-finite entry: the {} Jacobian is {} at d output{} / d input{}{}, where the {} one is {}{}",
+                     analytical ? "analytical" : "numerical", number(analytical ? e.a.at(r, c) : e.n.at(r, c)),
+                     shape_str(e.out_index[r]), b.input, shape_str(e.in_index[c]),
+                     analytical ? "numerical" : "analytical", number(analytical ? e.n.at(r, c) : e.a.at(r, c)),
+                     non_finite_pattern(e, first, analytical));
+}
+
+std::string diagnose_exchanged(const std::vector<Jacobian>& analytical, const std::vector<Jacobian>& numerical,
+                               const std::vector<size_t>& checked, const std::vector<Tensor>& inputs, size_t k,
+                               const GradcheckOptions& o) {
+  for (size_t j : checked) {
+    if (j == k || inputs[j].shape() != inputs[k].shape()) continue;
+    if (matches(analytical[k], numerical[j], o) && matches(analytical[j], numerical[k], o)) {
+      const size_t lo = std::min(j, k), hi = std::max(j, k);
+      return fmt::format("gradients exchanged: the analytical gradient of input {} is the numerical one of input {} "
+                         "and the reverse, on every entry (inputs {} and {}, both of shape {}): the rule returns the "
+                         "two gradients in the wrong order, or computes each with the other's formula?",
+                         k, j, lo, hi, shape_str(inputs[k].shape()));
+    }
+  }
+  return "";
+}
+
+namespace {
+
+// "4 is the size of the output's dim 0 (input 1 is broadcast over it)", or "".
+std::string size_named(int64_t n, const FailingBlock& b) {
+  const Shape& in = b.inputs[b.input].shape();
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (in[d] == n) return fmt::format("{} is the size of input {}'s dim {}", n, b.input, d);
+  }
+  const Shape& out = b.output_shape;
+  for (size_t d = 0; d < out.size(); ++d) {
+    if (out[d] != n) continue;
+    // Right-aligned like broadcasting: the input lacks this dim or has size 1 there.
+    const int64_t at = static_cast<int64_t>(d) - static_cast<int64_t>(out.size() - in.size());
+    const bool broadcast = at < 0 || in[at] == 1;
+    return fmt::format("{} is the size of the output's dim {}{}", n, d,
+                       broadcast ? fmt::format(" (input {} is broadcast over it)", b.input) : "");
+  }
+  return "";
+}
+
+}  // namespace
+
+namespace {
+
+// p/q with q <= 64 and |value - p/q| <= 1e-6 |value|: the simplest fraction it is.
+std::optional<std::pair<int64_t, int64_t>> simple_fraction(double value) {
+  for (int64_t q = 1; q <= 64; ++q) {
+    const int64_t p = std::llround(value * static_cast<double>(q));
+    if (p != 0 && std::abs(value - static_cast<double>(p) / static_cast<double>(q)) <= 1e-6 * std::abs(value)) {
+      return std::pair{p, q};
+    }
+  }
+  return std::nullopt;
+}
+
+// ", and 3 is the size of input 0's dim 1, 4 is the size of input 0's dim 2" for the sizes p and q name.
+std::string sizes_named(int64_t p, int64_t q, const FailingBlock& b, bool first) {
+  const std::string num = std::abs(p) > 1 ? size_named(std::abs(p), b) : "";
+  const std::string den = q > 1 ? size_named(q, b) : "";
+  if (num.empty() && den.empty()) return "";
+  return (first ? "; " : ", and ") + num + (num.empty() || den.empty() ? "" : ", ") + den;
+}
+
+}  // namespace
+
+std::string explain_constant_factor(double factor, const FailingBlock& b) {
+  if (const auto f = simple_fraction(factor)) {
+    const auto [p, q] = *f;
+    // An integer factor is said only when a size names it ("; 3 is the size of ...").
+    std::string text = q == 1 ? "" : fmt::format("; {:.6g} = {}/{}", factor, p, q);
+    text += sizes_named(p, q, b, text.empty());
+    if (!size_named(std::abs(p), b).empty() && q > 1 && !size_named(q, b).empty()) {
+      text += fmt::format(" (divided by {} where {} belongs, or multiplied by {} where {} does?)", q, std::abs(p),
+                          std::abs(p), q);
+    }
+    return text;
+  }
+  // A square root of a fraction: a 1/sqrt(d) scale left out or applied twice.
+  const auto f = simple_fraction(factor * factor);
+  if (!f || factor < 0) return "";
+  const auto [p, q] = *f;
+  const std::string root = q == 1 ? fmt::format("sqrt({})", p)
+                           : p == 1 ? fmt::format("1/sqrt({})", q)
+                                    : fmt::format("sqrt({}/{})", p, q);
+  return fmt::format("; {:.6g} = {}{}{}", factor, root, sizes_named(p, q, b, false),
+                     factor > 1 ? fmt::format(" (a scale 1/{} left out of the rule?)", root)
+                                : fmt::format(" (a scale {} the rule applies once too often?)", root));
+}
+
+std::string diagnose_structure(const FailingBlock& b) {
+  const Entries e = make_entries(b);
+  if (e.wrong_count == 0) return "";
+  for (auto relation : {rows_are_the_sum, jacobian_transposed, dims_swapped, nonzeros_disjoint}) {
+    if (std::string s = relation(e); !s.empty()) return s;
+  }
+  if (std::optional<Fit> fit = simplest_form(e)) return fit->text;
+  const std::vector<Structure> ss = structures(e);
+  if (std::string s = coupling_missing(e, ss); !s.empty()) return s;
+  // Which part is right, or where the wrong entries are: the smaller place.
+  const std::optional<Place> part = one_part_wrong(e, ss), place = wrong_only_in_one_place(e);
+  if (part && (!place || part->active <= place->active)) return part->text;
+  if (place) {
+    const bool elementwise = !elementwise_wrong(e, ss).empty();
+    return elementwise ? place->text + " (the function is elementwise: both Jacobians are diagonal)" : place->text;
+  }
+  return elementwise_wrong(e, ss);
+}
+
+std::string describe_wrong_entries(const FailingBlock& b) {
+  const Entries e = make_entries(b);
+  int64_t nonzero = 0, zero_analytical = 0, diagonal = 0;
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) {
+      if (!e.wrong_at(r, c)) continue;
+      nonzero += !is_zero(e.n.at(r, c), e.o);
+      zero_analytical += is_zero(e.a.at(r, c), e.o);
+      diagonal += e.same_shape() && r == c;
+    }
+  }
+  std::string text = fmt::format(
+      "{} of {} entries wrong ({} of them nonzero in the numerical Jacobian, {} zero in the analytical one); their "
+      "output indices: {}; their input {} indices: {}",
+      e.wrong_count, e.a.values.size(), nonzero, zero_analytical, index_sets(e, true), b.input, index_sets(e, false));
+  if (e.same_shape()) text += fmt::format("; {} of them on the diagonal d output[i] / d input{}[i]", diagonal, b.input);
+  return text;
+}
+
+}  // namespace ropegrad::gradcheck_detail

@@ -643,6 +643,13 @@ TEST(EncodeHeap, EqualsThePlainFormOnTheFixtureTokenizer) {
     pieces.push_back(bytes);
   }
   expect_heap_equals_plain(tok, pieces, "the fixture tokenizer");
+  // And through encode: the squeezed corpus is one long pre-token per line.
+  const FastFormsScope on(true);
+  const int64_t runs = fast_form_runs(FastForm::EncodeHeap);
+  const std::vector<int32_t> fast = tok.encode(squeezed.substr(0, 20000));
+  EXPECT_GT(fast_form_runs(FastForm::EncodeHeap), runs);
+  const FastFormsScope off(false);
+  EXPECT_EQ(fast, tok.encode(squeezed.substr(0, 20000)));
 }
 
 // A table where merging forms a pair of lower rank: ranks 0 (aa, a) and
@@ -696,6 +703,21 @@ TEST(EncodeHeap, WorkOnAMegabytePreTokenIsWithinNLogN) {
   expect_heap_equals_plain(tok, {prefix}, "a 10 KB prefix");
 }
 
+// The dispatch (tokenizer/encode.cpp): a long pre-token takes the heap form
+// when fast forms are on, never when off; a short one never does.
+TEST(EncodeHeap, OnlyLongPreTokensTakeTheHeapFormAndOnlyWithFastFormsOn) {
+  const Tokenizer tok(fixture_model());
+  const std::string long_word(1000, 'e'), short_word = "the";
+  auto runs_of = [&](const std::string& text, bool on) {
+    const FastFormsScope scope(on);
+    const int64_t before = fast_form_runs(FastForm::EncodeHeap);
+    (void)tok.encode(text);
+    return fast_form_runs(FastForm::EncodeHeap) - before;
+  };
+  EXPECT_EQ(runs_of(long_word, true), 1);
+  EXPECT_EQ(runs_of(long_word, false), 0);
+  EXPECT_EQ(runs_of(short_word, true), 0);
+}
 #endif
 
 // The heap form is a fast form of ex19-encode: only a learner's workspace

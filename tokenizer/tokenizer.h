@@ -55,7 +55,10 @@ class Tokenizer {
   // bytes.decode(errors="replace") does.
   std::string decode(const std::vector<int32_t>& ids) const;
 
-  // The ids of one pre-token (no special tokens inside).
+  // The ids of one pre-token (no special tokens inside). A long pre-token
+  // goes to encode_pretoken_heap when fast forms are on (the dispatch and its
+  // length threshold are in tokenizer/encode.cpp); any other, to the plain
+  // form (ex19-encode).
   std::vector<int32_t> encode_pretoken(std::string_view piece) const;
 
   // encode_pretoken's ids by a min-heap of adjacent pairs, in O(n log n) for

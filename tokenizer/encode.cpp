@@ -22,7 +22,8 @@ constexpr size_t kMaxCache = 1 << 20;  // cached pre-tokens before the cache is 
 // pre-token once per merge rank it applies (up to n times n pair lookups for
 // n bytes), but builds no heap and no linked list: below about 8 bytes it is
 // the faster one, from 16 on the heap form is at every table size measured
-// (1,000 to 50,000 merges, pre-tokens of random letters). Most English
+// (1,000 to 50,000 merges, pre-tokens of random letters:
+// `ropegrad-encode-bench --crossover`, bench/encode_bench.cpp). Most English
 // pre-tokens are shorter than 16 bytes, so prose still runs mostly the
 // plain form.
 constexpr size_t kHeapFrom = 16;

@@ -48,6 +48,7 @@ const char* fast_form_name(FastForm form) {
     case FastForm::TiledAttention: return "tiled_attention";
     case FastForm::CrossEntropy: return "cross_entropy";
     case FastForm::AdamW: return "adamw";
+    case FastForm::EncodeHeap: return "encode_heap";
     case FastForm::Count: break;
   }
   return "?";

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -29,6 +30,11 @@
 #include "tokenizer/pretokenize.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/utf8.h"
+#include "fast_forms_present.h"  // ROPEGRAD_HAS_ENCODE_HEAP, unless a workspace stubbed ex19-encode
+#if ROPEGRAD_HAS_ENCODE_HEAP
+#include "tensor/fast_forms.h"
+#include "tokenizer/fast/encode_heap.h"
+#endif
 
 using namespace ropegrad;
 using namespace ropegrad::tok;
@@ -522,6 +528,209 @@ TEST(Encode, StreamingKeepsMemoryBoundedOnARunWithNowhereToCut) {
   EXPECT_EQ(tok.decode_bytes(streamed), text) << "cutting a long run still round-trips";
   EXPECT_RG_ERROR(tok.encode_stream(in, [](const std::vector<int32_t>&) {}, 1024, 100), "encode_stream", "100",
                   "1024");
+}
+
+// ---- the heap form of encode_pretoken (tokenizer/fast/encode_heap.h) ---------------------
+
+#if ROPEGRAD_HAS_ENCODE_HEAP
+namespace {
+
+// `words` random words of 1 to 30 letters from the first `alphabet` of a-z,
+// one per line (each line one pre-token), from rng.
+std::string random_words(std::mt19937& rng, int alphabet, int words) {
+  std::string out;
+  for (int i = 0; i < words; ++i) {
+    const int len = 1 + static_cast<int>(rng() % 30);
+    for (int j = 0; j < len; ++j) out += static_cast<char>('a' + rng() % alphabet);
+    out += '\n';
+  }
+  return out;
+}
+
+// The model with its merges' ranks permuted by rng: still a valid table (each
+// merge makes a token of the vocabulary), but now a merge can use a token that
+// a merge of higher rank makes, so merging at rank r can form a pair of lower
+// rank, which the plain form merges only after its sweep of r.
+BpeModel shuffled_ranks(BpeModel model, std::mt19937& rng) {
+  std::shuffle(model.merges.begin(), model.merges.end(), rng);
+  return model;
+}
+
+// Pre-tokens of every kind: each length 1..40 and random lengths up to 2000
+// over the alphabet, runs of one letter ("aaaa...") and of short periods
+// ("abab...", "aab..."), whose pairs tie in rank at every position.
+std::vector<std::string> test_pretokens(std::mt19937& rng, int alphabet) {
+  std::vector<std::string> out;
+  auto random_string = [&](size_t len) {
+    std::string s(len, 'a');
+    for (char& c : s) c = static_cast<char>('a' + rng() % alphabet);
+    return s;
+  };
+  for (size_t len = 1; len <= 40; ++len) out.push_back(random_string(len));
+  for (int i = 0; i < 6; ++i) out.push_back(random_string(41 + rng() % 1960));
+  out.push_back(random_string(2000));
+  for (size_t len : {2, 3, 4, 5, 7, 8, 9, 16, 17, 63, 64, 65, 255, 1000, 2000}) {
+    out.push_back(std::string(len, 'a'));
+    std::string ab, aab;
+    for (size_t i = 0; i < len; ++i) ab += "ab"[i % 2], aab += "aab"[i % 3];
+    out.push_back(ab);
+    out.push_back(aab);
+  }
+  return out;
+}
+
+// encode_pretoken_heap(p) against the plain form (encode_pretoken with fast
+// forms off), id for id. Returns how many entries waited for a sweep's end.
+int64_t expect_heap_equals_plain(const Tokenizer& tok, const std::vector<std::string>& pieces, const std::string& what) {
+  const FastFormsScope off(false);
+  int64_t deferred = 0;
+  for (const std::string& p : pieces) {
+    tok::fast::HeapEncodeWork work;
+    const std::vector<int32_t> heap = tok.encode_pretoken_heap(p, &work);
+    const std::vector<int32_t> plain = tok.encode_pretoken(p);
+    EXPECT_EQ(heap, plain) << what << ", a pre-token of " << p.size() << " bytes: " << quote_bytes(p.substr(0, 60));
+    EXPECT_EQ(work.merges, static_cast<int64_t>(p.size() - heap.size())) << what;
+    deferred += work.deferred;
+  }
+  return deferred;
+}
+
+}  // namespace
+
+// Random corpora of words over 2, 3, 5 and 26 letters, trained with
+// train_bpe to several sizes (small alphabets and many merges make long
+// tokens such as "aaaaaaaa"), each table also with its ranks shuffled; the
+// heap form equals the plain form on pre-tokens of 1 to 2000 bytes.
+TEST(EncodeHeap, EqualsThePlainFormOnRandomPreTokensAndMergeTables) {
+  std::mt19937 rng(19);
+  int tables = 0;
+  int64_t deferred = 0;
+  for (int alphabet : {2, 3, 5, 26}) {
+    const std::string corpus = random_words(rng, alphabet, 3000);
+    for (int64_t vocab : {270, 400, 1200}) {
+      const BpeModel trained = train_bpe(corpus, vocab, {});
+      const std::vector<std::string> pieces = test_pretokens(rng, alphabet);
+      const std::string what = std::to_string(alphabet) + " letters, vocab " + std::to_string(vocab);
+      EXPECT_EQ(expect_heap_equals_plain(Tokenizer(trained), pieces, what + ", trained"), 0)
+          << "a trained table never forms a pair of lower rank than the merge that formed it";
+      deferred += expect_heap_equals_plain(Tokenizer(shuffled_ranks(trained, rng)), pieces, what + ", shuffled ranks");
+      tables += 2;
+    }
+  }
+  EXPECT_EQ(tables, 24);
+  EXPECT_GT(deferred, 0) << "the shuffled tables never exercised the wait for the end of a sweep";
+}
+
+// The tokenizer of tests/fixtures/bpe (the Python reference's table): every
+// pre-token of the corpus and the sample, the whole corpus with its spaces and
+// newlines removed cut into long pre-tokens, and random bytes.
+TEST(EncodeHeap, EqualsThePlainFormOnTheFixtureTokenizer) {
+  const Tokenizer tok(fixture_model());
+  std::vector<std::string> pieces;
+  std::string squeezed;
+  for (const char* name : {"corpus", "sample"}) {
+    const std::string text = read_all(fixture_path(std::string("bpe/") + name + ".txt"));
+    for (const std::string& p : pretokens(text)) pieces.push_back(p);
+    for (char c : text)
+      if (c != ' ' && c != '\n') squeezed += c;
+  }
+  for (size_t at = 0, len = 1; at < squeezed.size() && len <= 2000; at += len, len = len * 3 / 2 + 1)
+    pieces.push_back(squeezed.substr(at, len));
+  std::mt19937 rng(20);
+  for (size_t len : {1, 2, 3, 10, 100, 1000, 2000}) {
+    std::string bytes(len, '\0');
+    for (char& c : bytes) c = static_cast<char>(rng() % 256);
+    pieces.push_back(bytes);
+  }
+  expect_heap_equals_plain(tok, pieces, "the fixture tokenizer");
+  // And through encode: the squeezed corpus is one long pre-token per line.
+  const FastFormsScope on(true);
+  const int64_t runs = fast_form_runs(FastForm::EncodeHeap);
+  const std::vector<int32_t> fast = tok.encode(squeezed.substr(0, 20000));
+  EXPECT_GT(fast_form_runs(FastForm::EncodeHeap), runs);
+  const FastFormsScope off(false);
+  EXPECT_EQ(fast, tok.encode(squeezed.substr(0, 20000)));
+}
+
+// A table where merging forms a pair of lower rank: ranks 0 (aa, a) and
+// 1 (a, a). The plain form merges every (a, a) of "aaaaa" first (aa aa a),
+// then (aa, a): aa aaa. Merging (aa, a) as soon as it forms would give aaa aa.
+// Both merges of (a, a) form an (aa, a), and both wait.
+TEST(EncodeHeap, APairOfLowerRankWaitsForTheSweepThatFormedIt) {
+  BpeModel model;
+  for (int b = 0; b < 256; ++b) model.vocab.push_back(std::string(1, static_cast<char>(b)));
+  model.vocab.insert(model.vocab.end(), {"aa", "aaa"});
+  model.merges = {{256, 'a'}, {'a', 'a'}};
+  const Tokenizer tok(model);
+  tok::fast::HeapEncodeWork work;
+  EXPECT_EQ(tok.encode_pretoken_heap("aaaaa", &work), (std::vector<int32_t>{256, 257}));
+  EXPECT_EQ(work.deferred, 2);
+  const FastFormsScope off(false);
+  EXPECT_EQ(tok.encode_pretoken("aaaaa"), (std::vector<int32_t>{256, 257}));
+}
+
+// Not a timing: the work of the heap form on 1 MB of letters that is one
+// pre-token, counted. n - 1 initial pairs and two new pairs per merge (at most
+// n - 1 merges): at most 3n lookups and pushes (so pops), and a push or a pop
+// makes at most 2 log2(3n) comparisons in the heap, so O(n log n) in all.
+// The plain form makes about n lookups per merge rank it applies (here
+// hundreds of ranks).
+TEST(EncodeHeap, WorkOnAMegabytePreTokenIsWithinNLogN) {
+  std::mt19937 rng(21);
+  const Tokenizer tok(train_bpe(random_words(rng, 26, 20000), 2000, {}));
+  const size_t n = 1000000;
+  std::string text(n, 'a');
+  for (char& c : text) c = static_cast<char>('a' + rng() % 26);
+  tok::fast::HeapEncodeWork work;
+  const std::vector<int32_t> ids = tok.encode_pretoken_heap(text, &work);
+  const double nd = static_cast<double>(n), log_n = std::log2(nd);
+  std::printf("[ encode ] heap form, 1 MB pre-token, %zu merges: %lld lookups, %lld pushes, %lld pops, %lld "
+              "comparisons (%.2f n log2 n), %lld merges\n",
+              tok.model().merges.size(), static_cast<long long>(work.pair_lookups),
+              static_cast<long long>(work.heap_pushes), static_cast<long long>(work.heap_pops),
+              static_cast<long long>(work.heap_comparisons), work.heap_comparisons / (nd * log_n),
+              static_cast<long long>(work.merges));
+  EXPECT_EQ(work.merges, static_cast<int64_t>(n - ids.size()));
+  EXPECT_GT(work.merges, static_cast<int64_t>(n / 4)) << "the table should merge much of the text";
+  EXPECT_LE(work.pair_lookups, static_cast<int64_t>(3 * n));
+  EXPECT_LE(work.heap_pushes, static_cast<int64_t>(3 * n));
+  EXPECT_LE(work.heap_pops, work.heap_pushes);
+  EXPECT_LE(static_cast<double>(work.heap_comparisons),
+            2.0 * static_cast<double>(work.heap_pushes + work.heap_pops) * std::log2(3 * nd));
+  EXPECT_LE(static_cast<double>(work.heap_comparisons), 12.0 * nd * log_n);
+  // The same ids as the plain form on a prefix (all of it would take seconds).
+  const std::string prefix = text.substr(0, 10000);
+  expect_heap_equals_plain(tok, {prefix}, "a 10 KB prefix");
+}
+
+// The dispatch (tokenizer/encode.cpp): a long pre-token takes the heap form
+// when fast forms are on, never when off; a short one never does.
+TEST(EncodeHeap, OnlyLongPreTokensTakeTheHeapFormAndOnlyWithFastFormsOn) {
+  const Tokenizer tok(fixture_model());
+  const std::string long_word(1000, 'e'), short_word = "the";
+  auto runs_of = [&](const std::string& text, bool on) {
+    const FastFormsScope scope(on);
+    const int64_t before = fast_form_runs(FastForm::EncodeHeap);
+    (void)tok.encode(text);
+    return fast_form_runs(FastForm::EncodeHeap) - before;
+  };
+  EXPECT_EQ(runs_of(long_word, true), 1);
+  EXPECT_EQ(runs_of(long_word, false), 0);
+  EXPECT_EQ(runs_of(short_word, true), 0);
+}
+#endif
+
+// The heap form is a fast form of ex19-encode: only a learner's workspace
+// that stubs ex19-encode is without it (its tests above are then left out).
+TEST(EncodeHeap, PresentUnlessThisWorkspaceStubbedEncode) {
+#if ROPEGRAD_HAS_ENCODE_HEAP
+  SUCCEED();
+#else
+  std::ifstream stubbed(std::string(ROPEGRAD_FIXTURES) + "/../../.course/stubbed");
+  std::string all((std::istreambuf_iterator<char>(stubbed)), std::istreambuf_iterator<char>());
+  if (all.find("ex19-encode\n") != std::string::npos) GTEST_SKIP() << "a workspace that stubs ex19-encode";
+  ADD_FAILURE() << "tokenizer/fast/encode_heap.h is missing from the reference tree";
+#endif
 }
 
 // ---- files ------------------------------------------------------------------------------

@@ -14,6 +14,10 @@
 
 namespace ropegrad::tok {
 
+namespace fast {
+struct HeapEncodeWork;  // tokenizer/fast/encode_heap.h
+}
+
 class Tokenizer {
  public:
   // Checks the model: 256 single bytes present, merges refer to known ids and
@@ -51,8 +55,18 @@ class Tokenizer {
   // bytes.decode(errors="replace") does.
   std::string decode(const std::vector<int32_t>& ids) const;
 
-  // The ids of one pre-token (no special tokens inside).
+  // The ids of one pre-token (no special tokens inside). A long pre-token
+  // goes to encode_pretoken_heap when fast forms are on (the dispatch and its
+  // length threshold are in tokenizer/encode.cpp); any other, to the plain
+  // form (ex19-encode).
   std::vector<int32_t> encode_pretoken(std::string_view piece) const;
+
+  // encode_pretoken's ids by a min-heap of adjacent pairs, in O(n log n) for
+  // a pre-token of n bytes (< 2^31): the fast form of ex19-encode, defined in
+  // tokenizer/fast/encode_heap.cpp. A learner's workspace that stubs
+  // ex19-encode has no definition of it, and nothing there calls it. work,
+  // when given, is filled with what the call did.
+  std::vector<int32_t> encode_pretoken_heap(std::string_view piece, fast::HeapEncodeWork* work = nullptr) const;
 
  private:
   // Pre-token -> its ids, filled while one call encodes.

@@ -643,9 +643,9 @@ def fd_error(data):
                          ("float32 (the same ops)", RED, "6,3", "square"),
                          ("model: truncation", GREY, "2,3", None), ("model: rounding", GREY, "7,3,2,3", None)],
                columns=2, column_width=300)
-    svg.text(20, 448, "float64 has a wide valley around 10⁻⁵, error 10⁻¹⁰; float32's best ε is near 10⁻³, with",
+    svg.text(20, 448, "float64's valley spans 10⁻⁶ to 10⁻⁴, errors 10⁻¹¹ to 10⁻⁹; float32's best ε is near 3·10⁻³,",
              12, italic=True, fill="#444444")
-    svg.text(20, 466, "an error 10⁶ times larger, and below 10⁻⁷ the two evaluations round to the same float (error e).",
+    svg.text(20, 466, "its error 10⁶ times larger; below 6·10⁻⁸ its two evaluations round to the same float (error e).",
              12, italic=True, fill="#444444")
     return svg.render()
 

@@ -928,10 +928,14 @@ def rope_scores(data):
     for p, (title, m) in enumerate(maps):
         x0, y0 = 62 + p * 300, 62
         svg.text(x0 + n * cell / 2, 52, title, 12.5, "middle", weight="bold")
+        # 17 shades, one path of squares per shade (a rect per cell would be 4 times the bytes)
+        cells = {}
         for i in range(n):
             for j in range(n):
-                svg.add(f'<rect x="{x0 + j * cell}" y="{y0 + i * cell}" width="{cell}" height="{cell}" '
-                        f'fill="{colour_of(m[i * n + j], top)}"/>')
+                level = max(-LEVELS, min(LEVELS, round(m[i * n + j] / top * LEVELS)))
+                cells.setdefault(level, []).append(f"M{x0 + j * cell} {y0 + i * cell}h{cell}v{cell}h-{cell}z")
+        for level in sorted(cells):
+            svg.add(f'<path d="{"".join(cells[level])}" fill="{colour_of(level / LEVELS * top, top)}"/>')
         svg.rect(x0, y0, n * cell, n * cell, stroke="#555555")
         for t in range(0, n, 8):
             svg.text(x0 + t * cell + cell / 2, y0 + n * cell + 15, t, 11, "middle")
@@ -948,19 +952,23 @@ def rope_scores(data):
         svg.text(x0 + n * cell / 2, y0 + n * cell + 50, note, 12, "middle", fill="#444444")
     # colour scale
     bx, by, bw = 630, 62, 14
-    steps = 60
+    steps, step_h = 2 * LEVELS + 1, 14
     for k in range(steps):
-        v = top * (1 - 2 * k / (steps - 1))
-        svg.add(f'<rect x="{bx}" y="{by + k * 4}" width="{bw}" height="4" fill="{colour_of(v, top)}"/>')
-    svg.rect(bx, by, bw, steps * 4, stroke="#555555")
+        v = top * (LEVELS - k) / LEVELS
+        svg.add(f'<rect x="{bx}" y="{by + k * step_h}" width="{bw}" height="{step_h}" fill="{colour_of(v, top)}"/>')
+    svg.rect(bx, by, bw, steps * step_h, stroke="#555555")
     for v in (top, 0, -top):
-        svg.text(bx + bw + 4, by + (1 - v / top) / 2 * steps * 4 + 4, f"{v:+g}" if v else "0", 11)
+        svg.text(bx + bw + 4, by + (1 - v / top) / 2 * (steps - 1) * step_h + step_h / 2 + 4,
+                 f"{v:+g}".replace("-", "−") if v else "0", 11)
     svg.text(bx + bw / 2, by - 8, "score", 11, "middle")
     svg.text(20, 392, "RoPE's score depends on m − n only: each diagonal has one colour. Rotating the key by the", 12,
              italic=True, fill="#444444")
     svg.text(20, 410, "conjugate phase makes it depend on m + n: the absolute positions, what RoPE was meant to remove.",
              12, italic=True, fill="#444444")
     return svg.render()
+
+
+LEVELS = 8  # shades on each side of 0 in the score maps
 
 
 def colour_of(v, top):

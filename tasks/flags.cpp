@@ -158,7 +158,7 @@ std::string number_text(double x) {
   std::string exponent;
   for (int digits = 0; digits <= 17; ++digits) {  // the shortest that reads back as x
     exponent = fmt::format("{:.{}e}", x, digits);
-    if (std::strtod(exponent.c_str(), nullptr) == x) break;
+    if (parse_real(exponent) == x) break;
   }
   exponent = without_exponent_padding(exponent);
   return plain.empty() || exponent.size() + 3 <= plain.size() ? exponent : plain;

@@ -248,6 +248,15 @@ TEST(DpSimulate, RunFilesReadByHand) {
   EXPECT_RG_ERROR(profile_from_run(dir), "dp-simulate", "dp.csv", "no column 'before_backward_s'");
   std::ofstream(dir + "/dp.csv") << "step,ranks,compute_s,before_backward_s,backward_s,optimizer_s\n1,1,0.5,x,1,1\n";
   EXPECT_RG_ERROR(profile_from_run(dir), "dp-simulate", "before_backward_s must be a number", "'x'");
+  std::ofstream(dir + "/dp.csv") << "step,ranks,compute_s,before_backward_s,backward_s,optimizer_s\n1,1,0.5,1,1,inf\n";
+  EXPECT_RG_ERROR(profile_from_run(dir), "dp-simulate", "optimizer_s must be a number >= 0", "got 'inf'");
+  // A count is a whole number, checked before it becomes an integer (a cast of 1e300 was undefined).
+  std::ofstream(dir + "/dp.csv") << "step,ranks,compute_s,before_backward_s,backward_s,optimizer_s\n1,1,0.5,1,1,1\n";
+  for (const char* elements : {"1e300", "2.5", "-6", "nan"}) {
+    std::ofstream(dir + "/dp_buckets.csv") << "step,bucket,elements,ready_s\n1,0," << elements << ",0.1\n";
+    EXPECT_RG_ERROR(profile_from_run(dir), "dp-simulate", "elements must be a whole number in 0..9007199254740992",
+                    std::string("got '") + elements + "'");
+  }
   std::ofstream(dir + "/dp.csv") << "step,ranks,compute_s,before_backward_s,backward_s,optimizer_s\n1,1,0.5\n";
   EXPECT_RG_ERROR(profile_from_run(dir), "dp-simulate", "line 2 has 3 fields, the header 6");
   fs::remove_all(dir);

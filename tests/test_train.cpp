@@ -888,6 +888,14 @@ TEST(TrainErrors, BadConfigsNameTheProblem) {
   EXPECT_THAT(msg, HasSubstr("train"));
   EXPECT_THAT(msg, HasSubstr("eval_every"));
 
+  // bucket_mb becomes a number of bytes: a value no integer holds, or under a byte, is refused first.
+  for (const double mb : {std::nan(""), 1e300, 1e-9, -1.0}) {
+    c = tiny_config();
+    c.micro_batch = 2;
+    c.bucket_mb = mb;
+    EXPECT_THAT(error_of([&] { train(c, nullptr); }), HasSubstr("train: bucket_mb must be in [1e-6, 1e6]")) << mb;
+  }
+
   c = tiny_config();
   c.resume = true;  // no out_dir: no checkpoint to resume from
   msg = error_of([&] { train(c, nullptr); });

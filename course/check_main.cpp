@@ -34,6 +34,7 @@
 
 #include "course/exercises.h"
 #include "course/paths.h"
+#include "tasks/flags.h"
 #ifdef ROPEGRAD_COURSE_MPI
 #include "course/mpi_world.h"
 #endif
@@ -293,31 +294,16 @@ int list() {
   return 0;
 }
 
-// Levenshtein distance, for "did you mean".
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j)
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
 // The ids a mistyped `id` may have meant: the closest by edit distance (at
-// most 2 edits, 3 from 10 characters on), else those containing it (up to 6).
+// most 2 edits, 3 from 10 characters on: tasks/flags.h's did you mean, as the
+// commands'), else those containing it (up to 6).
 std::vector<std::string> did_you_mean(const std::string& id) {
-  const Exercise* best = nullptr;
-  size_t best_d = 0;
-  std::vector<std::string> containing;
+  std::vector<std::string> ids, containing;
   for (const Exercise& e : ropegrad::course::exercises()) {
-    const size_t d = edit_distance(id, e.id);
-    if (best == nullptr || d < best_d) best = &e, best_d = d;
+    ids.push_back(e.id);
     if (!id.empty() && e.id.find(id) != std::string::npos) containing.push_back(e.id);
   }
-  if (best != nullptr && best_d <= (id.size() >= 10 ? 3u : 2u)) return {best->id};
+  if (const std::string near = ropegrad::flags::closest(id, ids); !near.empty()) return {near};
   if (containing.size() <= 6) return containing;
   return {};
 }

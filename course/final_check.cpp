@@ -27,11 +27,13 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "autograd/engine.h"
+#include "course/final_options.h"
 #include "autograd/ops.h"
 #include "nn/data.h"
 #include "nn/functional.h"
@@ -249,35 +251,13 @@ void trace_backward(nn::TransformerLM& lm, const Tensor& inputs, const Tensor& t
   for (size_t k = 0; k < params.size(); ++k) params[k].set_grad(saved[k]);
 }
 
-struct Args {
-  std::string corpus, out, reference, write_reference;
-  int64_t steps = 150;
-};
-
-Args parse(int argc, char** argv) {
-  Args a;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const auto value = [&]() -> std::string {
-      RG_CHECK(i + 1 < argc, "course final", "{} needs a value", arg);
-      return argv[++i];
-    };
-    if (arg == "--corpus") a.corpus = value();
-    else if (arg == "--out") a.out = value();
-    else if (arg == "--reference") a.reference = value();
-    else if (arg == "--write-reference") a.write_reference = value();
-    else if (arg == "--steps") a.steps = std::stoll(value());
-    else RG_CHECK(false, "course final", "unknown argument '{}' (--corpus FILE --out DIR [--reference TRACE | --write-reference TRACE] [--steps N])", arg);
-  }
-  RG_CHECK(!a.corpus.empty() && !a.out.empty(), "course final", "--corpus FILE and --out DIR are required");
-  RG_CHECK(a.steps >= 1 && a.steps <= 5000, "course final", "--steps must be in 1..5000, got {}", a.steps);
-  return a;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) try {
-  const Args args = parse(argc, argv);
+  const std::optional<course::FinalOptions> options =
+      course::read_final_options(std::vector<std::string>(argv + 1, argv + argc));
+  if (!options) return 0;  // --help
+  const course::FinalOptions& args = *options;
   fs::create_directories(args.out);
   std::vector<Record> trace;
 
@@ -451,7 +431,10 @@ int main(int argc, char** argv) try {
              "update agree to float32 noise for all {} steps\n",
              tc.steps);
   return 0;
+} catch (const Error& e) {  // names what refused: "course final: --steps must be ..."
+  std::cerr << "error: " << e.what() << "\n";
+  return 2;
 } catch (const std::exception& e) {
-  std::cerr << "course final: " << e.what() << "\n";
+  std::cerr << "error: course final: " << e.what() << "\n";
   return 2;
 }

@@ -1,67 +1,36 @@
 // `ropegrad account`: parameters, matmul FLOPs and training memory of a model shape
 // (nn/accounting.h), as a table or as JSON.
 #include <cstdio>
-#include <map>
-#include <stdexcept>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "nn/accounting.h"
-#include "tasks/command_flags.h"
+#include "tasks/commands.h"
+#include "tasks/model_flags.h"
 #include "tensor/error.h"
 
 namespace ropegrad::tasks {
 
 namespace {
 
-constexpr const char* kOp = "ropegrad account";
-
-const std::vector<CommandFlag> kFlags = {
-    {"preset", "NAME", "GPT-2 shape: small | medium | large | xl (vocab 50257, context 1024, d_ff 4 D)"},
-    {"vocab", "256", "vocabulary size V"},
-    {"d-model", "64", "model width D"},
-    {"layers", "2", "transformer blocks L"},
-    {"heads", "4", "attention heads H"},
-    {"d-ff", "0", "SwiGLU width (0: 8/3 D rounded up to 64)"},
-    {"attention", "standard", "standard | w2 | triple"},
-    {"sigma", "scalar", "W2: scalar | vector sigma"},
-    {"tie", "", "tie the output head to the embedding"},
-    {"batch", "1", "sequences B"},
-    {"context", "128", "tokens per sequence T (a preset: 1024)"},
-    {"dtype", "float32", "float32 | float64: bytes per value of the memory rows"},
-    {"json", "", "print JSON instead of the table"},
-};
-
-void print_help() {
-  std::printf(
-      "usage: ropegrad account [options]\n\n"
-      "Parameters, matmul FLOPs of a forward and a backward pass by component, and the memory of a\n"
-      "training step with AdamW, counted from the shapes (nn/accounting.h). Model flags given with\n"
-      "--preset change its shape.\n\noptions:\n");
-  print_command_flags(kFlags);
-}
-
-// The flag's integer in [lo, hi] (hi keeps every count within int64), or `fallback` when not given.
-int64_t integer_flag(const std::map<std::string, std::string>& given, const std::string& name, int64_t fallback,
-                     int64_t lo, int64_t hi, const char* op = kOp) {
-  const auto it = given.find(name);
-  if (it == given.end()) return fallback;
-  int64_t value = 0;
-  size_t used = 0;
-  try {
-    value = std::stoll(it->second, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  RG_CHECK(used == it->second.size() && used > 0, op, "--{} expects an integer, got '{}'", name, it->second);
-  RG_CHECK(value >= lo && value <= hi, op, "--{} must be in {}..{}, got {}", name, lo, hi, value);
-  return value;
-}
-
-std::string text_flag(const std::map<std::string, std::string>& given, const std::string& name,
-                      const std::string& fallback) {
-  const auto it = given.find(name);
-  return it == given.end() ? fallback : it->second;
+const flags::Command& command() {
+  static const flags::Command c = [] {
+    using namespace flags;
+    Command c{"ropegrad account", "",
+              "Parameters, matmul FLOPs of a forward and a backward pass by component, and the memory of a\n"
+              "training step with AdamW, counted from the shapes (nn/accounting.h). Model flags given with\n"
+              "--preset change its shape.",
+              shape_flags()};
+    c.flags.insert(c.flags.end(), {
+        whole("batch", 1, kMaxBatch, "1", "sequences B"),
+        whole("context", 1, kMaxContext, "128", "tokens per sequence T (a preset: 1024)"),
+        choice("dtype", {"float32", "float64"}, "float32", "bytes per value of the memory rows"),
+        on_off("json", "print JSON instead of the table"),
+    });
+    return c;
+  }();
+  return c;
 }
 
 // 2127057600 -> "2,127,057,600"
@@ -137,60 +106,28 @@ void print_json(const nn::Accounting& a) {
   fmt::print("  ],\n  \"memory_bytes\": {:.17g}\n}}\n", a.memory_bytes());
 }
 
+// The accounting the flags ask for; `title`: the table's title.
+nn::Accounting account_of(const flags::Values& v, std::string* title) {
+  nn::TransformerConfig c = model_from_flags(v, title);
+  const int64_t context = v.given("context") || !v.given("preset") ? v.whole("context") : c.context_length;
+  c.context_length = context;  // the accounting's T; a model's longer context changes nothing counted here
+  return nn::account(c, v.whole("batch"), context, v.text("dtype") == "float64" ? DType::Float64 : DType::Float32);
+}
+
 }  // namespace
 
-// tasks/command_flags.h
-nn::TransformerConfig model_from_flags(const std::map<std::string, std::string>& given, const char* op,
-                                       std::string* title_out) {
-  nn::TransformerConfig c;
-  c.vocab_size = 256;
-  c.d_model = 64;
-  c.num_layers = 2;
-  c.num_heads = 4;
-  c.context_length = 128;
-  std::string title = "model";
-  if (given.count("preset") > 0) {
-    const std::string preset = given.at("preset");
-    RG_CHECK(preset == "small" || preset == "medium" || preset == "large" || preset == "xl", op,
-             "--preset must be small, medium, large or xl, got '{}'", preset);
-    c = nn::gpt2_config(preset);
-    title = "GPT-2 " + std::string(preset == "xl" ? "XL" : preset) + " shape";
-  }
-  c.vocab_size = integer_flag(given, "vocab", c.vocab_size, 1, 100000000, op);
-  c.d_model = integer_flag(given, "d-model", c.d_model, 1, 1000000, op);
-  c.num_layers = integer_flag(given, "layers", c.num_layers, 1, 100000, op);
-  c.num_heads = integer_flag(given, "heads", c.num_heads, 1, 1000000, op);
-  c.d_ff = integer_flag(given, "d-ff", c.d_ff, 0, 10000000, op);
-  RG_CHECK(c.d_model % c.num_heads == 0, op, "--d-model {} must be a multiple of --heads {}", c.d_model, c.num_heads);
-  const std::string attention = text_flag(given, "attention", "standard");
-  RG_CHECK(attention == "standard" || attention == "w2" || attention == "triple", op,
-           "--attention must be standard, w2 or triple, got '{}'", attention);
-  c.attention = nn::parse_attention_kind(attention);
-  const std::string sigma = text_flag(given, "sigma", "scalar");
-  RG_CHECK(sigma == "scalar" || sigma == "vector", op, "--sigma must be scalar or vector, got '{}'", sigma);
-  c.sigma = sigma == "vector" ? nn::SigmaMode::Vector : nn::SigmaMode::Scalar;
-  if (given.count("tie") > 0) c.tie_embeddings = true;
-  if (title_out != nullptr) *title_out = title;
-  return c;
+const flags::Command& account_command() { return command(); }
+
+void check_account(const std::vector<std::string>& words) {
+  if (const std::optional<flags::Values> v = flags::read(command(), words)) account_of(*v, nullptr);
 }
 
 int run_account(int argc, char** argv) {
-  for (int i = 0; i < argc; ++i) {
-    if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
-      print_help();
-      return 0;
-    }
-  }
-  const std::map<std::string, std::string> given = parse_command_flags(argc, argv, kFlags, kOp);
+  const std::optional<flags::Values> v = flags::read(command(), argc, argv);
+  if (!v) return 0;  // --help
   std::string title;
-  nn::TransformerConfig c = model_from_flags(given, kOp, &title);
-  const int64_t batch = integer_flag(given, "batch", 1, 1, 1000000000);
-  const int64_t context = integer_flag(given, "context", c.context_length, 1, 100000000);
-  c.context_length = context;  // the accounting's T; a model's longer context changes nothing counted here
-  const std::string dtype = text_flag(given, "dtype", "float32");
-  RG_CHECK(dtype == "float32" || dtype == "float64", kOp, "--dtype must be float32 or float64, got '{}'", dtype);
-  const nn::Accounting a = nn::account(c, batch, context, dtype == "float64" ? DType::Float64 : DType::Float32);
-  if (given.count("json") > 0) {
+  const nn::Accounting a = account_of(*v, &title);
+  if (v->on("json")) {
     print_json(a);
   } else {
     print_table(a, title);

@@ -1,12 +1,16 @@
 #include "tasks/dp_simulate.h"
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
 #include <fstream>
 #include <map>
 #include <sstream>
 
 #include "nn/accounting.h"
+#include "tasks/flags.h"
 #include "tensor/error.h"
+#include "tensor/printable.h"
 
 namespace ropegrad::tasks {
 
@@ -79,17 +83,20 @@ std::vector<std::vector<std::string>> csv_rows(const std::string& path, const st
   return rows;
 }
 
+// A field of the run's files: a finite number >= 0 (tasks/flags.h's parser).
 double number(const std::string& text, const std::string& path, const std::string& name) {
-  size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  RG_CHECK(used == text.size() && used > 0 && v >= 0, kOp, "'{}': {} must be a number >= 0, got '{}'", path, name,
-           text);
-  return v;
+  const std::optional<double> v = flags::parse_real(text);
+  RG_CHECK(v && std::isfinite(*v) && *v >= 0, kOp, "'{}': {} must be a number >= 0, got {}", path, name,
+           quote_bytes(text));
+  return *v;
+}
+
+// A count of the run's files: a whole number in 0..2^53 (exact in a double, as the sums use it).
+int64_t count(const std::string& text, const std::string& path, const std::string& name) {
+  const std::optional<int64_t> n = flags::parse_whole(text);
+  RG_CHECK(n && *n >= 0 && *n <= (int64_t{1} << 53), kOp, "'{}': {} must be a whole number in 0..{}, got {}", path,
+           name, int64_t{1} << 53, quote_bytes(text));
+  return *n;
 }
 
 double median(std::vector<double> v) {
@@ -119,8 +126,8 @@ BackwardProfile profile_from_run(const std::string& dir) {
   std::map<int64_t, int64_t> elements;
   for (const auto& r : buckets) {
     if (skip_first && number(r[bc["step"]], buckets_path, "step") == first) continue;
-    const auto k = static_cast<int64_t>(number(r[bc["bucket"]], buckets_path, "bucket"));
-    const auto e = static_cast<int64_t>(number(r[bc["elements"]], buckets_path, "elements"));
+    const int64_t k = count(r[bc["bucket"]], buckets_path, "bucket");
+    const int64_t e = count(r[bc["elements"]], buckets_path, "elements");
     RG_CHECK(elements.count(k) == 0 || elements[k] == e, kOp, "'{}': bucket {} has {} elements in one step, {} in another",
              buckets_path, k, elements[k], e);
     elements[k] = e;

@@ -88,6 +88,17 @@ void check_same_sweep(const std::string& path, const std::string& now) {
        "options (resuming it), or choose another --out", path, line(was, i), line(is, i));
 }
 
+// `value` of the train option `name` in one spelling; a value train refuses
+// is an error naming the axis (as check_sweep's).
+std::string canonical_value(const std::string& where, const std::string& name, const std::string& value,
+                            const TrainOptionReader& train) {
+  try {
+    return train.canonical(name, value);
+  } catch (const Error& e) {
+    fail("sweep", "{}: the value '{}' is refused: {}", where, value, e.what());
+  }
+}
+
 }  // namespace
 
 GridAxis parse_grid_axis(const std::string& text, const TrainOptionReader& train) {
@@ -102,12 +113,19 @@ GridAxis parse_grid_axis(const std::string& text, const TrainOptionReader& train
            "{}: --{} is set by the sweep itself (each point is DIR/<point>, resumed when rerun)", where, axis.name);
   const std::string list = text.substr(eq + 1);
   RG_CHECK(!list.empty(), "sweep", "{}: no values (give at least one: {}=V1,V2,...)", where, axis.name);
+  std::vector<std::string> parsed;  // each value as train reads it: two spellings of one value are one value
   for (const std::string& value : split(list, ',')) {
     RG_CHECK(!value.empty(), "sweep", "{}: value {} is empty", where, axis.values.size() + 1);
-    RG_CHECK(std::find(axis.values.begin(), axis.values.end(), value) == axis.values.end(), "sweep",
-             "{}: the value '{}' is given twice", where, value);
     RG_CHECK(!*flag || value == "on" || value == "off", "sweep", "{}: the value '{}' is not on or off (--{} is a flag)",
              where, value, axis.name);
+    parsed.push_back(*flag ? value : canonical_value(where, axis.name, value, train));
+    const auto same = std::find(parsed.begin(), parsed.end() - 1, parsed.back());
+    if (same != parsed.end() - 1) {
+      const std::string& first = axis.values[static_cast<size_t>(same - parsed.begin())];
+      RG_CHECK(first != value, "sweep", "{}: the value '{}' is given twice", where, value);
+      fail("sweep", "{}: the values '{}' and '{}' are the same --{} ({})", where, first, value, axis.name,
+           parsed.back());
+    }
     axis.values.push_back(value);
   }
   return axis;

@@ -23,7 +23,7 @@
 
 namespace ropegrad::tasks {
 
-// `ropegrad train`'s own option table and checks (tasks/main.cpp), handed to
+// `ropegrad train`'s own flag table and checks (tasks/train_cli.cpp), handed to
 // the sweep so that every train option, new ones included, can be a grid axis.
 struct TrainOptionReader {
   // The TrainConfig of train's command-line words ("--lr", "1e-3", ...); a
@@ -31,6 +31,9 @@ struct TrainOptionReader {
   std::function<TrainConfig(const std::vector<std::string>&)> parse;
   // nullopt: `name` (without "--") is no train option; else whether it is a flag.
   std::function<std::optional<bool>(const std::string&)> is_flag;
+  // One spelling of a value of the option `name`, so that two spellings of
+  // one value compare equal ("01" and "1" -> "1"); a bad value is an Error.
+  std::function<std::string(const std::string& name, const std::string& value)> canonical;
 };
 
 // One --grid NAME=V1,V2,...: a train option and its values, as typed.
@@ -70,8 +73,10 @@ struct SweepRow {
 
 // "lr=1e-3,3e-3" as an axis. Errors (each naming the text and the value):
 // no "=", an option train does not have, one the sweep sets itself (out,
-// resume, stop-after, allow-changed-data), no values, an empty or repeated
-// value, a flag's value other than on/off.
+// resume, stop-after, allow-changed-data), no values, an empty value, a
+// value train refuses, a value given twice (in two spellings too: values are
+// compared as train reads them, so seed=1,01 is refused), a flag's value
+// other than on/off.
 GridAxis parse_grid_axis(const std::string& text, const TrainOptionReader& train);
 
 // Every point, the first axis varying slowest.
@@ -107,8 +112,5 @@ std::string results_markdown(const SweepConfig& sweep, const std::vector<SweepRo
 std::string results_csv(const SweepConfig& sweep, const std::vector<SweepRow>& rows);
 // results.md, results.csv, loss_vs_step.svg and loss_vs_time.svg in the sweep's directory.
 void write_sweep_results(const SweepConfig& sweep, const std::vector<SweepRow>& rows);
-
-// `ropegrad sweep ARGS` (tasks/sweep_cli.cpp): the exit status.
-int run_sweep_command(int argc, char** argv, const TrainOptionReader& train);
 
 }  // namespace ropegrad::tasks

@@ -2,17 +2,21 @@
 // file, turn text into a .npy of token ids, and ids back into text.
 #include <fcntl.h>  // AT_FDCWD, for renameat2
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "nn/tmp_file.h"
 #include "nn/token_memmap.h"
+#include "tasks/commands.h"
+#include "tasks/model_flags.h"
 #include "tasks/run_files.h"
 #include "tensor/error.h"
 #include "tensor/printable.h"
@@ -26,42 +30,68 @@ namespace {
 constexpr const char* kUsage =
     "usage: ropegrad tokenize train  --input FILE --vocab-size N [--special TOKEN]... --out DIR\n"
     "       ropegrad tokenize encode --tokenizer DIR --input FILE --out IDS.npy\n"
-    "       ropegrad tokenize decode --tokenizer DIR --input IDS.npy --out FILE\n";
+    "       ropegrad tokenize decode --tokenizer DIR --input IDS.npy --out FILE\n"
+    "\n"
+    "Run 'ropegrad tokenize train|encode|decode --help' for a subcommand's options.\n";
+
+// One table a subcommand.
+const std::vector<flags::Command>& subcommands() {
+  static const std::vector<flags::Command> c = [] {
+    using namespace flags;
+    const Flag tokenizer = required(path("tokenizer", "DIR", "a tokenizer directory (ropegrad tokenize train)"));
+    return std::vector<Command>{
+        {"ropegrad tokenize train", "usage: ropegrad tokenize train --input FILE --vocab-size N [--special TOKEN]... --out DIR\n",
+         "Trains a byte-level BPE tokenizer on a text file.",
+         {required(path("input", "FILE", "the text to train on")),
+          // a model's vocabulary (tasks/model_flags.h); 256 bytes + the special tokens at least
+          required(whole("vocab-size", 256, kMaxVocab, "", "tokens: the 256 bytes, the special tokens and the merges")),
+          repeated(text("special", "TOKEN", "a special token, never split nor merged (e.g. '<|endoftext|>')")),
+          required(path("out", "DIR", "the tokenizer's directory (vocab.json, merges.txt, special_tokens.txt)"))}},
+        {"ropegrad tokenize encode", "usage: ropegrad tokenize encode --tokenizer DIR --input FILE --out IDS.npy\n",
+         "Encodes a text file into a .npy of token ids.",
+         {tokenizer, required(path("input", "FILE", "the text")), required(path("out", "IDS.npy", "the ids"))}},
+        {"ropegrad tokenize decode", "usage: ropegrad tokenize decode --tokenizer DIR --input IDS.npy --out FILE\n",
+         "Decodes a .npy of token ids into text.",
+         {tokenizer, required(path("input", "IDS.npy", "the ids")), required(path("out", "FILE", "the text"))}},
+    };
+  }();
+  return c;
+}
 
 struct Options {
-  std::string input, out, tokenizer;
+  std::string sub, input, out, tokenizer;
   int64_t vocab_size = -1;
   std::vector<std::string> specials;
-  bool help = false;
 };
 
-Options parse(const std::string& sub, int argc, char** argv) {
-  Options o;
-  for (int i = 0; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      o.help = true;
-      return o;
-    }
-    RG_CHECK(i + 1 < argc, "tokenize", "{} needs a value\n{}", arg, kUsage);
-    const std::string value = argv[++i];
-    if (arg == "--input") o.input = value;
-    else if (arg == "--out") o.out = value;
-    else if (arg == "--tokenizer" && sub != "train") o.tokenizer = value;
-    else if (arg == "--special" && sub == "train") o.specials.push_back(value);
-    else if (arg == "--vocab-size" && sub == "train") {
-      size_t used = 0;
-      try { o.vocab_size = std::stoll(value, &used); } catch (const std::exception&) { used = 0; }
-      RG_CHECK(used == value.size() && used > 0, "tokenize", "--vocab-size {} is not an integer", quote_bytes(value));
-      RG_CHECK(o.vocab_size > 0, "tokenize", "--vocab-size {} is invalid: it must be a positive integer (at least 256 "
-               "+ the number of special tokens)", o.vocab_size);
-    } else {
-      fail("tokenize", "unknown option {} for '{}'\n{}", quote_bytes(arg), sub, kUsage);
-    }
+// The subcommand's options (`words` start with it); nullopt for --help.
+std::optional<Options> options_of(const std::vector<std::string>& words) {
+  RG_CHECK(!words.empty(), "ropegrad tokenize", "which one: train, encode or decode? (see ropegrad tokenize --help)");
+  const std::string& sub = words[0];
+  const auto it = std::find_if(subcommands().begin(), subcommands().end(),
+                               [&](const flags::Command& c) { return c.name == "ropegrad tokenize " + sub; });
+  if (it == subcommands().end()) {
+    const std::string near = flags::closest(sub, {"train", "encode", "decode"});
+    fail("ropegrad tokenize", "unknown subcommand {}{} (train, encode or decode; see ropegrad tokenize --help)",
+         quote_bytes(sub), near.empty() ? "" : fmt::format("; did you mean {}?", near));
   }
-  RG_CHECK(!o.input.empty() && !o.out.empty(), "tokenize", "'{}' needs --input and --out\n{}", sub, kUsage);
-  if (sub == "train") RG_CHECK(o.vocab_size >= 0, "tokenize", "'train' needs --vocab-size\n{}", kUsage);
-  else RG_CHECK(!o.tokenizer.empty(), "tokenize", "'{}' needs --tokenizer DIR\n{}", sub, kUsage);
+  const std::optional<flags::Values> v = flags::read(*it, std::vector<std::string>(words.begin() + 1, words.end()));
+  if (!v) return std::nullopt;
+  Options o;
+  o.sub = sub;
+  o.input = v->text("input");
+  o.out = v->text("out");
+  if (sub == "train") {
+    o.vocab_size = v->whole("vocab-size");
+    o.specials = v->all("special");
+    for (const std::string& special : o.specials) {
+      const int64_t bad = tok::first_invalid_utf8(special);
+      RG_CHECK(bad < 0, it->name, "--special '{}' is not valid UTF-8 (byte offset {})",
+               tok::replace_invalid_utf8(special), bad);
+    }
+  } else {
+    o.tokenizer = v->text("tokenizer");
+  }
   return o;
 }
 
@@ -84,13 +114,6 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-}  // namespace
-
-namespace {
-// The tokenizer written into a fresh directory beside OUT, then swapped in
-// whole (renameat2 RENAME_EXCHANGE): an interrupted or failed run leaves the
-// old tokenizer or the new one, never a mix of their files; the directory it
-// leaves behind is removed by the next writer (nn/tmp_file.h).
 // What `tokenize train` writes in --out; the first is its signature (GPT-2's
 // downloaded files have no special_tokens.txt).
 const std::vector<std::string> kTokenizerFiles = {"special_tokens.txt", "vocab.json", "merges.txt"};
@@ -99,6 +122,10 @@ void check_replaceable(const std::string& out) {
   check_replaceable_directory("tokenize", "--out", out, kTokenizerFiles, "`ropegrad tokenize train`");
 }
 
+// The tokenizer written into a fresh directory beside OUT, then swapped in
+// whole (renameat2 RENAME_EXCHANGE): an interrupted or failed run leaves the
+// old tokenizer or the new one, never a mix of their files; the directory it
+// leaves behind is removed by the next writer (nn/tmp_file.h).
 void save_tokenizer_whole(const tok::BpeModel& model, const std::string& out) {
   namespace fs = std::filesystem;
   const std::string tmp = nn::unique_tmp_path(out);
@@ -119,60 +146,50 @@ void save_tokenizer_whole(const tok::BpeModel& model, const std::string& out) {
              std::strerror(errno));
   }
 }
-}  // namespace
 
-int run_tokenize(int argc, char** argv) {
-  if (argc < 1 || std::string(argv[0]) == "--help" || std::string(argv[0]) == "-h") {
-    std::fputs(kUsage, argc < 1 ? stderr : stdout);
-    return argc < 1 ? 2 : 0;
-  }
-  const std::string sub = argv[0];
-  RG_CHECK(sub == "train" || sub == "encode" || sub == "decode", "tokenize", "unknown subcommand '{}'\n{}", sub, kUsage);
-  const Options o = parse(sub, argc - 1, argv + 1);
-  if (o.help) {
-    std::fputs(kUsage, stdout);
-    return 0;
-  }
+int train_tokenizer(const Options& o) {
   const auto t0 = std::chrono::steady_clock::now();
+  check_input_file(o.input);  // before the output: a directory given as --input is the mistake to name
+  const OutputLock lock(o.out, "tokenize", {o.input}, /*directory=*/true);
+  check_replaceable(o.out);
+  const std::string corpus = read_text(o.input);
+  const tok::BpeModel model = tok::train_bpe(corpus, o.vocab_size, o.specials);
+  save_tokenizer_whole(model, o.out);
+  std::printf("trained %zu tokens (%zu merges) on %zu bytes in %.2f s -> %s/{vocab.json,merges.txt,special_tokens.txt}\n",
+              model.vocab.size(), model.merges.size(), corpus.size(), seconds_since(t0), o.out.c_str());
+  return 0;
+}
 
-  if (sub == "train") {
-    for (const std::string& s : o.specials) {
-      const int64_t bad = tok::first_invalid_utf8(s);
-      RG_CHECK(bad < 0, "tokenize", "--special '{}' is not valid UTF-8 (byte offset {})", tok::replace_invalid_utf8(s),
-               bad);
-    }
-    check_input_file(o.input);  // before the output: a directory given as --input is the mistake to name
-    const OutputLock lock(o.out, "tokenize", {o.input}, /*directory=*/true);
-    check_replaceable(o.out);
-    const std::string corpus = read_text(o.input);
-    const tok::BpeModel model = tok::train_bpe(corpus, o.vocab_size, o.specials);
-    save_tokenizer_whole(model, o.out);
-    std::printf("trained %zu tokens (%zu merges) on %zu bytes in %.2f s -> %s/{vocab.json,merges.txt,special_tokens.txt}\n",
-                model.vocab.size(), model.merges.size(), corpus.size(), seconds_since(t0), o.out.c_str());
-    return 0;
-  }
-
-  // One writer per output, never the input itself (nor a tokenizer file).
+// One writer per output, never the input itself (nor a tokenizer file).
+OutputLock lock_output(const Options& o) {
   check_input_file(o.input);
-  const OutputLock lock(o.out, "tokenize", {o.input, o.tokenizer, o.tokenizer + "/vocab.json", o.tokenizer + "/merges.txt",
-                                            o.tokenizer + "/special_tokens.txt"});
+  return OutputLock(o.out, "tokenize", {o.input, o.tokenizer, o.tokenizer + "/vocab.json", o.tokenizer + "/merges.txt",
+                                        o.tokenizer + "/special_tokens.txt"});
+}
+
+int encode(const Options& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const OutputLock lock = lock_output(o);
   const tok::Tokenizer tokenizer(tok::load_tokenizer(o.tokenizer));
-  if (sub == "encode") {
-    std::ifstream in(o.input, std::ios::binary);
-    RG_CHECK(in.good(), "tokenize", "cannot open {}", o.input);
-    // Ids go to the file as they come: a corpus larger than memory encodes in
-    // about chunk-sized memory (the .npy appears only when complete).
-    nn::TokenIdWriter out(o.out, tokenizer.vocab_size());
-    tokenizer.encode_stream(in, [&](const std::vector<int32_t>& part) { out.write(part); });
-    RG_CHECK(!in.bad(), "tokenize", "reading {} failed", o.input);
-    out.close();
-    std::printf("encoded %s into %lld tokens in %.2f s -> %s\n", o.input.c_str(), static_cast<long long>(out.count()),
-                seconds_since(t0), o.out.c_str());
-    return 0;
-  }
-  // Decoded a block of ids at a time, so neither the ids nor the text are held
-  // whole. Bytes that may begin a character completed in the next block wait
-  // for it: U+FFFD replaces exactly what decode() of the whole would replace.
+  std::ifstream in(o.input, std::ios::binary);
+  RG_CHECK(in.good(), "tokenize", "cannot open {}", o.input);
+  // Ids go to the file as they come: a corpus larger than memory encodes in
+  // about chunk-sized memory (the .npy appears only when complete).
+  nn::TokenIdWriter out(o.out, tokenizer.vocab_size());
+  tokenizer.encode_stream(in, [&](const std::vector<int32_t>& part) { out.write(part); });
+  RG_CHECK(!in.bad(), "tokenize", "reading {} failed", o.input);
+  out.close();
+  std::printf("encoded %s into %lld tokens in %.2f s -> %s\n", o.input.c_str(), static_cast<long long>(out.count()),
+              seconds_since(t0), o.out.c_str());
+  return 0;
+}
+
+// Decoded a block of ids at a time, so neither the ids nor the text are held
+// whole. Bytes that may begin a character completed in the next block wait
+// for it: U+FFFD replaces exactly what decode() of the whole would replace.
+int decode(const Options& o) {
+  const OutputLock lock = lock_output(o);
+  const tok::Tokenizer tokenizer(tok::load_tokenizer(o.tokenizer));
   nn::TokenMemmap ids_file(o.input);
   const std::string tmp = nn::unique_tmp_path(o.out);
   struct RemoveUnlessRenamed {
@@ -207,6 +224,27 @@ int run_tokenize(int argc, char** argv) {
   tmp_guard.renamed = true;
   std::printf("decoded %lld tokens -> %s\n", static_cast<long long>(ids_file.size()), o.out.c_str());
   return 0;
+}
+
+}  // namespace
+
+std::vector<flags::Command> tokenize_commands() { return subcommands(); }
+
+void check_tokenize(const std::vector<std::string>& words) {
+  if (!words.empty() && (words[0] == "--help" || words[0] == "-h")) return;
+  options_of(words);
+}
+
+int run_tokenize(int argc, char** argv) {
+  if (argc < 1 || std::string(argv[0]) == "--help" || std::string(argv[0]) == "-h") {
+    std::fputs(kUsage, argc < 1 ? stderr : stdout);
+    return argc < 1 ? 2 : 0;
+  }
+  const std::optional<Options> read = options_of(std::vector<std::string>(argv, argv + argc));
+  if (!read) return 0;  // --help
+  const Options& o = *read;
+  if (o.sub == "train") return train_tokenizer(o);
+  return o.sub == "encode" ? encode(o) : decode(o);
 }
 
 }  // namespace ropegrad::tasks

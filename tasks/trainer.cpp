@@ -321,6 +321,9 @@ void check_train_config(const TrainConfig& c) {
   RG_CHECK(std::isfinite(c.clip) && c.clip >= 0, "train", "clip must be a finite number >= 0 (0: off), got {}", c.clip);
   RG_CHECK(c.checkpoint_every >= 0 && c.stop_after >= 0, "train",
            "checkpoint_every ({}) and stop_after ({}) must be >= 0", c.checkpoint_every, c.stop_after);
+  // Its bytes (bucket_mb x 1e6) become an integer: checked first, at least one byte.
+  RG_CHECK(std::isfinite(c.bucket_mb) && c.bucket_mb * 1e6 >= 1 && c.bucket_mb <= 1e6, "train",
+           "bucket_mb must be in [1e-6, 1e6] (a byte to a terabyte of float32 gradient), got {}", c.bucket_mb);
   RG_CHECK(std::isfinite(c.time_budget) && c.time_budget >= 0 && std::isfinite(c.divergence_factor) &&
                c.divergence_factor >= 0,
            "train", "time_budget ({}) and divergence_factor ({}) must be finite and >= 0 (0: off)", c.time_budget,

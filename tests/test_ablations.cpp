@@ -478,10 +478,10 @@ std::pair<int, std::string> run_cli(const std::string& args) {
 
 TEST(AblationCli, UnknownValuesAreErrorsNamingTheFlag) {
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"train --norm sideways", "ropegrad: --norm: must be pre | post | none, got 'sideways'"},
-      {"train --position alibi", "ropegrad: --position: must be rope | none, got 'alibi'"},
-      {"train --ffn relu", "ropegrad: --ffn: must be swiglu | silu, got 'relu'"},
-      {"compare --norm Pre", "ropegrad: --norm: must be pre | post | none, got 'Pre'"},
+      {"train --norm sideways", "ropegrad train: --norm must be one of pre | post | none, got 'sideways'"},
+      {"train --position alibi", "ropegrad train: --position must be one of rope | none, got 'alibi'"},
+      {"train --ffn relu", "ropegrad train: --ffn must be one of swiglu | silu, got 'relu'"},
+      {"compare --norm Pre", "ropegrad compare: --norm must be one of pre | post | none, got 'Pre'"},
       {"train --ffn", "--ffn needs a value"}};
   for (const auto& [args, words] : cases) {
     const auto [status, out] = run_cli(args);

@@ -248,6 +248,15 @@ TEST(DpSimulate, RunFilesReadByHand) {
   EXPECT_RG_ERROR(profile_from_run(dir), "dp-simulate", "dp.csv", "no column 'before_backward_s'");
   std::ofstream(dir + "/dp.csv") << "step,ranks,compute_s,before_backward_s,backward_s,optimizer_s\n1,1,0.5,x,1,1\n";
   EXPECT_RG_ERROR(profile_from_run(dir), "dp-simulate", "before_backward_s must be a number", "'x'");
+  std::ofstream(dir + "/dp.csv") << "step,ranks,compute_s,before_backward_s,backward_s,optimizer_s\n1,1,0.5,1,1,inf\n";
+  EXPECT_RG_ERROR(profile_from_run(dir), "dp-simulate", "optimizer_s must be a number >= 0", "got 'inf'");
+  // A count is a whole number, checked before it becomes an integer (a cast of 1e300 was undefined).
+  std::ofstream(dir + "/dp.csv") << "step,ranks,compute_s,before_backward_s,backward_s,optimizer_s\n1,1,0.5,1,1,1\n";
+  for (const char* elements : {"1e300", "2.5", "-6", "nan"}) {
+    std::ofstream(dir + "/dp_buckets.csv") << "step,bucket,elements,ready_s\n1,0," << elements << ",0.1\n";
+    EXPECT_RG_ERROR(profile_from_run(dir), "dp-simulate", "elements must be a whole number in 0..9007199254740992",
+                    std::string("got '") + elements + "'");
+  }
   std::ofstream(dir + "/dp.csv") << "step,ranks,compute_s,before_backward_s,backward_s,optimizer_s\n1,1,0.5\n";
   EXPECT_RG_ERROR(profile_from_run(dir), "dp-simulate", "line 2 has 3 fields, the header 6");
   fs::remove_all(dir);
@@ -266,13 +275,13 @@ TEST(DpSimulate, TheCommandStatesItsModelAndPrintsJson) {
 }
 
 TEST(DpSimulate, BadFlagsNameTheValue) {
-  EXPECT_RG_ERROR(run_cli({"--bandwidth-gbps", "0"}), "ropegrad dp-simulate", "--bandwidth-gbps must be > 0, got 0");
-  EXPECT_RG_ERROR(run_cli({"--latency-us", "-1"}), "ropegrad dp-simulate", "--latency-us must be >= 0, got -1");
-  EXPECT_RG_ERROR(run_cli({"--gflops", "fast"}), "ropegrad dp-simulate", "--gflops expects a number, got 'fast'");
-  EXPECT_RG_ERROR(run_cli({"--wire-bytes", "2"}), "ropegrad dp-simulate", "4 (float32) or 8 (float64), got '2'");
-  EXPECT_RG_ERROR(run_cli({"--ranks", "8,x"}), "ropegrad dp-simulate", "got 'x' in '8,x'");
-  EXPECT_RG_ERROR(run_cli({"--ranks", "0"}), "ropegrad dp-simulate", "got '0' in '0'");
-  EXPECT_RG_ERROR(run_cli({"--batch", "2.5"}), "ropegrad dp-simulate", "--batch expects a whole number, got 2.5");
+  EXPECT_RG_ERROR(run_cli({"--bandwidth-gbps", "0"}), "ropegrad dp-simulate", "--bandwidth-gbps must be a real number in [0.001, 1e6] Gb/s, got 0");
+  EXPECT_RG_ERROR(run_cli({"--latency-us", "-1"}), "ropegrad dp-simulate", "--latency-us must be a real number in [0, 1e6] microseconds, got -1");
+  EXPECT_RG_ERROR(run_cli({"--gflops", "fast"}), "ropegrad dp-simulate", "--gflops must be a real number in [0.001, 1e9] GFLOP/s, got 'fast'");
+  EXPECT_RG_ERROR(run_cli({"--wire-bytes", "2"}), "ropegrad dp-simulate", "--wire-bytes must be one of 4 | 8, got 2");
+  EXPECT_RG_ERROR(run_cli({"--ranks", "8,x"}), "ropegrad dp-simulate", "--ranks must be whole numbers in 1..100000000 separated by commas, got 'x' in '8,x'");
+  EXPECT_RG_ERROR(run_cli({"--ranks", "0"}), "ropegrad dp-simulate", "got 0 in '0'");
+  EXPECT_RG_ERROR(run_cli({"--batch", "2.5"}), "ropegrad dp-simulate", "--batch must be a whole number in 1..1000000000, got 2.5");
   EXPECT_RG_ERROR(run_cli({"--run", "x", "--preset", "small"}), "ropegrad dp-simulate", "--preset is for a shape");
   EXPECT_RG_ERROR(run_cli({"--preset", "tiny"}), "ropegrad dp-simulate", "got 'tiny'");
   EXPECT_RG_ERROR(run_cli({"--frobnicate"}), "ropegrad dp-simulate", "unknown argument '--frobnicate'");

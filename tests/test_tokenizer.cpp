@@ -1210,9 +1210,9 @@ TEST(TokenizeCli, HelpDirectoriesAndNegativeSizesAreSaidSo) {
   EXPECT_RG_ERROR(tokenize({"train", "--input", dir, "--vocab-size", "300", "--out", dir + "/t"}), "tokenize",
                   "--input '" + dir + "' is a directory");
   EXPECT_RG_ERROR(tokenize({"train", "--input", corpus, "--vocab-size", "-5", "--out", dir + "/t"}), "tokenize",
-                  "--vocab-size -5 is invalid");
+                  "--vocab-size must be a whole number in 256..100000000, got -5");
   EXPECT_RG_ERROR(tokenize({"train", "--input", corpus, "--vocab-size", "0", "--out", dir + "/t"}), "tokenize",
-                  "--vocab-size 0 is invalid");
+                  "--vocab-size must be a whole number in 256..100000000, got 0");
   ASSERT_EQ(tokenize({"train", "--input", corpus, "--vocab-size", "300", "--out", dir + "/t"}), 0);
   EXPECT_RG_ERROR(tokenize({"encode", "--tokenizer", dir + "/t", "--input", dir, "--out", dir + "/x.npy"}), "tokenize",
                   "is a directory");
@@ -1228,8 +1228,8 @@ TEST(TokenizeCli, BadInput) {
   write_file(dir + "/empty.txt", "");
   EXPECT_RG_ERROR(tokenize({"train", "--input", dir + "/empty.txt", "--vocab-size", "300", "--out", dir + "/t"}),
                   "train_bpe", "empty");
-  EXPECT_RG_ERROR(tokenize({"train", "--input", corpus, "--vocab-size", "100", "--out", dir + "/t"}), "train_bpe",
-                  "100", "256");
+  EXPECT_RG_ERROR(tokenize({"train", "--input", corpus, "--vocab-size", "100", "--out", dir + "/t"}), "tokenize train",
+                  "--vocab-size", "100", "256");
   EXPECT_RG_ERROR(tokenize({"train", "--input", corpus, "--vocab-size", "3x", "--out", dir + "/t"}), "tokenize",
                   "'3x'");
   EXPECT_RG_ERROR(tokenize({"train", "--input", corpus, "--vocab-size", "300", "--special", "a\xe2\x82", "--out",

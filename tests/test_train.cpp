@@ -519,31 +519,31 @@ TEST(Cli, BadCommandLinesGetAClearError) {
   ASSERT_EQ(run_cli("train --quiet --steps 4 --warmup 1 --batch 4 --d-model 16 --heads 2 --layers 1 --out " + dir.path()).first, 0);
   const std::string gen = "generate --checkpoint " + dir.path() + " ";
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"train --clip -1", "--clip: must be a finite number in [0"},
-      {"train --clip nan", "--clip: must be a finite number"},
-      {"train --vocab -3", "--vocab: must be >= 0, got -3"},
-      {"train --length -1", "--length: must be >= 0, got -1"},
-      {"train --checkpoint-every -1", "--checkpoint-every: must be >= 0, got -1"},
-      {"train --stop-after -2", "--stop-after: must be >= 0"},
+      {"train --clip -1", "--clip must be a real number in [0, 1e30], got -1"},
+      {"train --clip nan", "--clip must be a real number in [0, 1e30], got nan"},
+      {"train --vocab -3", "--vocab must be a whole number in 0..100000000, got -3"},
+      {"train --length -1", "--length must be a whole number in 0..1048576, got -1"},
+      {"train --checkpoint-every -1", "--checkpoint-every must be a whole number in 0..1000000000, got -1"},
+      {"train --stop-after -2", "--stop-after must be a whole number in 0..1000000000, got -2"},
       {"train --batch 1000000000", "batch 1000000000"},
       {"train --d-model 100000", "d_model 100000"},
-      {"train --layers 100000000", "100000000 layers"},
-      {"train --steps 0", "--steps: must be >= 1, got 0"},
-      {"train --lr 0", "--lr: must be a finite number in (0"},
-      {"train --lr 1e9", "--lr: must be a finite number"},
-      {"train --beta2 1", "--beta2: must be a finite number"},
-      {"train --d-model 64abc", "--d-model expects a number, got '64abc'"},
-      {"train --sigma bogus", "--sigma must be scalar or vector"},
+      {"train --layers 100000000", "--layers must be a whole number in 1..100000, got 100000000"},
+      {"train --steps 0", "--steps must be a whole number in 1..1000000000, got 0"},
+      {"train --lr 0", "--lr must be a real number in (0, 1000], got 0"},
+      {"train --lr 1e9", "--lr must be a real number in (0, 1000], got 1e9"},
+      {"train --beta2 1", "--beta2 must be a real number in [0, 0.999999], got 1"},
+      {"train --d-model 64abc", "--d-model must be a whole number in 1..1000000, got '64abc'"},
+      {"train --sigma bogus", "--sigma must be one of scalar | vector, got 'bogus'"},
       {"train --task text --text /tmp", "'/tmp' is a directory"},
       {"train --task text --text /nonexistent/file", "cannot open '/nonexistent/file'"},
       {"train --bogus 1", "unknown argument '--bogus'"},
       {"train --steps", "--steps needs a value"},
-      {gen + "--prompt '1 2 x 3'", "token 3 ('x') is not an integer id"},
-      {gen + "--prompt 1.9", "token 1 ('1.9') is not an integer id"},
+      {gen + "--prompt '1 2 x 3'", "--prompt must be whole numbers in 0..99999999 separated by spaces, got 'x' in '1 2 x 3'"},
+      {gen + "--prompt 1.9", "--prompt must be whole numbers in 0..99999999 separated by spaces, got 1.9 in '1.9'"},
       {gen + "--prompt 99", "id 99, outside the model's vocabulary"},
-      {gen + "--max-new-tokens 1000000000", "--max-new-tokens must be in 0..1000000"},
-      {gen + "--top-p 0", "--top-p: must be a finite number in (0, 1]"},
-      {gen + "--temperature nan", "--temperature: must be a finite number"},
+      {gen + "--max-new-tokens 1000000000", "--max-new-tokens must be a whole number in 0..1000000, got 1000000000"},
+      {gen + "--top-p 0", "--top-p must be a real number in (0, 1], got 0"},
+      {gen + "--temperature nan", "--temperature must be a real number in [0, 1e6], got nan"},
       {"generate --checkpoint /nonexistent", "cannot read '/nonexistent/config.txt'"},
       {"generate", "--checkpoint DIR is required"},
       // Issue 20: silently ignored before.
@@ -555,7 +555,7 @@ TEST(Cli, BadCommandLinesGetAClearError) {
       {"train --allow-changed-data", "--allow-changed-data goes with --resume"},
       {"train --allow-changed-optimizer", "--allow-changed-optimizer goes with --resume"},
       {"tokenize train --input /tmp --vocab-size 300 --out /tmp/never", "--input '/tmp' is a directory"},
-      {"tokenize train --input /etc/hostname --vocab-size -5 --out /tmp/never", "--vocab-size -5 is invalid"},
+      {"tokenize train --input /etc/hostname --vocab-size -5 --out /tmp/never", "--vocab-size must be a whole number in 256..100000000, got -5"},
   };
   for (const auto& [args, words] : cases) {
     const auto [status, out] = run_cli(args);
@@ -887,6 +887,14 @@ TEST(TrainErrors, BadConfigsNameTheProblem) {
   msg = error_of([&] { train(c, nullptr); });
   EXPECT_THAT(msg, HasSubstr("train"));
   EXPECT_THAT(msg, HasSubstr("eval_every"));
+
+  // bucket_mb becomes a number of bytes: a value no integer holds, or under a byte, is refused first.
+  for (const double mb : {std::nan(""), 1e300, 1e-9, -1.0}) {
+    c = tiny_config();
+    c.micro_batch = 2;
+    c.bucket_mb = mb;
+    EXPECT_THAT(error_of([&] { train(c, nullptr); }), HasSubstr("train: bucket_mb must be in [1e-6, 1e6]")) << mb;
+  }
 
   c = tiny_config();
   c.resume = true;  // no out_dir: no checkpoint to resume from

@@ -1,7 +1,6 @@
 // ex19-encode: Tokenizer::encode_pretoken and Tokenizer::encode
 // (tokenizer/encode.cpp), with the Python reference's model and encodings
 // (tests/fixtures/make_bpe_fixtures.py) read from the fixture files.
-#include <map>
 #include <set>
 
 #include "course/checks/tok_util.h"
@@ -31,20 +30,6 @@ std::string tokens_str(const BpeModel& model, const std::vector<int32_t>& ids, s
   return out + "]";
 }
 
-// " (merge ranks: "st" 52, "er" 6)": the rank of the merge that made each
-// multi-byte token of ids[from, to), what decides the order merges apply in.
-std::string ranks_of(const BpeModel& model, const std::vector<int32_t>& ids, size_t from, size_t to) {
-  std::map<int32_t, size_t> rank;
-  std::map<std::string, int32_t> id_of;
-  for (size_t t = 0; t < model.vocab.size(); ++t) id_of[model.vocab[t]] = static_cast<int32_t>(t);
-  for (size_t r = 0; r < model.merges.size(); ++r)
-    rank[id_of[model.vocab[model.merges[r].first] + model.vocab[model.merges[r].second]]] = r;
-  std::string out;
-  for (size_t k = from; k < to && k < ids.size(); ++k)
-    if (rank.count(ids[k])) out += (out.empty() ? "" : ", ") + literal(model.vocab[ids[k]]) + " " + std::to_string(rank[ids[k]]);
-  return out.empty() ? "" : " (merge ranks: " + out + ")";
-}
-
 // The rank of the merge that made token id, or -1 for a byte or a special token.
 int64_t rank_of(const BpeModel& model, int32_t id) {
   const std::string& bytes = model.vocab[static_cast<size_t>(id)];
@@ -52,6 +37,17 @@ int64_t rank_of(const BpeModel& model, int32_t id) {
     if (model.vocab[model.merges[r].first] + model.vocab[model.merges[r].second] == bytes) return static_cast<int64_t>(r);
   return -1;
 }
+
+// " (merge ranks: "st" 52, "er" 6)": the rank of the merge that made each
+// multi-byte token of ids[from, to), what decides the order merges apply in.
+std::string ranks_of(const BpeModel& model, const std::vector<int32_t>& ids, size_t from, size_t to) {
+  std::string out;
+  for (size_t k = from; k < to && k < ids.size(); ++k)
+    if (const int64_t r = rank_of(model, ids[k]); r >= 0)
+      out += (out.empty() ? "" : ", ") + literal(model.vocab[ids[k]]) + " " + std::to_string(r);
+  return out.empty() ? "" : " (merge ranks: " + out + ")";
+}
+
 
 // "; ...": when the reference's stretch holds a token made by a merge of lower
 // rank than one of yours that it does not hold, both (a fact of the two

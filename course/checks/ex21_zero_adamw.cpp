@@ -107,7 +107,7 @@ std::string observed_at(const RankOneStep& r, int64_t e, float sent) {
     return fmt::format("{} is {} after step 1, from finite inputs (weight {}, gradient {}); {}; AdamW's update from "
                        "them divides by its bias corrections 1 - beta1^t = {:.4g} and 1 - beta2^t = {:.4g} at t = 1 "
                        "(they are 0 at t = 0)",
-                       where, sent, r.before[i], r.grad[i], moments, 1 - 0.9, 1 - 0.95);
+                       where, sent, r.before[i], r.grad[i], moments, 1 - kZeroOptions.betas.first, 1 - kZeroOptions.betas.second);
   if (sent == r.before[i])
     return fmt::format("{} was not updated: sent its old value {}, AdamW gives {}; {}", where, sent, r.adamw[i],
                        kRangeHolds);

@@ -69,6 +69,12 @@ Checks, each failure naming the file, the block and the first differing line:
   the texts the project was written from (appendix A stands in for them).
 * docs/course.md's table of exercises is course/exercises.txt, in order, with
   the files that hold each exercise's regions.
+* counts: a number written right after `<!-- count: NAME -->` (`There are
+  <!-- count: exercises -->34 exercises`) is what the sources count today:
+  `exercises` (course/exercises.txt's entries), `mutations` (the
+  course/mutations/*.patch files), `check-files` (course/checks/ex*.cpp), and
+  `before:ID` (the exercises before ID in course/exercises.txt). A count that
+  drifts fails here, naming the file and the number it should be.
 """
 import argparse
 import os
@@ -494,6 +500,34 @@ def course_table(errors):
             errors.append(f"docs/course.md: {exercise} is written in {have}, the table says {shown}")
 
 
+COUNT_MARK = re.compile(r"<!-- count: ([a-z-]+(?::[0-9a-z-]+)?) -->(\d*)")
+
+
+def source_counts():
+    """What a `<!-- count: NAME -->` mark may count, from the sources."""
+    ids = re.findall(r"^\[(ex[0-9a-z-]+)\]$", (ROOT / "course" / "exercises.txt").read_text(), re.M)
+    counts = {"exercises": len(ids),
+              "mutations": len(list((ROOT / "course" / "mutations").glob("*.patch"))),
+              "check-files": len(list((ROOT / "course" / "checks").glob("ex*.cpp")))}
+    counts.update({f"before:{id_}": k for k, id_ in enumerate(ids)})
+    return counts
+
+
+def counts(files, errors):
+    """Every `<!-- count: NAME -->N` says today's count (see the docstring)."""
+    have = source_counts()
+    for f in files:
+        for n, line in enumerate(f.read_text().split("\n"), 1):
+            for name, number in COUNT_MARK.findall(line):
+                where = f"{f.relative_to(ROOT)}:{n}"
+                if name not in have:
+                    errors.append(f"{where}: `<!-- count: {name} -->` counts nothing known "
+                                  f"(exercises, mutations, check-files, before:ID)")
+                elif number != str(have[name]):
+                    errors.append(f"{where}: `<!-- count: {name} -->` is followed by {number or 'no number'}; "
+                                  f"the sources count {have[name]}")
+
+
 OUTSIDE = re.compile(r"SPEC\.md|/work/shared|\.\./shared|shared/seeds")
 
 
@@ -606,6 +640,7 @@ def main():
     table = label_table()
     chapter_shape(files, table, errors)
     course_table(errors)
+    counts(files + others, errors)
     nothing_points_outside(errors)
     if build:
         labels_known(build, table, errors)

@@ -57,7 +57,9 @@ Checks, each failure naming the file, the block and the first differing line:
   with a `$` in it), no `\_` inside `\text{}` (shown with its backslash), no
   control character (a `\v` lost from `\varepsilon`),
   no numbered list right after a bullet list (Python-Markdown merges it into
-  the bullets and drops the numbers).
+  the bullets and drops the numbers), no display formula at the margin inside
+  a list item followed by the item's indented text (the list ends at the
+  formula and the text falls out of it).
 * numbered chapters: start with "After this chapter you can", end with their
   test command `ctest --test-dir build -L chNN` (the label from the table in
   docs/README.md); no plain-text "chapter N" outside a link. Every chapter
@@ -469,6 +471,14 @@ def rendering(path, errors):
                           f"showing a `$` (one block, with \\begin{{aligned}}, or a blank line between)")
         if re.search(r"\\text\{[^}]*\\_", line):
             errors.append(f"{rel}:{n}: \\_ inside \\text{{}}, which MathJax shows with its backslash (write _)")
+        if prev_item == "bullet" and line.rstrip() == "$$":
+            # a display formula at the margin ends the list: text indented after it falls out of the item
+            close = next((k for k in range(n, len(lines)) if lines[k].strip() == "$$"), None)
+            after = next((l for l in lines[close + 1:] if l.strip()), "") if close is not None else ""
+            if after.startswith(" "):
+                errors.append(f"{rel}:{n}: a display formula at the margin inside a list item ends the list, and "
+                              f"the indented text after it falls out of it: indent the formula by 4 spaces, and "
+                              f"its item's lines after it too")
         if re.match(r"[-*+] ", line):
             prev_item = "bullet"
         elif re.match(r"\d+\. ", line):

@@ -126,10 +126,13 @@ BOOK_KERNEL = book_kernel_runs_here()
 NOT_COMPARED = []  # training-run blocks this CPU cannot reproduce
 
 
-def run(cmd, build):
+def run(cmd, build, timeout=600):
+    """COMMAND's output lines; TIMEOUT seconds at most (a regen block's long
+    run gets an hour: on a busy 2-core machine a sweep takes far longer than
+    the ten minutes an output block may)."""
     cmd = re.sub(r"\./build(?=/|\s|$)", str(build), cmd)  # ./build/x and a bare ./build argument
     env = dict(os.environ, **BOOK_ENV) if BOOK_KERNEL else dict(os.environ)
-    p = subprocess.run(["bash", "-c", cmd], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    p = subprocess.run(["bash", "-c", cmd], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
     if p.returncode in (126, 127):
         # a program that is not built (or not executable): never let --regen
         # write the shell's complaint into a chapter
@@ -277,7 +280,7 @@ def output_blocks(path, build, regen, errors, match=None):
             out.extend(lines[i:end])
             i = end
             continue
-        got = run(cmd, build)
+        got = run(cmd, build, 3600 if kind == "regen" else 600)
         if table:  # a table block holds only the table lines of the output
             got = [x for x in got if x.startswith("|")]
         # a run that writes loss curves (--out DIR) draws the figures below it

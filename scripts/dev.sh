@@ -160,7 +160,7 @@ case "${1:-}" in
     packages+=(fortunes)
     ensure_packages
     build build -DCMAKE_BUILD_TYPE=Release
-    for part in data lr batch norm position ffn generate; do
+    for part in data lr batch batch-short norm position ffn generate; do
       echo "== experiments: $part"
       bash scripts/experiments.sh "$part" --build build --out "runs/experiments/$part"
     done

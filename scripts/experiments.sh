@@ -120,7 +120,8 @@ case "$part" in
     for b in 64 16; do
       printf 'batch %s, %s steps (warmup %s, decayed over them): ' "$b" $((steps / 4)) $((steps / 80))
       "$ropegrad" train "${base[@]}" --batch "$b" --lr "$lr" --steps $((steps / 4)) --warmup $((steps / 80)) \
-        --eval-every $((steps / 8)) --out "$out/batch-$b" --quiet | sed -E 's/, [0-9.]+ tokens\/s//'
+        --eval-every $((steps / 8)) --out "$out/batch-$b" --quiet |
+        sed -E 's/^text \/ standard: [0-9]+ parameters, //; s/, [0-9.]+ tokens\/s, peak memory .*//'
     done ;;
   norm)
     rates=$(best_lr -1),$(best_lr),$(best_lr 1),$(best_lr 2)

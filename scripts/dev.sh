@@ -160,7 +160,7 @@ case "${1:-}" in
     packages+=(fortunes)
     ensure_packages
     build build -DCMAKE_BUILD_TYPE=Release
-    for part in data lr batch norm position ffn generate; do
+    for part in data lr batch batch-short norm position ffn generate; do
       echo "== experiments: $part"
       bash scripts/experiments.sh "$part" --build build --out "runs/experiments/$part"
     done
@@ -184,7 +184,8 @@ case "${1:-}" in
     fi
     # Every page in a real browser, served over HTTP: maths typeset and as many
     # formulas as the sources hold, no TeX left in the text or the table of
-    # contents, images loaded, links and anchors resolved, search answering.
+    # contents, images loaded, links and anchors resolved, search answering;
+    # at 1280 and 400 px wide, no table, code line or figure text cut off.
     python3 docs/tests/browser_check.py build-docs/site build-docs/screens
     echo "dev.sh docs: open build-docs/site/index.html (search needs the site served over HTTP:"
     echo "dev.sh docs: python3 -m http.server -d build-docs/site, then http://localhost:8000/)"

@@ -29,11 +29,11 @@ case ${1:-} in
     python3 - "$out" "$@" <<'PY'
 import json, sys
 out, ranks = sys.argv[1], sys.argv[2:]
-print("| N | parameters | float64 bytes summed a step | ring volume per rank: 2(N-1)/N x those | the same for float32 gradients | compute s | communication s | waiting s |")
-print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("| N | float64 bytes a step | ring bytes per rank | the same, float32 | compute s | communication s | waiting s |")
+print("|---:|---:|---:|---:|---:|---:|---:|")
 for n in ranks:
     s = json.load(open(f"{out}/n{n}/summary.json"))
-    print(f"| {s['ranks']} | {s['parameters']:,} | {s['bytes_summed_per_step']:,} | {s['ring_bytes_per_rank_per_step']:,} "
+    print(f"| {s['ranks']} | {s['bytes_summed_per_step']:,} | {s['ring_bytes_per_rank_per_step']:,} "
           f"| {s['ring_bytes_of_float32_per_rank_per_step']:,} | {s['compute_seconds_per_step']:.4f} "
           f"| {s['communication_seconds_per_step']:.4f} | {s['waiting_seconds_per_step']:.4f} |")
 PY

@@ -9,6 +9,7 @@
 #             tokenizer (2000 tokens) and encode both splits into ROOT/fortunes
 #   lr        sweep the learning rate up to where training diverges
 #   batch     sweep the batch size, at the lr sweep's best learning rate
+#   batch-short  batch 64 and 16 for a quarter of the steps, each on its own schedule
 #   norm      pre-norm, post-norm and no RMSNorm, at that lr, the grid's rate below it
 #             and the two above it
 #   position  RoPE against no position encoding (NoPE)
@@ -32,8 +33,8 @@ while [ $# -gt 0 ]; do
     *) echo "experiments: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
-case "$part" in data | lr | batch | norm | position | ffn | generate) ;; *)
-  echo "usage: scripts/experiments.sh data|lr|batch|norm|position|ffn|generate --build BUILD --out ROOT/PART" >&2
+case "$part" in data | lr | batch | batch-short | norm | position | ffn | generate) ;; *)
+  echo "usage: scripts/experiments.sh data|lr|batch|batch-short|norm|position|ffn|generate --build BUILD --out ROOT/PART" >&2
   exit 2 ;;
 esac
 [ -n "$out" ] || { echo "experiments: --out ROOT/$part is required" >&2; exit 2; }
@@ -109,6 +110,19 @@ case "$part" in
   data) prepare_data ;;
   lr) sweep --grid lr=1e-3,3e-3,1e-2,3e-2,1e-1,3e-1,1,3 -- "${base[@]}" --batch 16 ;;
   batch) lr=$(best_lr); sweep --grid batch=1,4,16,64 -- "${base[@]}" --lr "$lr" ;;
+  batch-short)
+    # Like with like per token: batch 64 and batch 16 for a quarter of the
+    # steps, each with its own whole schedule (warmup, then cosine decay to
+    # the end), against the batch sweep's 16 and 4 for all of them: the same
+    # tokens, every run annealed.
+    lr=$(best_lr)
+    rm -rf "$out" && mkdir -p "$out"
+    for b in 64 16; do
+      printf 'batch %s, %s steps (warmup %s, decayed over them): ' "$b" $((steps / 4)) $((steps / 80))
+      "$ropegrad" train "${base[@]}" --batch "$b" --lr "$lr" --steps $((steps / 4)) --warmup $((steps / 80)) \
+        --eval-every $((steps / 8)) --out "$out/batch-$b" --quiet |
+        sed -E 's/^text \/ standard: [0-9]+ parameters, //; s/, [0-9.]+ tokens\/s, peak memory .*//'
+    done ;;
   norm)
     rates=$(best_lr -1),$(best_lr),$(best_lr 1),$(best_lr 2)
     sweep --grid norm=pre,post,none --grid lr="$rates" -- "${base[@]}" --batch 16 ;;

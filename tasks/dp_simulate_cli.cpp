@@ -145,12 +145,13 @@ void print_table(const Simulation& sim) {
   const NetworkModel& net = sim.net;
   const double bytes = static_cast<double>(profile.elements()) * net.wire_bytes;
   fmt::print("profile: {}\n", profile.source);
-  fmt::print("  before the last backward {}, the last backward {} ({} buckets, {} elements), optimizer {}\n",
-             seconds_text(profile.before_backward_s), seconds_text(profile.backward_s), profile.buckets.size(),
-             profile.elements(), seconds_text(profile.optimizer_s));
-  fmt::print("network: ring all-reduce of S bytes over N ranks = 2(N-1) x {} us + 2(N-1)/N x S / ({} Gb/s);\n",
+  // Lines of at most 100 columns: the book shows them whole.
+  fmt::print("  before the last backward {}, the last backward {}, optimizer {}\n  ({} buckets, {} elements)\n",
+             seconds_text(profile.before_backward_s), seconds_text(profile.backward_s),
+             seconds_text(profile.optimizer_s), profile.buckets.size(), profile.elements());
+  fmt::print("network: ring all-reduce of S bytes over N ranks = 2(N-1) x {} us + 2(N-1)/N x S / ({} Gb/s)\n",
              net.latency_s * 1e6, net.bandwidth_bytes_per_s * 8 / 1e9);
-  fmt::print("  S = {} bytes a step ({} bytes an element{}); one channel, buckets in the order they are ready\n\n",
+  fmt::print("  S = {} bytes a step ({} bytes an element{})\n  one channel, buckets in the order they are ready\n\n",
              bytes, net.wire_bytes, net.wire_bytes == 4 ? ": float32" : ": float64, as ropegrad's exact sums");
   fmt::print("| ranks N | step time | communication | exposed | overlap | efficiency |\n");
   fmt::print("|---:|---:|---:|---:|---:|---:|\n");

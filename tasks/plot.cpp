@@ -33,7 +33,8 @@ std::string xml_escape(const std::string& text) {
 }  // namespace
 
 void write_svg_plot(const std::string& path, const std::vector<Series>& series, const std::string& title,
-                    const std::string& x_label, const std::string& y_label, double y_max, bool tick_at_last_x) {
+                    const std::string& x_label, const std::string& y_label, double y_max, bool tick_at_last_x,
+                    double y_min) {
   double x0 = std::numeric_limits<double>::infinity(), x1 = -x0, y0 = x0, y1 = -x0;
   for (const Series& s : series) {
     for (const auto& [x, y] : s.points) {
@@ -45,7 +46,7 @@ void write_svg_plot(const std::string& path, const std::vector<Series>& series, 
   y1 = std::min(y1, y_max);
   if (x1 == x0) x1 = x0 + 1;
   if (y1 <= y0) y1 = y0 + 1;
-  y0 = std::min(y0, 0.0);
+  y0 = std::min(y0, y_min);
   size_t longest = 0;  // the legend's widest name, in characters
   for (const Series& s : series) longest = std::max(longest, s.name.size());
   const double right = std::max(170.0, 50 + 7 * static_cast<double>(longest)), left = 70, top = 40, bottom = 55;
@@ -53,7 +54,8 @@ void write_svg_plot(const std::string& path, const std::vector<Series>& series, 
   const double pw = w - left - right, ph = h - top - bottom;
   const auto px = [&](double x) { return left + (x - x0) / (x1 - x0) * pw; };
   const auto py = [&](double y) { return top + ph - (std::min(y, y1) - y0) / (y1 - y0) * ph; };
-  static const char* colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"};
+  static const char* colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e",
+                                 "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
   static const char* dashes[] = {"", " stroke-dasharray=\"6 3\"", " stroke-dasharray=\"2 2\"", " stroke-dasharray=\"8 3 2 3\""};
 
   std::string svg = fmt::format(
@@ -82,8 +84,9 @@ void write_svg_plot(const std::string& path, const std::vector<Series>& series, 
   svg += fmt::format("<text x=\"16\" y=\"{}\" text-anchor=\"middle\" transform=\"rotate(-90 16 {})\">{}</text>\n",
                      top + ph / 2, top + ph / 2, xml_escape(y_label));
   for (size_t i = 0; i < series.size(); ++i) {
-    const char* color = colors[i % 6];
-    const char* dash = series[i].dashed ? dashes[1] : dashes[(i / 6) % 4];
+    const Series& s = series[i];
+    const char* color = colors[(s.color >= 0 ? static_cast<size_t>(s.color) : i) % 10];
+    const char* dash = s.dash >= 0 ? dashes[s.dash % 4] : s.dashed ? dashes[1] : dashes[(i / 10) % 4];
     std::string points, dots;
     for (const auto& [x, y] : series[i].points) {
       if (!std::isfinite(y)) continue;

@@ -1,5 +1,6 @@
 // The sweep's results: each point's outcome.txt, its row of the table (read
 // back from the run's own metrics.csv), results.md / results.csv and the plots.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -144,10 +145,63 @@ std::string results_csv(const SweepConfig& sweep, const std::vector<SweepRow>& r
   return csv;
 }
 
+namespace {
+
+// The y range of a sweep's plots: from the lowest loss of the runs that did
+// not diverge to a high quantile (0.99) of their losses, with a margin, never
+// above y_max (the divergence bound). A diverged run's losses would stretch the
+// axis and squash the curves worth comparing; its points above the range are
+// drawn on the top edge. When every run diverged, all of them set the range.
+std::pair<double, double> sweep_y_range(const std::vector<Series>& series, const std::vector<bool>& diverged,
+                                        double y_max) {
+  std::vector<double> kept, all;
+  for (size_t i = 0; i < series.size(); ++i) {
+    for (const auto& [x, y] : series[i].points) {
+      if (!std::isfinite(y)) continue;
+      all.push_back(y);
+      if (!diverged[i]) kept.push_back(y);
+    }
+  }
+  std::vector<double>& v = kept.empty() ? all : kept;
+  if (v.empty()) return {0.0, y_max};
+  std::sort(v.begin(), v.end());
+  const double lo = v.front(), hi = v[static_cast<size_t>(0.99 * static_cast<double>(v.size() - 1))];
+  const double margin = 0.05 * std::max(hi - lo, 1e-6);
+  return {lo - margin, std::min(hi + margin, y_max)};
+}
+
+// The title of a sweep's plot: what the grid varies, e.g. "norm and lr".
+std::string sweep_title(const SweepConfig& sweep, const std::string& against) {
+  std::vector<std::string> names;
+  for (const GridAxis& axis : sweep.grid) names.push_back(axis.name);
+  return fmt::format("training loss by {}, against {}", fmt::join(names, " and "), against);
+}
+
+// Colour and dash of a sweep point's curve: with one axis, a colour and a dash
+// pattern of its own; with more, the colour follows the last axis's value and
+// the dash the other axes' values (norm=post lr=1e-2: post's dash, 1e-2's colour).
+void style_sweep_series(const SweepConfig& sweep, const SweepPoint& point, size_t place, Series& s) {
+  if (sweep.grid.size() < 2 || point.values.size() != sweep.grid.size()) {
+    s.color = static_cast<int>(place % 10), s.dash = static_cast<int>(place % 4);
+    return;
+  }
+  const auto index_of = [&](size_t axis) {
+    const std::vector<std::string>& values = sweep.grid[axis].values;
+    return static_cast<int>(std::find(values.begin(), values.end(), point.values[axis]) - values.begin());
+  };
+  int others = 0;
+  for (size_t a = 0; a + 1 < sweep.grid.size(); ++a)
+    others = others * static_cast<int>(sweep.grid[a].values.size()) + index_of(a);
+  s.color = index_of(sweep.grid.size() - 1) % 10, s.dash = others % 4;
+}
+
+}  // namespace
+
 void write_sweep_results(const SweepConfig& sweep, const std::vector<SweepRow>& rows) {
   write_file_atomically(sweep.out_dir + "/results.md", results_markdown(sweep, rows));
   write_file_atomically(sweep.out_dir + "/results.csv", results_csv(sweep, rows));
   std::vector<Series> by_step, by_time;
+  std::vector<bool> diverged;
   double first_loss = 0;  // the largest step-1 loss: the y axis ends at factor times it
   for (const SweepRow& r : rows) {
     Curve c = read_curve(r.point);
@@ -155,11 +209,17 @@ void write_sweep_results(const SweepConfig& sweep, const std::vector<SweepRow>& 
     if (c.by_step.front().first == 1) first_loss = std::max(first_loss, c.by_step.front().second);
     by_step.push_back({r.point.label, std::move(c.by_step)});
     by_time.push_back({r.point.label, std::move(c.by_time)});
+    style_sweep_series(sweep, r.point, by_step.size() - 1, by_step.back());
+    style_sweep_series(sweep, r.point, by_time.size() - 1, by_time.back());
+    diverged.push_back(r.diverged_at > 0);
   }
   if (by_step.empty()) return;
   const double y_max = first_loss > 0 ? sweep.divergence_factor * first_loss : INFINITY;
-  write_svg_plot(sweep.out_dir + "/loss_vs_step.svg", by_step, "sweep: training loss", "step", "loss", y_max);
-  write_svg_plot(sweep.out_dir + "/loss_vs_time.svg", by_time, "sweep: training loss", "training seconds", "loss", y_max);
+  const auto [lo, hi] = sweep_y_range(by_step, diverged, y_max);
+  write_svg_plot(sweep.out_dir + "/loss_vs_step.svg", by_step, sweep_title(sweep, "the step"), "step", "loss", hi,
+                 false, lo);
+  write_svg_plot(sweep.out_dir + "/loss_vs_time.svg", by_time, sweep_title(sweep, "training time"), "training seconds",
+                 "loss", hi, false, lo);
 }
 
 }  // namespace ropegrad::tasks

@@ -41,7 +41,7 @@ std::vector<int64_t> sample_distinct(int64_t n, int64_t k, Generator& gen) {
 
 }  // namespace
 
-double Task::metric(const Tensor& logits, const Batch& batch) const {
+MetricSum Task::metric_sum(const Tensor& logits, const Batch& batch) const {
   const Shape& bt = batch.targets.shape();
   RG_CHECK(logits.dim() == 3 && logits.size(0) == bt[0] && logits.size(1) == bt[1], "metric",
            "logits of shape {} do not match the batch {}", shape_str(logits.shape()), shape_str(bt));
@@ -57,7 +57,19 @@ double Task::metric(const Tensor& logits, const Batch& batch) const {
     ++total;
     hit += pred[i] == target[i];
   }
-  return total == 0 ? 0.0 : static_cast<double>(hit) / static_cast<double>(total);
+  return {static_cast<double>(hit), static_cast<double>(total)};
+}
+
+double Task::metric_of(const MetricSum& sum) const { return sum.count == 0 ? 0.0 : sum.total / sum.count; }
+
+MetricSum cross_entropy_sum(const Tensor& logits, const Tensor& targets) {
+  NoGradGuard no_grad;  // cross_entropy checks the shapes
+  int64_t counted = 0;
+  for (int64_t t : targets.to_vector<int64_t>()) counted += t != kIgnore;
+  if (counted == 0) return {};
+  // The batch's mean times its tokens: the sum of the per-token losses.
+  const double mean = nn::cross_entropy(logits, targets, kIgnore).item<double>();
+  return {mean * static_cast<double>(counted), static_cast<double>(counted)};
 }
 
 // ---- copy -----------------------------------------------------------------------------------
@@ -195,9 +207,12 @@ Batch text_batch(const Tensor& tokens, int64_t b, int64_t t, Generator& gen) {
 Batch TextTask::batch(int64_t b, Generator& gen) const { return text_batch(train_, b, context_, gen); }
 Batch TextTask::eval_batch(int64_t b, Generator& gen) const { return text_batch(heldout_, b, context_, gen); }
 
-double TextTask::metric(const Tensor& logits, const Batch& batch) const {
-  NoGradGuard no_grad;  // cross_entropy checks the shapes
-  return nn::cross_entropy(logits, batch.targets).item<double>() / std::log(2.0);  // nats -> bits per byte
+MetricSum TextTask::metric_sum(const Tensor& logits, const Batch& batch) const {
+  return cross_entropy_sum(logits, batch.targets);
+}
+
+double TextTask::metric_of(const MetricSum& sum) const {
+  return sum.count == 0 ? NAN : sum.total / sum.count / std::log(2.0);  // nats per byte -> bits per byte
 }
 
 // ---- factory -------------------------------------------------------------------------------------------

@@ -19,6 +19,20 @@ struct Batch {
   Tensor scored;   // (B, T) bool: the positions the metric counts
 };
 
+// A metric over evaluation batches as a sum and a count: batches combine by
+// adding both, and the metric is computed once from the totals. An average of
+// ratios (accuracy, cross-entropy per token) is its total numerator over its
+// total denominator, not the mean of each batch's ratio; perplexity is exp of
+// the mean cross-entropy over every token, not the mean of each batch's exp.
+struct MetricSum {
+  double total = 0;  // hits, or nats summed over the counted tokens
+  double count = 0;  // the positions counted
+  MetricSum& operator+=(const MetricSum& o) {
+    total += o.total, count += o.count;
+    return *this;
+  }
+};
+
 class Task {
  public:
   virtual ~Task() = default;
@@ -28,8 +42,13 @@ class Task {
   virtual int64_t vocab_size() const = 0;
   virtual int64_t seq_len() const = 0;  // model input length T
   virtual Batch batch(int64_t batch_size, Generator& gen) const = 0;
-  // The metric over one batch, from the model's logits (B, T, V).
-  virtual double metric(const Tensor& logits, const Batch& batch) const;
+  // One batch's share of the metric, from the model's logits (B, T, V):
+  // by default the argmax accuracy over the scored positions (hits, positions).
+  virtual MetricSum metric_sum(const Tensor& logits, const Batch& batch) const;
+  // The metric of summed batches: by default total / count.
+  virtual double metric_of(const MetricSum& sum) const;
+  // The metric over one batch: metric_of(metric_sum(logits, batch)).
+  double metric(const Tensor& logits, const Batch& batch) const { return metric_of(metric_sum(logits, batch)); }
 };
 
 // Random tokens, then the same tokens again; next-token accuracy on the second half.
@@ -92,7 +111,8 @@ class TextTask : public Task {
   int64_t seq_len() const override { return context_; }
   Batch batch(int64_t batch_size, Generator& gen) const override;  // from the training bytes
   Batch eval_batch(int64_t batch_size, Generator& gen) const;      // from the held-out bytes
-  double metric(const Tensor& logits, const Batch& batch) const override;
+  MetricSum metric_sum(const Tensor& logits, const Batch& batch) const override;  // (nats, tokens)
+  double metric_of(const MetricSum& sum) const override;                          // nats per byte / ln 2
 
  private:
   Tensor train_, heldout_;
@@ -110,6 +130,9 @@ struct TaskOptions {
   std::string tokenizer_dir;  // text with a BPE tokenizer (tasks/token_text_task.h): its directory
   std::string data_path;      // ... and the training ids (.npy)
 };
+
+// The cross-entropy summed over the targets that are not kIgnore, and their count.
+MetricSum cross_entropy_sum(const Tensor& logits, const Tensor& targets);
 
 // Builds a task by name: copy, recall, entailment or text.
 std::unique_ptr<Task> make_task(const std::string& name, const TaskOptions& options = {});

@@ -43,9 +43,14 @@ Batch TokenTextTask::eval_batch(int64_t b, Generator& gen) const {
   return {x, y, ones({b, context_}, DType::Bool)};
 }
 
-double TokenTextTask::metric(const Tensor& logits, const Batch& batch) const {
-  NoGradGuard no_grad;
-  return std::exp(nn::cross_entropy(logits, batch.targets).item<double>());
+MetricSum TokenTextTask::metric_sum(const Tensor& logits, const Batch& batch) const {
+  return cross_entropy_sum(logits, batch.targets);
+}
+
+// Exp once, of the mean over all tokens: the mean of each batch's exp would be
+// larger (Jensen), and would change with how the tokens are split into batches.
+double TokenTextTask::metric_of(const MetricSum& sum) const {
+  return sum.count == 0 ? NAN : std::exp(sum.total / sum.count);
 }
 
 std::string tokenizer_of_run(const std::string& run_dir) {

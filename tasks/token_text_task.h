@@ -1,6 +1,6 @@
 // Language modelling of BPE token ids (ropegrad tokenize encode): the ids
 // stay on disk and are read through a memory mapping (nn/token_memmap.h).
-// Metric: perplexity, exp of the mean cross-entropy per token.
+// Metric: perplexity, exp of the mean cross-entropy over every evaluated token.
 #pragma once
 
 #include <map>
@@ -25,7 +25,8 @@ class TokenTextTask : public Task {
   int64_t seq_len() const override { return context_; }
   Batch batch(int64_t batch_size, Generator& gen) const override;  // from the training ids
   Batch eval_batch(int64_t batch_size, Generator& gen) const;      // from the validation ids
-  double metric(const Tensor& logits, const Batch& batch) const override;
+  MetricSum metric_sum(const Tensor& logits, const Batch& batch) const override;  // (nats, tokens)
+  double metric_of(const MetricSum& sum) const override;                          // exp(nats / tokens)
   const tok::Tokenizer& tokenizer() const { return tokenizer_; }
 
  private:

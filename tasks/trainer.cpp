@@ -46,18 +46,21 @@ EvalRecord evaluate(nn::TransformerLM& model, const Task& task, int64_t batches,
   model.eval();
   const auto* text = dynamic_cast<const TextTask*>(&task);
   const auto* tokens = dynamic_cast<const TokenTextTask*>(&task);
-  double loss = 0, metric = 0;
+  // Sums and counts over every batch, divided once: the loss is the mean over
+  // all evaluated tokens, the metric computed from its totals (perplexity is
+  // exp of that mean, not the mean of each batch's exp).
+  MetricSum loss, metric;
   for (int64_t i = 0; i < batches; ++i) {
     Generator gen(mix(seed, kEvalStream + static_cast<uint64_t>(i)));
     const Batch b = text != nullptr     ? text->eval_batch(batch_size, gen)
                     : tokens != nullptr ? tokens->eval_batch(batch_size, gen)
                                         : task.batch(batch_size, gen);
     const Tensor logits = model.forward(b.inputs);
-    loss += nn::cross_entropy(logits, b.targets, kIgnore).item<double>();
-    metric += task.metric(logits, b);
+    loss += cross_entropy_sum(logits, b.targets);
+    metric += task.metric_sum(logits, b);
   }
   model.train(was_training);
-  return {0, loss / static_cast<double>(batches), metric / static_cast<double>(batches)};
+  return {0, loss.count == 0 ? NAN : loss.total / loss.count, task.metric_of(metric)};
 }
 
 std::string model_config_text(const TrainConfig& c, const Task& task) {

@@ -603,6 +603,19 @@ TEST(Names, ToDotOfALeaf) {
   const std::string dot = to_dot(x);
   EXPECT_THAT(dot, HasSubstr("leaf [2]"));
   EXPECT_THAT(dot, Not(HasSubstr("->")));
+  EXPECT_THAT(to_dot(x, {{"x", x}}), HasSubstr("label=\"x [2]\""));
+}
+
+// Leaves named by the caller are labelled with their names; the others stay "leaf".
+TEST(Names, ToDotNamesTheLeavesItIsGiven) {
+  Tensor x = param({1, 2, 3, 4, 5, 6}, {2, 3});
+  Tensor w = param({1, 2, 3}, {3});
+  Tensor b = param({1, 2, 3}, {3});
+  const std::string dot = to_dot(sum(x * w + b), {{"x", x}, {"w", w}});
+  EXPECT_THAT(dot, HasSubstr("label=\"x [2, 3]\""));
+  EXPECT_THAT(dot, HasSubstr("label=\"w [3]\""));
+  EXPECT_THAT(dot, HasSubstr("label=\"leaf [3]\""));  // b, not named
+  EXPECT_THAT(dot, Not(HasSubstr("leaf [2, 3]")));
 }
 
 // ---- dtypes --------------------------------------------------------------------------

@@ -46,6 +46,16 @@ for dir in "$root"/batch/*/; do
     fail "batch: $dir trained at lr $lr, not the lr sweep's best $best"
 done
 
+# batch-short: batch 64 and 16 for a quarter of the steps, each on its own schedule, at the best rate.
+out=$(part batch-short)
+for b in 64 16; do
+  grep -qE "^batch $b, 4 steps \(warmup 0, decayed over them\): eval loss [0-9.]+, perplexity [0-9.]+$" <<<"$out" ||
+    fail "batch-short: no run of batch $b: $out"
+  grep -q '^steps=4$' "$root/batch-short/batch-$b/config.txt" || fail "batch-short: batch $b did not run 4 steps"
+  lr=$(sed -n 's/^lr=//p' "$root/batch-short/batch-$b/config.txt")
+  awk -v a="$lr" -v b="$best" 'BEGIN { exit !(a + 0 == b + 0) }' || fail "batch-short: batch $b trained at lr $lr, not $best"
+done
+
 # norm: pre, post and none, each at the best rate, the grid's rate below it
 # and the two above it.
 out=$(part norm)

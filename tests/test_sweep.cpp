@@ -204,6 +204,14 @@ TEST(Sweep, TableAgreesWithEachRunsOwnMetrics) {
     EXPECT_THAT(text, HasSubstr(">lr=1e-2 batch=8</text>")) << svg;
   }
   EXPECT_THAT(read_text(dir.file("loss_vs_time.svg")), HasSubstr(">training seconds</text>"));
+  // Titles that say what the grid varies and what the x axis is; with two axes
+  // the colour follows batch (4: blue, 8: red) and the dash pattern lr.
+  EXPECT_THAT(read_text(dir.file("loss_vs_step.svg")), HasSubstr(">training loss by lr and batch, against the step</text>"));
+  EXPECT_THAT(read_text(dir.file("loss_vs_time.svg")), HasSubstr(">training loss by lr and batch, against training time</text>"));
+  const std::string step_svg = read_text(dir.file("loss_vs_step.svg"));
+  EXPECT_EQ(count(step_svg, "<polyline fill=\"none\" stroke=\"#1f77b4\""), 2u);
+  EXPECT_EQ(count(step_svg, "<polyline fill=\"none\" stroke=\"#d62728\""), 2u);
+  EXPECT_EQ(count(step_svg, "stroke-dasharray=\"6 3\""), 4u);  // lr=1e-2's two curves and their legend marks
   EXPECT_THAT(read_text(dir.file("sweep.json")), HasSubstr("{\"name\": \"lr\", \"values\": [\"3e-3\", \"1e-2\"]}"));
 
   // Point 3 is `ropegrad train --lr 1e-2 --batch 4` (checkpointing every evaluation, as the sweep does).
@@ -475,21 +483,34 @@ TEST(Sweep, FlagAxisTakesOnAndOff) {
 }
 
 // The sweep's plots: the y axis ends at y_max (a diverged run's last loss is
-// drawn on the top edge instead of flattening the other curves), series past
-// the sixth are dashed, and the chart widens for long legend names.
-TEST(Sweep, PlotClipsAtYMaxDashesPastSixAndFitsLongNames) {
+// drawn on the top edge instead of flattening the other curves), ten series
+// get ten colours and the eleventh is dashed, a series may name its colour
+// and dash, the axis starts at y_min when no value is lower, and the chart
+// widens for long legend names.
+TEST(Sweep, PlotClipsAtYMaxColoursTenDashesPastThemAndFitsLongNames) {
   const TempDir dir("plot");
   fs::create_directories(dir.path());
   std::vector<Series> series;
-  for (int i = 0; i < 7; ++i) series.push_back({"lr=" + std::to_string(i), {{1, 2.0}, {2, 1.0 + 0.1 * i}}});
+  for (int i = 0; i < 11; ++i) series.push_back({"lr=" + std::to_string(i), {{1, 2.0}, {2, 1.0 + 0.1 * i}}});
   series[0].points.push_back({3, 1000.0});  // diverged
   write_svg_plot(dir.file("clip.svg"), series, "t", "step", "loss", /*y_max=*/4.0);
   const std::string svg = read_text(dir.file("clip.svg"));
   EXPECT_THAT(svg, HasSubstr(" 550.0,40.0 \"/>"));  // step 3 at the right end, on the top edge (y = 40)
   EXPECT_THAT(svg, HasSubstr(">4</text>"));         // the top tick is y_max
+  EXPECT_THAT(svg, HasSubstr(">0</text>"));         // from zero by default
   EXPECT_THAT(svg, ::testing::Not(HasSubstr(">1000</text>")));
-  EXPECT_EQ(count(svg, "stroke-dasharray=\"6 3\""), 2u);  // the 7th series: its line and its legend mark
-  EXPECT_THAT(svg, HasSubstr("width=\"720\""));
+  EXPECT_EQ(count(svg, "stroke-dasharray=\"6 3\""), 2u);  // the 11th series: its line and its legend mark
+  for (const char* colour : {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f",
+                             "#bcbd22", "#17becf"})
+    EXPECT_EQ(count(svg, fmt::format("<polyline fill=\"none\" stroke=\"{}\"", colour)), colour == std::string("#1f77b4") ? 2u : 1u)
+        << colour;
+  series.resize(2);
+  series[1].color = 8, series[1].dash = 2;
+  write_svg_plot(dir.file("from.svg"), series, "t", "step", "loss", 4.0, false, /*y_min=*/0.9);
+  const std::string from = read_text(dir.file("from.svg"));
+  EXPECT_THAT(from, HasSubstr("<polyline fill=\"none\" stroke=\"#bcbd22\" stroke-width=\"1.5\" stroke-dasharray=\"2 2\""));
+  EXPECT_THAT(from, HasSubstr(">1</text>"));
+  EXPECT_THAT(from, ::testing::Not(HasSubstr(">0</text>")));  // the axis starts at 0.9, not at zero
   write_svg_plot(dir.file("wide.svg"), {{std::string(40, 'x'), {{1, 2.0}, {2, 1.0}}}}, "t", "step", "loss");
   EXPECT_THAT(read_text(dir.file("wide.svg")), HasSubstr("width=\"880\""));  // 550 + 50 + 7 * 40
 }

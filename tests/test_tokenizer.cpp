@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <iostream>
 #include <map>
 #include <fstream>
 #include <random>
@@ -1368,6 +1369,49 @@ TEST_F(RunInputs, ResumeRefusesChangedDataUnlessAllowedAndThenSaysSo) {
   EXPECT_THAT(printed, ::testing::HasSubstr("--allow-changed-data: continuing the run in"));
   EXPECT_THAT(printed, ::testing::HasSubstr("on changed data: the data"));
   EXPECT_EQ(recorded().at("data_checksum"), after) << "the run now records the data it went on with";
+}
+
+// Perplexity is exp of the mean cross-entropy over every evaluated token: with
+// two evaluation batches of different losses l0 and l1 it is exp((l0 + l1) / 2),
+// which is less than the mean of exp(l0) and exp(l1) (what averaging each
+// batch's perplexity gave). The loss is the mean over all tokens either way.
+TEST(TokenTextTask, PerplexityIsExpOfTheMeanLossOverEveryEvalToken) {
+  const std::string dir = temp_dir("perplexity");
+  save_tokenizer(fixture_model(), dir + "/tok");
+  const auto ids = Tokenizer(fixture_model()).encode(read_all(fixture_path("bpe/corpus.txt")));
+  nn::save_token_ids(dir + "/c_train.npy", ids);
+  nn::save_token_ids(dir + "/c_valid.npy", ids);
+  const tasks::TokenTextTask task(dir + "/tok", dir + "/c_train.npy", 16);
+  nn::TransformerConfig mc;
+  mc.vocab_size = task.vocab_size();
+  mc.context_length = 16;
+  mc.d_model = 16;
+  mc.num_layers = 1;
+  mc.num_heads = 2;
+  Generator init(3);
+  nn::TransformerLM model(mc, &init);
+  const tasks::EvalRecord one = tasks::evaluate(model, task, 1, 2, 5);  // batch 0
+  const tasks::EvalRecord two = tasks::evaluate(model, task, 2, 2, 5);  // batches 0 and 1, as many tokens each
+  const double l0 = one.loss, l1 = 2 * two.loss - one.loss;
+  std::cout << fmt::format("batch losses {:.6f} and {:.6f}: exp of the mean {:.6f}, mean of the exps {:.6f}\n", l0, l1,
+                           std::exp(two.loss), (std::exp(l0) + std::exp(l1)) / 2);
+  // exp's convexity puts the mean of exp(l0) and exp(l1) above exp of their mean by about exp(mean) (l0 - l1)^2 / 8:
+  // a relative 1e-5 at least, far above the tolerances below.
+  ASSERT_GT(std::abs(l0 - l1), 1e-2) << "the two batches' losses must differ for this test to mean something";
+  EXPECT_NEAR(one.metric, std::exp(l0), 1e-9 * one.metric);
+  EXPECT_NEAR(two.metric, std::exp(two.loss), 1e-9 * two.metric);
+  EXPECT_LT(two.metric, (std::exp(l0) + std::exp(l1)) / 2 - 1e-6 * two.metric) << "not the mean of the batches' exps";
+  // The sums themselves: the metric of two batches' sums is exp of their pooled mean.
+  Generator gen(1);
+  const tasks::Batch b = task.eval_batch(2, gen);
+  tasks::MetricSum uniform = task.metric_sum(zeros({2, 16, task.vocab_size()}), b);
+  EXPECT_EQ(uniform.count, 32);
+  EXPECT_NEAR(uniform.total / uniform.count, std::log(static_cast<double>(task.vocab_size())), 1e-5);
+  tasks::MetricSum pooled = uniform;
+  pooled += {uniform.total * 3, uniform.count};  // a batch of 3 ln V per token
+  const double v = static_cast<double>(task.vocab_size());
+  EXPECT_NEAR(task.metric_of(pooled), v * v, 1e-6 * v * v);  // exp(2 ln V), to the float32 loss's precision
+  std::filesystem::remove_all(dir);
 }
 
 TEST(TokenTextTask, BatchesFromTrainAndValidIds) {

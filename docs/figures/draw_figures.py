@@ -435,10 +435,10 @@ def bpe(data):
             steps.append((f"{left} + {right} → {left}{right}", parts[3:]))
     row_h, char_w = 58, 9.0
     svg = Svg(66 + row_h * len(steps))
-    svg.text(20, 24, "byte-level BPE trained on \"low low low low low lower lower widest widest widest newest ×6\"",
+    svg.text(20, 24, "byte-level BPE trained on \"low\" ×5, \"lower\" ×2, \"widest\" ×3, \"newest\" ×6",
              13.5, weight="bold")
     svg.text(20, 44, "each merge joins the most frequent adjacent pair (ties: the greater pair); "
-                     "_ is the space a word starts with", 12, fill="#444444")
+                     "_ is a word's leading space", 12, fill="#444444")
     for n, (label, words) in enumerate(steps):
         y = 58 + n * row_h
         svg.text(20, y + 14, f"merge {n}: {label}" if n else "before any merge: the bytes", 12.5, mono=True,

@@ -1,7 +1,7 @@
 // The outputs chapter 2 (docs/02-autograd.md) shows; the docs test compares
 // them with the chapter. Usage: snippet_ch02_autograd MODE:
 //   accumulate  .grad accumulates across backward calls until it is reset
-//   dot         to_dot of loss = mean(relu(matmul(X, W) + b))
+//   dot         to_dot of loss = mean(relu(matmul(X, W) + b)), the leaves named
 #include <iostream>
 #include <string>
 
@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
     Tensor W = randn({3, 2}).requires_grad_();
     Tensor b = randn({2}).requires_grad_();
     Tensor loss = mean(relu(matmul(X, W) + b));
-    std::cout << to_dot(loss);
+    std::cout << to_dot(loss, {{"X", X}, {"W", W}, {"b", b}});  // the leaves by name
   } else {
     std::cerr << "usage: snippet_ch02_autograd accumulate | dot\n";
     return 2;

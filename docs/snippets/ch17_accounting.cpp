@@ -4,7 +4,9 @@
 //   memory: the memory rows of the Base model's training step against the allocator's counters
 //           (tensor/storage.h) during a real step, for each variant
 #include <cstdio>
+#include <iterator>
 #include <string>
+#include <vector>
 
 #include "autograd/engine.h"
 #include "nn/accounting.h"
@@ -39,10 +41,10 @@ void shares() {
 
 double mb(double bytes) { return bytes / 1e6; }
 
+// One row per quantity, one column per variant (a table narrow enough to read
+// whole): each counted row beside what the allocator held at that point.
 void memory() {
-  std::printf("| Base, B 16, T 128 | activations | held after forward | gradients | held | AdamW state | held | "
-              "sum of rows | measured peak |\n");
-  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  std::vector<std::vector<double>> columns;  // per variant, the rows below in MB
   set_attention_path(AttentionPath::Materialized);  // what the rows count: every (query, key) pair
   for (const AttentionKind kind : {AttentionKind::Standard, AttentionKind::W2, AttentionKind::Triple}) {
     TransformerConfig c;  // the Base model: V 256, T 128, D 128, H 4, L 2, d_ff 384
@@ -65,13 +67,22 @@ void memory() {
     opt.step();
     const int64_t after_step = memory_stats().current_bytes;
     const Accounting a = account(c, b, t);
-    std::printf("| %s | %.3f MB | %.3f MB | %.3f MB | %.3f MB | %.3f MB | %.3f MB | %.3f MB | %.3f MB |\n",
-                attention_kind_name(kind), mb(a.memory[3].bytes), mb(static_cast<double>(after_forward - weights)),
-                mb(a.memory[1].bytes), mb(static_cast<double>(after_backward - weights)), mb(a.memory[2].bytes),
-                mb(static_cast<double>(after_step - after_backward)), mb(a.memory_bytes()),
-                mb(static_cast<double>(memory_stats().peak_bytes - start)));
+    columns.push_back({mb(a.memory[3].bytes), mb(static_cast<double>(after_forward - weights)), mb(a.memory[1].bytes),
+                       mb(static_cast<double>(after_backward - weights)), mb(a.memory[2].bytes),
+                       mb(static_cast<double>(after_step - after_backward)), mb(a.memory_bytes()),
+                       mb(static_cast<double>(memory_stats().peak_bytes - start))});
   }
   set_attention_path(AttentionPath::Auto);
+  std::printf("| Base, B 16, T 128 | standard | w2 | triple |\n|---|---:|---:|---:|\n");
+  const char* rows[] = {"activations (counted)",        "held after the forward (measured)",
+                        "gradients (counted)",          "held after the backward (measured)",
+                        "AdamW state (counted)",        "held after AdamW's step (measured)",
+                        "sum of the counted rows",      "peak of the step (measured)"};
+  for (size_t r = 0; r < std::size(rows); ++r) {
+    std::printf("| %s |", rows[r]);
+    for (const std::vector<double>& column : columns) std::printf(" %.3f MB |", column[r]);
+    std::printf("\n");
+  }
 }
 
 }  // namespace

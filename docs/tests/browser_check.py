@@ -18,7 +18,25 @@ prints; a screenshot of the page goes to SCREENS_DIR. A page fails when:
   here the way pymdownx.arithmatex reads them, code left out);
 * an image did not load;
 * a link to a page of the site, or an anchor in it, does not resolve (read
-  from the built HTML: every href of every page).
+  from the built HTML: every href of every page);
+* something is not whole on screen. Every page is laid out at 1280 px (a
+  laptop) and at 400 px (a phone) wide, after MathJax has typeset it:
+  - a table wider than its column fails at 1280 px, naming the columns it
+    hides (the text discusses them: split or reflow the table); at 400 px it
+    may be wider only when its box scrolls sideways with a visible
+    affordance: `overflow-x` auto or scroll and the scroll shadows of
+    docs/assets/extra.css (a shadow at the edge that has more), which is
+    what "visible" means here, since a phone shows no scroll bar;
+  - a code block wider than its column fails at either width unless it
+    scrolls with that affordance (a cut line, `overflow: hidden`, fails
+    always); at 1280 px a block whose lines are at most 100 columns must fit
+    whole, and a hand-written block (not a program's output or a source or
+    solution block, which must equal their text) may have no line longer
+    than 100 columns in the Markdown source;
+  - text of an SVG figure runs outside the figure (each text element's box,
+    laid out with the figure's own fonts, against the SVG's box).
+  Each page prints what it found at each width; the last line counts the
+  pages, the widths and the problems.
 
 Then the site's search (mkdocs-material's, a web worker over
 search/search_index.json) is asked for "RMSNorm" in the browser; no result
@@ -48,7 +66,7 @@ import urllib.parse
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 CHECK_PAGE = r"""<!doctype html><meta charset="utf-8">
-<iframe id="f" width="1200" height="900"></iframe>
+<iframe id="f" width="1280" height="900"></iframe>
 <pre id="result">pending</pre>
 <script>
 const PAGES = %s;
@@ -65,7 +83,65 @@ const hiddenDisplays = art => [...art.querySelectorAll("div.arithmatex")].filter
 }).length;
 // TeX a reader should never see as text.
 const TEX = /\$[^$]*\$|\$\$|\\\(|\\\[|\\[A-Za-z]{2,}|[_^]\{/g;
+const WIDTHS = [1280, 400], WHOLE_AT = 1280, MAX_COLUMNS = 100;
+// A box that is wider than it shows scrolls sideways and shows it (extra.css's scroll shadows).
+const scrollsVisibly = (w, el) => {
+  const cs = w.getComputedStyle(el);
+  return /auto|scroll/.test(cs.overflowX) && /radial-gradient/.test(cs.backgroundImage);
+};
+const shortText = t => t.replace(/\s+/g, " ").trim().slice(0, 50);
+// Tables and code blocks not whole on screen at this width.
+function layout(w, art, width) {
+  const found = [];
+  art.querySelectorAll("table").forEach((t, i) => {
+    const box = t.closest(".md-typeset__scrollwrap") || t;
+    const over = box.scrollWidth - box.clientWidth;
+    if (over <= 1) return;
+    const right = box.getBoundingClientRect().right;
+    const hidden = [...t.querySelectorAll("tr:first-child > th, tr:first-child > td")]
+        .filter(c => c.getBoundingClientRect().right > right + 1).map(c => shortText(c.textContent));
+    const what = `table ${i + 1} (columns ${shortText(t.querySelector("tr").textContent)}) is ${over} px wider than ` +
+                 `its column, hiding ${JSON.stringify(hidden)}`;
+    if (width === WHOLE_AT) found.push(what);
+    else if (!scrollsVisibly(w, box)) found.push(what + " with no visible scroll");
+  });
+  art.querySelectorAll("pre").forEach((pre, i) => {
+    const box = pre.querySelector("code") || pre;
+    const over = box.scrollWidth - box.clientWidth;
+    if (over <= 1) return;
+    const lines = box.textContent.split("\n");
+    const longest = lines.reduce((a, b) => b.length > a.length ? b : a, "");
+    const what = `code block ${i + 1} is ${over} px wider than its column (longest line, ${longest.length} ` +
+                 `columns: ${JSON.stringify(longest.slice(0, 40))}...)`;
+    if (!scrollsVisibly(w, box)) found.push(what + ", cut: no visible scroll");
+    else if (width === WHOLE_AT && longest.length <= MAX_COLUMNS) found.push(what + `: ${MAX_COLUMNS} columns must fit`);
+  });
+  return found;
+}
+// SVG figures whose text runs outside the figure: each one laid out in this
+// (unstyled) page with its own fonts, each text element's box against the SVG's.
+async function svgTextOutside(art) {
+  const found = [];
+  for (const img of art.querySelectorAll('img[src$=".svg"]')) {
+    const holder = document.createElement("div");
+    holder.innerHTML = await (await fetch(img.src)).text();
+    document.body.appendChild(holder);
+    const svg = holder.querySelector("svg");
+    if (svg) {
+      const box = svg.getBoundingClientRect();
+      for (const t of svg.querySelectorAll("text")) {
+        const r = t.getBoundingClientRect();
+        const out = Math.max(box.left - r.left, r.right - box.right, box.top - r.top, r.bottom - box.bottom);
+        if (out > 0.5) found.push(`${img.getAttribute("src")}: text ${JSON.stringify(shortText(t.textContent))} ` +
+                                  `runs ${out.toFixed(1)} px outside the figure`);
+      }
+    }
+    holder.remove();
+  }
+  return found;
+}
 async function check(page) {
+  f.width = WIDTHS[0];
   await loaded(page);
   const w = f.contentWindow, d = f.contentDocument;
   const art = d.querySelector("article") || d.body;
@@ -81,7 +157,15 @@ async function check(page) {
        .forEach(e => e.remove());
   const toc = [...d.querySelectorAll(".md-nav__link, title, .md-header__topic")].map(e => e.textContent);
   const jax = w.MathJax && w.MathJax.Hub ? w.MathJax.Hub.getAllJax(art) : [];
+  const layouts = {};
+  for (const width of WIDTHS) {
+    if (f.width != width) { f.width = width; await wait(); await wait(); }
+    layouts[width] = layout(w, art, width);
+  }
+  const svgs = await svgTextOutside(art);
   return {
+    layouts: layouts,
+    svg_text: svgs,
     page: page,
     hidden_displays: hiddenDisplays(art),
     mathjax: !!(w.MathJax && w.MathJax.Hub),
@@ -179,6 +263,37 @@ def source_formulas(md):
     for pattern in (DOLLAR_INLINE, ROUND_INLINE):
         count += len(pattern.findall(text))
     return count
+
+
+MAX_COLUMNS = 100
+GENERATED = re.compile(r"^<!-- (output|regen|source|mutation-output): ")
+LAYOUT_PROBLEMS = [0]  # what the layout checks found, over every page and width
+
+
+def hand_written_long_lines(src):
+    """Lines longer than MAX_COLUMNS in the fenced blocks of a Markdown page
+    written by hand: not a block that equals a program's output or a file
+    (after an output, regen or source mark), nor a solution block's code."""
+    found, fence, generated, solution = [], None, False, False
+    lines = src.read_text().split("\n")
+    for n, line in enumerate(lines, 1):
+        if line.startswith("<!-- solution: "):
+            solution = True
+        elif line.strip() == "<!-- end solution -->":
+            solution = False
+        m = FENCE.match(line)
+        if fence:
+            if m and m.group(1).startswith(fence):
+                fence = None
+            elif len(line) > MAX_COLUMNS and not generated and not solution:
+                found.append(f"{src.name}:{n}: a code line of {len(line)} columns (wrap it at {MAX_COLUMNS}): "
+                             f"{line.strip()[:40]}...")
+            continue
+        if m:
+            fence = m.group(1)
+            previous = next((l for l in reversed(lines[:n - 1]) if l.strip()), "")
+            generated = bool(GENERATED.match(previous))
+    return found
 
 
 class Anchors(html.parser.HTMLParser):
@@ -298,6 +413,14 @@ def check_pages(base, site, pages, docs, screens, problems):
         for img in r["imgs"]:
             if not img["complete"] or img["width"] <= 0:
                 problems.append(f"{page}: figure {img['src']} did not load")
+        long_lines = hand_written_long_lines(src) if src.exists() else []
+        for width, found in r["layouts"].items():
+            print(f"{page} at {width} px: {len(found)} not whole on screen" + "".join(f"\n    {x}" for x in found))
+            problems.extend(f"{page} at {width} px: {x}" for x in found)
+        for what in r["svg_text"] + long_lines:
+            print(f"    {what}")
+        problems.extend(f"{page}: {x}" for x in r["svg_text"] + long_lines)
+        LAYOUT_PROBLEMS[0] += sum(len(x) for x in r["layouts"].values()) + len(r["svg_text"]) + len(long_lines)
     for page in pages if screens else []:
         shot = screens / (pathlib.Path(page).stem + ".png")
         browse(f"{base}/{page}", f"--screenshot={shot}", "--window-size=1280,1400")
@@ -360,6 +483,7 @@ def main():
         server.shutdown()
     for p in problems:
         print(p)
+    print(f"browser_check: {len(pages)} pages x 2 widths (1280 and 400 px): {LAYOUT_PROBLEMS[0]} not whole on screen")
     print(f"browser_check: {len(pages)} pages and the search in {time.time() - start:.0f} s, "
           f"{len(problems)} problem(s){f'; screenshots in {screens}' if screens else ''}")
     return 1 if problems else 0

@@ -57,7 +57,9 @@ Checks, each failure naming the file, the block and the first differing line:
   with a `$` in it), no `\_` inside `\text{}` (shown with its backslash), no
   control character (a `\v` lost from `\varepsilon`),
   no numbered list right after a bullet list (Python-Markdown merges it into
-  the bullets and drops the numbers).
+  the bullets and drops the numbers), no display formula at the margin inside
+  a list item followed by the item's indented text (the list ends at the
+  formula and the text falls out of it).
 * numbered chapters: start with "After this chapter you can", end with their
   test command `ctest --test-dir build -L chNN` (the label from the table in
   docs/README.md); no plain-text "chapter N" outside a link. Every chapter
@@ -69,6 +71,12 @@ Checks, each failure naming the file, the block and the first differing line:
   the texts the project was written from (appendix A stands in for them).
 * docs/course.md's table of exercises is course/exercises.txt, in order, with
   the files that hold each exercise's regions.
+* counts: a number written right after `<!-- count: NAME -->` (`There are
+  <!-- count: exercises -->34 exercises`) is what the sources count today:
+  `exercises` (course/exercises.txt's entries), `mutations` (the
+  course/mutations/*.patch files), `check-files` (course/checks/ex*.cpp), and
+  `before:ID` (the exercises before ID in course/exercises.txt). A count that
+  drifts fails here, naming the file and the number it should be.
 """
 import argparse
 import os
@@ -118,10 +126,13 @@ BOOK_KERNEL = book_kernel_runs_here()
 NOT_COMPARED = []  # training-run blocks this CPU cannot reproduce
 
 
-def run(cmd, build):
+def run(cmd, build, timeout=600):
+    """COMMAND's output lines; TIMEOUT seconds at most (a regen block's long
+    run gets an hour: on a busy 2-core machine a sweep takes far longer than
+    the ten minutes an output block may)."""
     cmd = re.sub(r"\./build(?=/|\s|$)", str(build), cmd)  # ./build/x and a bare ./build argument
     env = dict(os.environ, **BOOK_ENV) if BOOK_KERNEL else dict(os.environ)
-    p = subprocess.run(["bash", "-c", cmd], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    p = subprocess.run(["bash", "-c", cmd], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
     if p.returncode in (126, 127):
         # a program that is not built (or not executable): never let --regen
         # write the shell's complaint into a chapter
@@ -269,7 +280,7 @@ def output_blocks(path, build, regen, errors, match=None):
             out.extend(lines[i:end])
             i = end
             continue
-        got = run(cmd, build)
+        got = run(cmd, build, 3600 if kind == "regen" else 600)
         if table:  # a table block holds only the table lines of the output
             got = [x for x in got if x.startswith("|")]
         # a run that writes loss curves (--out DIR) draws the figures below it
@@ -463,6 +474,14 @@ def rendering(path, errors):
                           f"showing a `$` (one block, with \\begin{{aligned}}, or a blank line between)")
         if re.search(r"\\text\{[^}]*\\_", line):
             errors.append(f"{rel}:{n}: \\_ inside \\text{{}}, which MathJax shows with its backslash (write _)")
+        if prev_item == "bullet" and line.rstrip() == "$$":
+            # a display formula at the margin ends the list: text indented after it falls out of the item
+            close = next((k for k in range(n, len(lines)) if lines[k].strip() == "$$"), None)
+            after = next((l for l in lines[close + 1:] if l.strip()), "") if close is not None else ""
+            if after.startswith(" "):
+                errors.append(f"{rel}:{n}: a display formula at the margin inside a list item ends the list, and "
+                              f"the indented text after it falls out of it: indent the formula by 4 spaces, and "
+                              f"its item's lines after it too")
         if re.match(r"[-*+] ", line):
             prev_item = "bullet"
         elif re.match(r"\d+\. ", line):
@@ -492,6 +511,34 @@ def course_table(errors):
         shown = sorted(re.findall(r"`([^`]+)`", cell))
         if have != shown:
             errors.append(f"docs/course.md: {exercise} is written in {have}, the table says {shown}")
+
+
+COUNT_MARK = re.compile(r"<!-- count: ([a-z-]+(?::[0-9a-z-]+)?) -->(\d*)")
+
+
+def source_counts():
+    """What a `<!-- count: NAME -->` mark may count, from the sources."""
+    ids = re.findall(r"^\[(ex[0-9a-z-]+)\]$", (ROOT / "course" / "exercises.txt").read_text(), re.M)
+    counts = {"exercises": len(ids),
+              "mutations": len(list((ROOT / "course" / "mutations").glob("*.patch"))),
+              "check-files": len(list((ROOT / "course" / "checks").glob("ex*.cpp")))}
+    counts.update({f"before:{id_}": k for k, id_ in enumerate(ids)})
+    return counts
+
+
+def counts(files, errors):
+    """Every `<!-- count: NAME -->N` says today's count (see the docstring)."""
+    have = source_counts()
+    for f in files:
+        for n, line in enumerate(f.read_text().split("\n"), 1):
+            for name, number in COUNT_MARK.findall(line):
+                where = f"{f.relative_to(ROOT)}:{n}"
+                if name not in have:
+                    errors.append(f"{where}: `<!-- count: {name} -->` counts nothing known "
+                                  f"(exercises, mutations, check-files, before:ID)")
+                elif number != str(have[name]):
+                    errors.append(f"{where}: `<!-- count: {name} -->` is followed by {number or 'no number'}; "
+                                  f"the sources count {have[name]}")
 
 
 OUTSIDE = re.compile(r"SPEC\.md|/work/shared|\.\./shared|shared/seeds")
@@ -606,6 +653,7 @@ def main():
     table = label_table()
     chapter_shape(files, table, errors)
     course_table(errors)
+    counts(files + others, errors)
     nothing_points_outside(errors)
     if build:
         labels_known(build, table, errors)

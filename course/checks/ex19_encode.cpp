@@ -88,9 +88,10 @@ std::string crossing(const Tokenizer& tok, const std::string& text, const std::v
       ends.insert(base + piece.text.size());
       continue;
     }
-    tok::for_each_pretoken(piece.text, [&](std::string_view p) {
+    const auto note_end = [&](std::string_view p) {
       ends.insert(static_cast<size_t>(p.data() - text.data()) + p.size());
-    });
+    };
+    tok::for_each_pretoken(piece.text, note_end);
   }
   size_t at = 0;
   for (size_t k = 0; k < ids.size(); ++k) {

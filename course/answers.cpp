@@ -81,7 +81,11 @@ std::string grouped(int64_t v) {
 }
 
 Value integer(int64_t v) { return {fmt::format("{}", v), grouped(v)}; }
-Value number(double v) { return {fmt::format("{:.17g}", v), fmt::format("{:.7g}", v)}; }
+// A number shows 7 significant digits, a whole one below 10^15 all its digits, grouped.
+Value number(double v) {
+  if (v == std::floor(v) && std::abs(v) < 1e15) return {fmt::format("{:.17g}", v), grouped(static_cast<int64_t>(v))};
+  return {fmt::format("{:.17g}", v), fmt::format("{:.7g}", v)};
+}
 Value ints(const std::vector<int64_t>& v) {
   std::string text, shown = "[";
   for (size_t i = 0; i < v.size(); ++i) {
@@ -204,14 +208,14 @@ const Add ch01_exp_overflow(
 
 const Add ch02_broadcast_grad(
     "ch02-broadcast-grad",
-    "backward of sum((W + b) * (W + b)), W = view(arange(12), {4, 3}), b = [1, 0, -1], float64: b.grad[0]",
+    "backward of sum((W + b) * (W + b)), W = view(arange(12), {4, 3}), b = [1, -2, 3], float64: b.grad[2]",
     [](Steps& s) {
       const Tensor W = kernels::view(arange(0.0, 12.0, 1.0, DType::Float64), {4, 3}).requires_grad_();
-      const Tensor b = leaf({1.0, 0.0, -1.0});
+      const Tensor b = leaf({1.0, -2.0, 3.0});
       const Tensor u = W + b;
       backward(sum(u * u));
       s.add("b.grad", fmt::format("[{}, {}, {}]", at(b.grad(), {0}), at(b.grad(), {1}), at(b.grad(), {2})));
-      return integer(std::llround(at(b.grad(), {0})));
+      return integer(std::llround(at(b.grad(), {2})));
     });
 
 const Add ch02_pow_exponent(

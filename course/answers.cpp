@@ -129,6 +129,20 @@ double at(const Tensor& t, std::initializer_list<int64_t> index) { return t.at<d
 std::vector<int64_t> shape_vector(const Shape& s) { return std::vector<int64_t>(s.begin(), s.end()); }
 Tensor leaf(std::initializer_list<double> values) { return tensor(values, DType::Float64).requires_grad_(); }
 
+// gradcheck, with a stub reached by a backward (which gradcheck reports as an error of the
+// backward) rethrown as the stub's NotImplemented: the answer is blocked, not wrong.
+GradcheckResult checked_gradcheck(const GradcheckFn& f, const std::vector<Tensor>& inputs,
+                                  const GradcheckOptions& options = {}) {
+  GradcheckResult r = gradcheck(f, inputs, options);
+  const size_t at = r.report.find("not implemented: ex");
+  if (!r.passed && at != std::string::npos) {
+    const size_t begin = at + std::string("not implemented: ").size();
+    const size_t end = r.report.find_first_of(" (\n", begin);
+    throw NotImplemented(r.report.substr(begin, end - begin), "reached by gradcheck's backward", "its chapter");
+  }
+  return r;
+}
+
 // ---- 1. Tensors ------------------------------------------------------------------------------------
 
 const Add ch01_permute_strides(
@@ -328,7 +342,7 @@ double largest_passing_eps(double atol, double rtol) {
     o.eps = eps;
     o.atol = atol;
     o.rtol = rtol;
-    return gradcheck([](const std::vector<Tensor>& in) { return exp(in[0]); }, {leaf({3.0})}, o).passed;
+    return checked_gradcheck([](const std::vector<Tensor>& in) { return exp(in[0]); }, {leaf({3.0})}, o).passed;
   };
   double lo = 1e-6, hi = 1.0;  // passes at lo, fails at hi
   for (int i = 0; i < 60; ++i) {
@@ -383,7 +397,7 @@ const Add ch04_evaluations(
     [](Steps& s) {
       int64_t numerical = 0, with_grad = 0;
       Generator gen(4);
-      const GradcheckResult r = gradcheck(
+      const GradcheckResult r = checked_gradcheck(
           [&](const std::vector<Tensor>& in) {
             ++(grad_enabled() ? with_grad : numerical);
             return in[0] * in[1];

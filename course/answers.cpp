@@ -1009,7 +1009,7 @@ const Add ch16_gram(
     {{"height-only", [](Steps&) { return number(9.0); }}});
 
 const Add ch16_backward_factor(
-    "ch16-backward-factor", "nn::backward_factor(nn::BackwardRule::Recompute)", [](Steps& s) {
+    "ch16-backward-factor", "backward_factor(BackwardRule::Recompute), nn/accounting.h", [](Steps& s) {
       s.add("an ordinary attention product", nn::backward_factor(nn::BackwardRule::TwoOperands));
       return integer(static_cast<int64_t>(nn::backward_factor(nn::BackwardRule::Recompute)));
     });
@@ -1136,7 +1136,7 @@ const Add ch19_pretokens(
     });
 
 const Add ch19_third_merge(
-    "ch19-third-merge", "tok::train_bpe(\"low\\nlower\\nlowest\\nnewer\\nnewest\\nwider\\n\", 259, {}): the token of merge 3",
+    "ch19-third-merge", "tok::train_bpe(corpus, 259, {}) on the statement's corpus: the token of merge 3",
     [](Steps& s) {
       const tok::BpeModel m = tok::train_bpe("low\nlower\nlowest\nnewer\nnewest\nwider\n", 259, {});
       for (size_t r = 0; r < m.merges.size(); ++r) {
@@ -1204,12 +1204,12 @@ const Add ch21_ring_time(
       }}});
 
 // Prints "  TEXT" wrapped at spaces, continuation lines indented by 4: the book shows this output,
-// and a phone shows about 60 columns of a code block.
+// and a phone shows about 46 columns of a code block in a note.
 void print_wrapped(const std::string& text) {
   std::string line = " ";
   std::istringstream words(text);
   for (std::string w; words >> w;) {
-    if (line.size() + 1 + w.size() > 62 && line.size() > 4) {
+    if (line.size() + 1 + w.size() > 44 && line.size() > 4) {
       std::cout << line << "\n";
       line = "   ";
     }

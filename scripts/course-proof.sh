@@ -8,8 +8,10 @@
 #      it as a wrong number or as another exercise's stub);
 #   3. with every exercise stubbed the tree builds, `status` calls each "not
 #      started", and each exercise's checks reach its own stub or an earlier
-#      one's, never a later one's; the tokenizer's (ex19) pass with every
-#      tensor exercise stubbed;
+#      one's, never a later one's; every computed answer of the book's problems
+#      is computed or stops at an exercise its `uses:` names; the tokenizer's
+#      (ex19) pass with every tensor exercise stubbed; a fresh workspace holds no
+#      solution and checks the problems' fixed answers;
 #   4. every typical wrong solution in course/mutations/*.patch, applied alone,
 #      is caught by its exercise's checks, with the words its "Expect:" line
 #      names (and, for one with an "Origin:" line, no line naming another cause
@@ -137,6 +139,18 @@ else
   if out=$(python3 scripts/course_leaks.py leaks . "$workspace/ws" 2>&1); then ok "no leak: $(echo "$out" | tail -1)"; else bad "lines of reference regions in the workspace:"; echo "$out" | head -20 | sed 's/^/        /'; fi
   fast_left=$(cd "$workspace/ws" && grep -rlE --include='*.cpp' --include='*.h' '^// Fast form of:' . 2>/dev/null || true)
   if [ -z "$fast_left" ]; then ok "no fast form left in the all-stubbed workspace"; else bad "fast forms left in the workspace: $fast_left"; fi
+  # A fixed answer is checked in the workspace from .course/answers (no build needed).
+  for pid in $(python3 scripts/course_problems.py list | sed -n 's/^\(ch[0-9][0-9]-[a-z0-9-]*\) .*/\1/p'); do
+    needs=$(python3 scripts/course_problems.py needs "$pid")
+    grep -qx program <<<"$needs" && continue
+    ref=$(sed -n "s/^$pid: *//p" course/problem_answers.txt | cut -d'|' -f1)
+    if (cd "$workspace/ws" && bash scripts/course.sh answer "$pid" "$ref" >/dev/null 2>&1) &&
+       ! (cd "$workspace/ws" && bash scripts/course.sh answer "$pid" 7919 >/dev/null 2>&1); then
+      ok "$pid: its fixed answer is checked in the workspace (right, and 7919 wrong)"
+    else
+      bad "$pid: the workspace does not check its fixed answer"
+    fi
+  done
 fi
 rm -rf "$workspace"
 
@@ -202,6 +216,26 @@ if build; then
       echo "$out" | sed 's/^/        /'
     fi
   done
+  # The book's problems: with every exercise stubbed each computed answer is computed, or its
+  # program stops at the stub of an exercise its registry entry names (uses:), which the answer
+  # command then checks first in a workspace.
+  if cmake --build "$build_dir" -j"$jobs" --target course-answer >"$build_dir/course-proof-build.log" 2>&1; then
+    for pid in $("$build_dir/course/course-answer" --list); do
+      uses=" $(python3 scripts/course_problems.py needs "$pid" | { grep '^ex' || true; } | tr '\n' ' ')"
+      if out=$("$build_dir/course/course-answer" "$pid" 2>&1); then
+        ok "$pid: computed with every exercise stubbed"
+      else
+        blocker=$(echo "$out" | sed -n 's/^blocked by \(ex[0-9a-z-]*\):.*/\1/p' | head -1 || true)
+        case "$uses " in
+          *" $blocker "*) [ -n "$blocker" ] && ok "$pid: blocked by $blocker, which its uses: names" ||
+                            { bad "$pid: fails with every exercise stubbed:"; echo "$out" | sed 's/^/        /'; } ;;
+          *) bad "$pid: blocked by ${blocker:-an error}, which its uses: ($uses) does not name"; echo "$out" | sed 's/^/        /' ;;
+        esac
+      fi
+    done
+  else
+    bad "course-answer does not build with every exercise stubbed"
+  fi
 else
   bad "the workspace with every exercise stubbed does not build"
 fi

@@ -14,6 +14,10 @@
 #                                                 Debian's fortunes with your tokenizer, against
 #                                                 the reference's run at the same seed
 #   scripts/dev.sh course stub ID...              stub exercises in place (undo: git checkout)
+#   scripts/dev.sh course problems [CHAPTER]      the book's problems (course/problems.txt), of one
+#                                                 chapter (17, or ch17) or all
+#   scripts/dev.sh course answer ID [VALUE]       the problem, or whether VALUE is its answer: right, or
+#                                                 wrong with a hint (the library computes the answer)
 #   scripts/dev.sh course proof                   CI: every stub fails its checks, every
 #                                                 mutation in course/mutations is caught
 #
@@ -345,6 +349,45 @@ case "${1:-}" in
       "$build_dir/course/course-final" --corpus "$out/corpus.txt" --out "$out" --reference course/final/reference.trace
     fi
     ;;
+  problems)
+    shift
+    exec python3 "$root/scripts/course_problems.py" list "$@"
+    ;;
+  answer)
+    id=${2:-}
+    if [ -z "$id" ] || [ "${id#-}" != "$id" ]; then
+      echo "usage: scripts/dev.sh course answer ID [VALUE]" >&2
+      echo "  ID is a problem id from scripts/dev.sh course problems (each chapter's section Problems)." >&2
+      exit 2
+    fi
+    python3 "$root/scripts/course_problems.py" known "$id" || exit 2
+    [ $# -ge 3 ] || exec python3 "$root/scripts/course_problems.py" show "$id"
+    needs=$(python3 "$root/scripts/course_problems.py" needs "$id")
+    program=$build_dir/course/course-answer
+    if grep -qx program <<<"$needs"; then
+      configure >&2
+      if ! with_progress "$build_dir/course-build.log" cmake --build "$build_dir" -j"$jobs" --target course-answer >&2; then
+        echo "course: the build failed; the first error:" >&2
+        first_error "$build_dir/course-build.log"
+        echo "course: the compiler's full output is in $build_dir/course-build.log" >&2
+        exit 1
+      fi
+    fi
+    # In a workspace the library is the learner's: an answer computed with an exercise's code is only
+    # as right as that exercise, so its checks must pass first.
+    if [ -f .course/stubbed ]; then
+      for ex in $(grep -x 'ex[0-9a-z-]*' <<<"$needs" || true); do
+        grep -qxF -- "$ex" .course/stubbed || continue
+        build_checks >&2
+        if ! "$build_dir/course/course-check" "$ex" >/dev/null 2>&1; then
+          echo "course answer: $id is computed by the library with your $ex, whose checks do not all pass yet:" >&2
+          echo "  scripts/dev.sh course check $ex; then ask again" >&2
+          exit 3
+        fi
+      done
+    fi
+    exec python3 "$root/scripts/course_problems.py" answer --program "$program" "${@:2}"
+    ;;
   stub)
     shift
     for id in "$@"; do known "$id" || unknown_id "$id"; done
@@ -363,7 +406,7 @@ case "${1:-}" in
     [ -n "${1:-}" ] || exit 2
     ;;
   *)
-    near=$(printf '%s\n' list new check status final stub proof | closest "$1" | sed -n 1p)
+    near=$(printf '%s\n' list new check status final stub proof problems answer | closest "$1" | sed -n 1p)
     echo "course: no command '$1'${near:+; did you mean '$near'?}" >&2
     usage >&2
     exit 2

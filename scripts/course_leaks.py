@@ -9,8 +9,12 @@ wherever it still is, and strip the book's solution blocks.
     course_leaks.py simd ROOT               exit 1 if a region uses SIMD dispatch,
                                             intrinsics or a one-pass/fast helper
     course_leaks.py strip WORKSPACE         remove what a workspace must not hold:
-                                            course/mutations/ and the solution blocks
-                                            of its stubbed exercises
+                                            course/mutations/, the solution blocks
+                                            of its stubbed exercises, and for the
+                                            problems (docs/course.md, Problems): the
+                                            worked solutions of its open problems and
+                                            course/problem_answers.txt, whose fixed
+                                            answers go to .course/answers encoded
 
 Standard library only; regions are found by scripts/course_regions.py (the
 rule check_docs.py uses for the book's solution blocks).
@@ -45,6 +49,25 @@ the workspace, with the one line
     <!-- solution of ID removed in this workspace: scripts/dev.sh course new -->
 and deletes course/mutations/ (each patch's context is the reference; the
 patches stay in the reference tree, where `course proof` applies them).
+
+Problems (`strip`, `leaks`). A workspace's *open* problems are those of the
+chapters from its first stubbed exercise's on, every problem when the course's
+first exercise is stubbed (.course/problems, written by `strip`). `strip` replaces the
+worked solution of each open problem,
+    <!-- problem-solution: ID -->
+    ??? note "Worked solution (ID)"
+        ...
+    <!-- end problem-solution -->
+with the line `<!-- worked solution of ID removed in this workspace: scripts/dev.sh
+course new -->`, writes the fixed answers encoded to .course/answers
+(scripts/course_problems.py) and deletes course/problem_answers.txt. `leaks`
+then also fails when the workspace holds course/problem_answers.txt, a worked
+solution of an open problem, or a fixed answer of an open problem in plain
+text, anywhere in any file: a decimal number (digit groups separated or not,
+in any notation) with at least as many significant digits as the reference,
+4 or more, that rounds to it; a text answer of 5 characters or more as a
+whole word. Shorter answers (a small integer) cannot be hidden and are not
+looked for (scripts/course_problems.py leak-forms ROOT ID says which).
 """
 import os
 import pathlib
@@ -53,6 +76,7 @@ import shutil
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import course_problems  # noqa: E402
 import course_regions  # noqa: E402
 
 MIN_CHARS = 12
@@ -66,6 +90,8 @@ SIMD = re.compile(r"simd::|\brun_best\b|\brun_avx2\b|(?<![A-Za-z0-9])_mm\w*|__m2
                   r"\bmax_of\b|\bsum_of\b|\bfast_exp\b|\bparallel_for\b")
 SOLUTION_BEGIN = re.compile(r"^<!-- solution: (" + course_regions.ID + r") -->\s*$")
 SOLUTION_END = re.compile(r"^<!-- end solution -->\s*$")
+PROBLEM_SOLUTION_BEGIN = re.compile(r"^<!-- problem-solution: (ch\d\d-[a-z0-9-]+) -->\s*$")
+PROBLEM_SOLUTION_END = re.compile(r"^<!-- end problem-solution -->\s*$")
 
 
 def words(s):
@@ -181,17 +207,81 @@ def cmd_regions(root, ids):
     return 1 if problems else 0
 
 
+def open_problem_ids(workspace):
+    f = pathlib.Path(workspace) / ".course" / "problems"
+    if not f.is_file():
+        sys.exit(f"course leaks: {f} does not exist: make the workspace again (scripts/dev.sh course new)")
+    return [l.strip() for l in f.read_text().split("\n") if l.strip()]
+
+
+def find_problem_leaks(root, workspace):
+    """([(file, line, what)], fixed answers looked for, fixed answers too short to look for) of WORKSPACE:
+    the answers file, worked solutions of open problems, fixed answers of open problems in plain text."""
+    workspace = pathlib.Path(workspace)
+    if not (pathlib.Path(root) / "course" / "problems.txt").is_file():
+        return [], 0, []  # a tree without problems
+    open_ids = set(open_problem_ids(workspace))
+    found = []
+    if (workspace / "course" / "problem_answers.txt").exists():
+        found.append(("course/problem_answers.txt", 0, "the problems' reference answers"))
+    refs = course_problems.reference_answers(root) or {}
+    texts, numbers, looked, short = [], [], 0, []
+    for p in course_problems.parse_registry(root):
+        if p.value != "fixed" or p.id not in open_ids or p.id not in refs:
+            continue
+        key = course_problems.leak_key(p, refs[p.id])
+        if key is None:
+            short.append(p.id)
+            continue
+        looked += 1
+        if key[0] == "text":
+            for form in key[1]:
+                texts.append((re.compile(r"(?i)(?<![A-Za-z0-9_])" + re.escape(form) + r"(?![A-Za-z0-9_])"), p.id))
+        else:
+            numbers.append((p.id, key[1], key[2]))
+    for p in workspace_files(workspace):
+        rel = p.relative_to(workspace).as_posix()
+        if rel.startswith(".course/"):
+            continue
+        text = p.read_bytes().decode("utf-8", errors="replace")
+        for n, line in enumerate(text.split("\n"), 1):
+            m = PROBLEM_SOLUTION_BEGIN.match(line)
+            if m and m.group(1) in open_ids:
+                found.append((rel, n, f"the worked solution of {m.group(1)}"))
+            for rx, pid in texts:
+                hit = rx.search(line)
+                if hit:
+                    found.append((rel, n, f"the fixed answer of {pid} in plain text: {hit.group(0)}"))
+            if not numbers:
+                continue
+            for tok in course_problems.NUMBER_TOKEN.finditer(line):
+                digits = course_problems.significant_digits(tok.group(0))
+                if digits < 4:
+                    continue
+                x = course_problems.number_of(tok.group(0))
+                for pid, v, k in numbers:
+                    if digits >= k and course_problems.same_at(x, v, k):
+                        found.append((rel, n, f"the fixed answer of {pid} in plain text: {tok.group(0)}"))
+    return found, looked, short
+
+
 def cmd_leaks(root, workspace):
     found, count = find_leaks(root, workspace)
     for rel, n, id_, s in found:
         print(f"course leaks: {rel}:{n}: line of {id_}'s region: {s}")
-    if found:
-        files = sorted({f for f, *_ in found})
-        print(f"course leaks: {len(found)} line(s) of reference regions in {len(files)} file(s) of {workspace}",
-              file=sys.stderr)
+    problem_found, looked, short = find_problem_leaks(root, workspace)
+    for rel, n, what in problem_found:
+        print(f"course leaks: {rel}:{n}: {what}")
+    if found or problem_found:
+        files = sorted({f for f, *_ in found} | {f for f, *_ in problem_found})
+        print(f"course leaks: {len(found)} line(s) of reference regions and {len(problem_found)} of problems' "
+              f"answers in {len(files)} file(s) of {workspace}", file=sys.stderr)
         return 1
+    n_open = len(open_problem_ids(workspace)) if (pathlib.Path(root) / "course" / "problems.txt").is_file() else 0
     print(f"course leaks: none: {count} distinctive line(s) of {len(stubbed_ids(workspace))} stubbed "
-          f"exercise(s) looked for in {sum(1 for _ in workspace_files(workspace))} file(s) of {workspace}")
+          f"exercise(s), the worked solutions of {n_open} open problem(s) and "
+          f"{looked} fixed answer(s) in plain text ({len(short)} too short to look for) looked for in "
+          f"{sum(1 for _ in workspace_files(workspace))} file(s) of {workspace}")
     return 0
 
 
@@ -237,6 +327,32 @@ def strip_text(text, stubbed):
     return "\n".join(out), removed, problems
 
 
+def strip_problem_solutions(text, open_ids):
+    """(text without the worked solutions of OPEN_IDS, ids removed, problems)."""
+    out, removed, problems = [], [], []
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        m = PROBLEM_SOLUTION_BEGIN.match(lines[i])
+        if m and m.group(1) in open_ids:
+            j = i + 1
+            while j < len(lines) and not PROBLEM_SOLUTION_END.match(lines[j]) and \
+                    not PROBLEM_SOLUTION_BEGIN.match(lines[j]):
+                j += 1
+            if j == len(lines) or not PROBLEM_SOLUTION_END.match(lines[j]):
+                problems.append((i + 1, f"<!-- problem-solution: {m.group(1)} --> has no <!-- end problem-solution -->"))
+                out.append(lines[i])
+                i += 1
+                continue
+            out.append(f"<!-- worked solution of {m.group(1)} removed in this workspace: scripts/dev.sh course new -->")
+            removed.append(m.group(1))
+            i = j + 1
+            continue
+        out.append(lines[i])
+        i += 1
+    return "\n".join(out), removed, problems
+
+
 def cmd_strip(workspace):
     workspace = pathlib.Path(workspace)
     stubbed = set(stubbed_ids(workspace))
@@ -244,19 +360,29 @@ def cmd_strip(workspace):
     mutations = workspace / "course" / "mutations"
     if mutations.exists():
         shutil.rmtree(mutations)
+    # The problems: fixed answers encoded into .course/answers, the open problems listed in
+    # .course/problems, then the plain answers go.
+    if (workspace / "course" / "problems.txt").is_file():
+        course_problems.cmd_encode(workspace, workspace)
+        (workspace / "course" / "problem_answers.txt").unlink(missing_ok=True)
+    open_ids = set(open_problem_ids(workspace)) if (workspace / ".course" / "problems").is_file() else set()
+    worked = 0
     blocks = 0
     for p in workspace_files(workspace):
         if p.suffix != ".md":
             continue
         text = p.read_text(errors="replace")
         new, removed, problems = strip_text(text, stubbed)
-        for n, msg in problems:
+        new, removed_worked, more = strip_problem_solutions(new, open_ids)
+        for n, msg in problems + more:
             print(f"course strip: {p.relative_to(workspace).as_posix()}:{n}: {msg}", file=sys.stderr)
             bad += 1
-        if removed:
+        if removed or removed_worked:
             p.write_text(new)
             blocks += len(removed)
-    print(f"course strip: {blocks} solution block(s) and course/mutations/ removed from {workspace}")
+            worked += len(removed_worked)
+    print(f"course strip: {blocks} solution block(s), {worked} worked solution(s) of problems, "
+          f"course/mutations/ and course/problem_answers.txt removed from {workspace}")
     return 1 if bad else 0
 
 

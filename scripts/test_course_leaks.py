@@ -10,6 +10,7 @@ import unittest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import course_leaks  # noqa: E402
+import course_problems  # noqa: E402
 import course_regions  # noqa: E402
 
 NORM = """\
@@ -203,6 +204,139 @@ class FakeTree(unittest.TestCase):
 
     def test_usage(self):
         self.assertEqual(run("leaks", "only-one")[0], 2)
+
+
+PROBLEMS = """\
+[ch07-norm-gap]
+title: a computed one
+chapter: docs/07.md
+answer: integer
+value: computed
+hint: count.
+
+[ch07-mean]
+title: a fixed one
+chapter: docs/07.md
+answer: number 1%
+value: fixed
+hint: derive.
+
+[ch07-word]
+title: a fixed text
+chapter: docs/07.md
+answer: text
+value: fixed
+hint: name it.
+
+[ch07-small]
+title: too short to hide
+chapter: docs/07.md
+answer: integer
+value: fixed
+hint: count.
+
+[ch12-later]
+title: a fixed one of a later chapter
+chapter: docs/12.md
+answer: integer
+value: fixed
+hint: count.
+"""
+ANSWERS = """\
+ch07-norm-gap: 3
+ch07-mean: 0.52341
+ch07-word: gradient
+ch07-small: 12
+ch12-later: 123456
+"""
+PROBLEM_CHAPTER = """\
+## Problems
+
+**ch07-mean** · What is it?
+
+<!-- problem-solution: ch07-mean -->
+??? note "Worked solution (ch07-mean)"
+
+    It is 0.52341.
+
+<!-- end problem-solution -->
+The end.
+"""
+
+
+class Problems(unittest.TestCase):
+    """The problems' part of strip and leaks (docs/course.md, Problems)."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.root = pathlib.Path(self.tmp.name) / "root"
+        self.ws = pathlib.Path(self.tmp.name) / "ws"
+        files = {"nn/norm.cpp": NORM, "tensor/softmax.cpp": SOFTMAX, "course/exercises.txt": REGISTRY,
+                 "course/problems.txt": PROBLEMS, "course/problem_answers.txt": ANSWERS}
+        write(self.root, files)
+        write(self.ws, dict(files, **{
+            ".course/stubbed": "ex07-norm\nex12-softmax\n",
+            "nn/norm.cpp": "void norm() {\n  // BEGIN EXERCISE ex07-norm\n  stub();\n  // END EXERCISE ex07-norm\n}\n",
+            "tensor/softmax.cpp": "// BEGIN EXERCISE ex12-softmax\nstub();\n// END EXERCISE ex12-softmax\n",
+            "docs/07.md": PROBLEM_CHAPTER,
+        }))
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_strip_encodes_the_fixed_answers_and_removes_the_rest(self):
+        rc, out, _ = run("strip", str(self.ws))
+        self.assertEqual(rc, 0, out)
+        self.assertIn("1 worked solution(s) of problems", out)
+        self.assertFalse((self.ws / "course" / "problem_answers.txt").exists())
+        self.assertEqual((self.ws / "docs" / "07.md").read_text(), PROBLEM_CHAPTER.replace(
+            PROBLEM_CHAPTER[PROBLEM_CHAPTER.index("<!-- problem-solution"):PROBLEM_CHAPTER.index("The end.")],
+            "<!-- worked solution of ch07-mean removed in this workspace: scripts/dev.sh course new -->\n"))
+        self.assertEqual((self.ws / ".course" / "problems").read_text().split(),
+                         ["ch07-norm-gap", "ch07-mean", "ch07-word", "ch07-small", "ch12-later"])
+        answers = (self.ws / ".course" / "answers").read_text()
+        self.assertNotIn("0.52341", answers)
+        self.assertNotIn("gradient", answers)
+        decoded = course_problems.workspace_answers(self.ws)
+        self.assertEqual(decoded, {"ch07-mean": "0.52341", "ch07-word": "gradient", "ch07-small": "12",
+                                   "ch12-later": "123456"})
+        rc, out, _ = run("leaks", str(self.root), str(self.ws))
+        self.assertEqual(rc, 0, out)
+        self.assertIn("the worked solutions of 5 open problem(s) and 3 fixed answer(s) in plain text "
+                      "(1 too short to look for)", out)
+
+    def test_leaks_finds_the_answers_file_a_worked_solution_and_plain_answers(self):
+        run("strip", str(self.ws))
+        write(self.ws, {
+            "course/problem_answers.txt": ANSWERS,
+            "docs/07.md": PROBLEM_CHAPTER,
+            "notes.txt": "close: 0.52 and 0.5234 but also 0.523409, and 123,456 and a Gradient here\n"
+                         "not these: 10.52341 0.52341234e5 0.5 12 gradients 1234567\n",
+        })
+        rc, out, _ = run("leaks", str(self.root), str(self.ws))
+        self.assertEqual(rc, 1)
+        self.maxDiff = None
+        found = sorted(out.strip().split("\n"))
+        self.assertEqual(found, sorted([
+            "course leaks: course/problem_answers.txt:0: the problems' reference answers",
+            "course leaks: course/problem_answers.txt:2: the fixed answer of ch07-mean in plain text: 0.52341",
+            "course leaks: course/problem_answers.txt:3: the fixed answer of ch07-word in plain text: gradient",
+            "course leaks: course/problem_answers.txt:5: the fixed answer of ch12-later in plain text: 123456",
+            "course leaks: docs/07.md:5: the worked solution of ch07-mean",
+            "course leaks: docs/07.md:8: the fixed answer of ch07-mean in plain text: 0.52341",
+            "course leaks: notes.txt:1: the fixed answer of ch07-word in plain text: Gradient",
+            "course leaks: notes.txt:1: the fixed answer of ch07-mean in plain text: 0.523409",
+            "course leaks: notes.txt:1: the fixed answer of ch12-later in plain text: 123,456",
+        ]))  # not 0.52 or 0.5234 (fewer digits than the reference), 12 (too short), gradients, 1234567
+
+    def test_with_from_only_later_chapters_are_open(self):
+        (self.ws / ".course" / "stubbed").write_text("ex12-softmax\n")
+        rc, out, _ = run("strip", str(self.ws))
+        self.assertEqual(rc, 0, out)
+        self.assertEqual((self.ws / ".course" / "problems").read_text().split(), ["ch12-later"])
+        self.assertIn("<!-- problem-solution: ch07-mean -->", (self.ws / "docs" / "07.md").read_text())
+        rc, out, _ = run("leaks", str(self.root), str(self.ws))
+        self.assertEqual(rc, 0, out)  # chapter 7's answers are not open: its worked solution stays
 
 
 if __name__ == "__main__":

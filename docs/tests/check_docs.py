@@ -23,6 +23,8 @@ Checks, each failure naming the file, the block and the first differing line:
   `<!-- regen: COMMAND -->` marks a block produced by a long run: it is checked
   only by `--regen all` (scripts/dev.sh docs-regen), which rewrites it;
   `--regen output` rewrites the `output` blocks instead of comparing them.
+  An output mark indented inside an admonition (a problem's worked solution,
+  4 spaces) marks the equally indented fenced block after it.
 * sources: a fenced block right after `<!-- source: FILE -->` is FILE.
 * solutions: the book never shows an exercise region's code outside a
   collapsed solution block, in exactly this form (scripts/course_leaks.py
@@ -77,6 +79,12 @@ Checks, each failure naming the file, the block and the first differing line:
   course/mutations/*.patch files), `check-files` (course/checks/ex*.cpp), and
   `before:ID` (the exercises before ID in course/exercises.txt). A count that
   drifts fails here, naming the file and the number it should be.
+* problems (docs/course.md, Problems): each numbered chapter from 1 on ends
+  with a section `## Problems` stating exactly its problems of
+  course/problems.txt, in order, 3 to 8, each `**ID**` followed by its
+  collapsed worked solution (`<!-- problem-solution: ID -->` ... `<!-- end
+  problem-solution -->`, which scripts/course_leaks.py strip removes from a
+  workspace), and a computed answer's solution shows `course-answer --explain ID`.
 """
 import argparse
 import os
@@ -90,8 +98,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 sys.path.insert(0, str(ROOT / "scripts"))
 import course_leaks  # noqa: E402
+import course_problems  # noqa: E402
 import course_regions  # noqa: E402
-MARK = re.compile(r"^<!-- (output|regen): (.*?)(?: \| ignore: (.*?))? -->\s*$")
+MARK = re.compile(r"^( *)<!-- (output|regen): (.*?)(?: \| ignore: (.*?))? -->\s*$")
 FENCE = re.compile(r"^(```+|~~~+)")
 
 
@@ -163,15 +172,19 @@ def first_diff(want, got):
     return None
 
 
-def block_at(lines, i):
+def block_at(lines, i, indent=""):
     """(first, end, body, table) of the block starting at line i: a fenced
-    block (body between the fences) or a Markdown table (its "|" lines)."""
-    m = FENCE.match(lines[i]) if i < len(lines) else None
+    block (body between the fences) or a Markdown table (its "|" lines).
+    INDENT: the block sits inside an admonition (a problem's worked solution),
+    every line indented by it; the body is returned without it."""
+    line = lines[i] if i < len(lines) else ""
+    m = FENCE.match(line[len(indent):]) if line.startswith(indent) else None
     if m:
         end = i + 1
-        while end < len(lines) and not lines[end].startswith(m.group(1)):
+        while end < len(lines) and not lines[end].startswith(indent + m.group(1)):
             end += 1
-        return i + 1, end + 1, lines[i + 1:end], False
+        body = [l[len(indent):] if l.startswith(indent) else l.lstrip() for l in lines[i + 1:end]]
+        return i + 1, end + 1, body, False
     end = i
     while end < len(lines) and lines[end].startswith("|"):
         end += 1
@@ -264,9 +277,9 @@ def output_blocks(path, build, regen, errors, match=None):
         i += 1
         if not m:
             continue
-        kind, cmd, ignore = m.groups()
+        indent, kind, cmd, ignore = m.groups()
         where = f"{path.relative_to(ROOT)}:{i}"
-        block = block_at(lines, i)
+        block = block_at(lines, i, indent)
         if not block:
             errors.append(f"{where}: the {kind} mark is not followed by a fenced block or a table")
             continue
@@ -297,7 +310,7 @@ def output_blocks(path, build, regen, errors, match=None):
         d = first_diff(w, g)
         if regen and d:
             out.extend(lines[i:first])
-            out.extend(got)
+            out.extend((indent + x) if x else "" for x in got)
             out.extend(lines[end - 1:end] if not table else [])
             changed = True
             print(f"{where}: rewritten ({cmd})")
@@ -541,6 +554,103 @@ def counts(files, errors):
                                   f"the sources count {have[name]}")
 
 
+PROBLEM_LEAD = re.compile(r"^\*\*(ch\d\d-[a-z0-9-]+)\*\*")
+PROBLEM_SOLUTION_BEGIN = re.compile(r"^<!-- problem-solution: (\S+) -->\s*$")
+PROBLEM_SOLUTION_END = "<!-- end problem-solution -->"
+
+
+def problem_sections(files, errors):
+    """Each numbered chapter from 1 on ends with a section `## Problems` (its
+    last, before the footer) that states the problems course/problems.txt
+    gives it, in order, 3 to 8, each a paragraph starting `**ID**`, followed by
+    its worked solution:
+
+        <!-- problem-solution: ID -->
+        ??? note "Worked solution (ID)"
+
+            ...indented by 4 spaces...
+
+        <!-- end problem-solution -->
+
+    and a computed answer's solution shows `course-answer --explain ID`."""
+    registry = course_problems.parse_registry(ROOT)
+    known = {p.id: p for p in registry}
+    by_chapter = {}
+    for p in registry:
+        by_chapter.setdefault(p.chapter, []).append(p.id)
+    for f in files:
+        rel = f.relative_to(ROOT).as_posix()
+        lines = f.read_text().split("\n")
+        want = by_chapter.get(rel, [])
+        numbered = re.match(r"(\d\d)-", f.name)
+        heads = [n for n, l in enumerate(lines) if l.startswith("## ")]
+        starts = [n for n in heads if lines[n].rstrip() == "## Problems"]
+        if not numbered or int(numbered.group(1)) == 0:
+            if starts or want:
+                errors.append(f"{rel}: only the numbered chapters from 1 on have a section Problems")
+            continue
+        if len(starts) != 1:
+            errors.append(f"{rel}: has {len(starts)} sections '## Problems' (one, the last, is wanted)")
+            continue
+        start = starts[0]
+        if heads[-1] != start:
+            errors.append(f"{rel}:{heads[-1] + 1}: '{lines[heads[-1]]}' follows the section Problems, which must be last")
+        end = next((n for n in range(start, len(lines))
+                    if lines[n].strip() == "---" or lines[n].startswith("This chapter's test")), len(lines))
+        ids, solutions, n = [], {}, start
+        while n < end:
+            line = lines[n]
+            m = PROBLEM_LEAD.match(line)
+            if m:
+                ids.append((m.group(1), n))
+            b = PROBLEM_SOLUTION_BEGIN.match(line)
+            if b:
+                pid, j = b.group(1), n + 1
+                while j < end and lines[j].strip() != PROBLEM_SOLUTION_END and not PROBLEM_SOLUTION_BEGIN.match(lines[j]):
+                    j += 1
+                where = f"{rel}:{n + 1}"
+                if j >= end or lines[j].strip() != PROBLEM_SOLUTION_END:
+                    errors.append(f"{where}: the worked solution of {pid} has no `{PROBLEM_SOLUTION_END}`")
+                    n += 1
+                    continue
+                body = lines[n + 1:j]
+                if body[:2] != [f'??? note "Worked solution ({pid})"', ""]:
+                    errors.append(f"{where}: the worked solution of {pid} must start with the line "
+                                  f'`??? note "Worked solution ({pid})"` and a blank line')
+                bad = [k for k, l in enumerate(body[2:], n + 4) if l and not l.startswith("    ")]
+                if bad:
+                    errors.append(f"{rel}:{bad[0]}: a worked solution's lines are indented by 4 spaces (the note's body)")
+                if pid in solutions:
+                    errors.append(f"{where}: a second worked solution of {pid}")
+                solutions[pid] = (n, body)
+                n = j + 1
+                continue
+            n += 1
+        got = [i for i, _ in ids]
+        if got != want:
+            errors.append(f"{rel}: the section Problems states {got}, course/problems.txt gives this chapter {want}")
+        if not 3 <= len(got) <= 8:
+            errors.append(f"{rel}: the section Problems has {len(got)} problems (3 to 8 wanted)")
+        for k, (pid, at) in enumerate(ids):
+            nxt = ids[k + 1][1] if k + 1 < len(ids) else end
+            if pid not in solutions:
+                errors.append(f"{rel}:{at + 1}: {pid} has no worked solution (<!-- problem-solution: {pid} -->)")
+                continue
+            pos, body = solutions[pid]
+            if not at < pos < nxt:
+                errors.append(f"{rel}:{pos + 1}: the worked solution of {pid} is not right after its statement")
+            if pid in known and known[pid].value == "computed" and \
+                    f"    <!-- output: ./build/course/course-answer --explain {pid} -->" not in body:
+                errors.append(f"{rel}:{pos + 1}: the worked solution of the computed {pid} does not show "
+                              f"`./build/course/course-answer --explain {pid}` (an output block)")
+        for pid in solutions:
+            if pid not in got:
+                errors.append(f"{rel}: a worked solution of {pid}, which the section does not state")
+        for n, line in enumerate(lines):
+            if (PROBLEM_SOLUTION_BEGIN.match(line) or PROBLEM_LEAD.match(line)) and not start <= n < end:
+                errors.append(f"{rel}:{n + 1}: a problem or worked solution outside the section Problems")
+
+
 OUTSIDE = re.compile(r"SPEC\.md|/work/shared|\.\./shared|shared/seeds")
 
 
@@ -652,6 +762,7 @@ def main():
         rendering(f, errors)
     table = label_table()
     chapter_shape(files, table, errors)
+    problem_sections(files, errors)
     course_table(errors)
     counts(files + others, errors)
     nothing_points_outside(errors)

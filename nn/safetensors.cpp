@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tensor/kernels.h"
+#include "tensor/printable.h"
 
 namespace ropegrad::nn {
 
@@ -402,17 +403,7 @@ Entry parse_entry(const std::string& name, const Json& v, const std::string& pat
   return e;
 }
 
-void append_json_string(std::string& out, std::string_view s) {
-  out += '"';
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c == '"') out += "\\\"";
-    else if (c == '\\') out += "\\\\";
-    else if (c < 0x20) out += fmt::format("\\u{:04x}", c);
-    else out += ch;
-  }
-  out += '"';
-}
+void append_json_string(std::string& out, std::string_view s) { out += json_string(s); }
 
 // ---- files --------------------------------------------------------------------------------
 

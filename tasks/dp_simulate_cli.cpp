@@ -10,6 +10,7 @@
 #include "tasks/dp_simulate.h"
 #include "tasks/command_flags.h"
 #include "tensor/error.h"
+#include "tensor/printable.h"
 
 namespace ropegrad::tasks {
 
@@ -145,9 +146,9 @@ int run_dp_simulate(int argc, char** argv) {
 
   const double bytes = static_cast<double>(profile.elements()) * net.wire_bytes;
   if (given.count("json") > 0) {
-    fmt::print("{{\n  \"profile\": {{\"source\": \"{}\", \"before_backward_s\": {:.9g}, \"backward_s\": {:.9g}, "
+    fmt::print("{{\n  \"profile\": {{\"source\": {}, \"before_backward_s\": {:.9g}, \"backward_s\": {:.9g}, "
                "\"optimizer_s\": {:.9g}, \"buckets\": {}, \"elements\": {}}},\n",
-               profile.source, profile.before_backward_s, profile.backward_s, profile.optimizer_s,
+               json_string(profile.source), profile.before_backward_s, profile.backward_s, profile.optimizer_s,
                profile.buckets.size(), profile.elements());
     fmt::print("  \"network\": {{\"bandwidth_bytes_per_s\": {:.9g}, \"latency_s\": {:.9g}, \"wire_bytes\": {}}},\n",
                net.bandwidth_bytes_per_s, net.latency_s, net.wire_bytes);

@@ -13,6 +13,7 @@
 #include "nn/tmp_file.h"
 #include "tasks/run_files.h"
 
+#include "tensor/printable.h"
 namespace ropegrad::tasks {
 
 namespace {
@@ -51,16 +52,6 @@ std::string file_name_of(const std::string& label) {
     name += kept ? ch : '_';
   }
   return name;
-}
-
-std::string json_string(const std::string& text) {
-  std::string out = "\"";
-  for (char ch : text) {
-    if (ch == '"' || ch == '\\') out += '\\', out += ch;
-    else if (static_cast<unsigned char>(ch) < 0x20) out += fmt::format("\\u{:04x}", static_cast<int>(ch));
-    else out += ch;
-  }
-  return out + "\"";
 }
 
 std::string format_duration(double seconds) {

@@ -5,13 +5,16 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <stdexcept>
 
 #include "nn/accounting.h"
 #include "tasks/dp_simulate.h"
 #include "tasks/trainer.h"
+#include "tensor/printable.h"
 #include "tests/support/test_util.h"
 
 using namespace ropegrad;
@@ -77,6 +80,169 @@ nn::TransformerConfig small_shape() {
   c.d_ff = 192;
   c.context_length = 64;
   return c;
+}
+
+// A strict JSON reader (RFC 8259), enough to say whether the program's --json
+// output is JSON and to read a string back out of it. Python is not there to
+// do it; the tree's own JSON reader (nn/safetensors.cpp) takes integers only.
+struct Json {
+  enum class Kind { Null, Bool, Number, String, Array, Object } kind = Kind::Null;
+  std::string str;
+  std::vector<std::pair<std::string, Json>> members;
+  std::vector<Json> items;
+  const Json& at(const std::string& key) const {
+    for (const auto& [k, v] : members) {
+      if (k == key) return v;
+    }
+    throw std::runtime_error("no key " + key);
+  }
+};
+
+class StrictJson {
+ public:
+  explicit StrictJson(std::string_view text) : t_(text) {}
+  Json document() {
+    Json v = value(0);
+    space();
+    if (i_ != t_.size()) bad("text after the value");
+    return v;
+  }
+
+ private:
+  [[noreturn]] void bad(const std::string& what) const {
+    throw std::runtime_error("invalid JSON at byte " + std::to_string(i_) + ": " + what);
+  }
+  void space() {
+    while (i_ < t_.size() && (t_[i_] == ' ' || t_[i_] == '\t' || t_[i_] == '\n' || t_[i_] == '\r')) ++i_;
+  }
+  bool eat(char c) {
+    space();
+    if (i_ < t_.size() && t_[i_] == c) return ++i_, true;
+    return false;
+  }
+  void expect(char c) {
+    if (!eat(c)) bad(std::string("expected ") + c);
+  }
+  Json value(int depth) {
+    if (depth > 64) bad("too deep");
+    space();
+    if (i_ >= t_.size()) bad("end of text");
+    Json v;
+    const char c = t_[i_];
+    if (c == '{') {
+      v.kind = Json::Kind::Object;
+      ++i_;
+      if (eat('}')) return v;
+      do {
+        space();
+        if (i_ >= t_.size() || t_[i_] != '"') bad("expected a key");
+        std::string key = string();
+        expect(':');
+        v.members.emplace_back(std::move(key), value(depth + 1));
+      } while (eat(','));
+      expect('}');
+    } else if (c == '[') {
+      v.kind = Json::Kind::Array;
+      ++i_;
+      if (eat(']')) return v;
+      do v.items.push_back(value(depth + 1));
+      while (eat(','));
+      expect(']');
+    } else if (c == '"') {
+      v.kind = Json::Kind::String;
+      v.str = string();
+    } else if (t_.substr(i_, 4) == "true" || t_.substr(i_, 4) == "null") {
+      v.kind = t_[i_] == 't' ? Json::Kind::Bool : Json::Kind::Null;
+      i_ += 4;
+    } else if (t_.substr(i_, 5) == "false") {
+      v.kind = Json::Kind::Bool;
+      i_ += 5;
+    } else {
+      v.kind = Json::Kind::Number;
+      number();
+    }
+    return v;
+  }
+  void digits() {
+    if (i_ >= t_.size() || !std::isdigit(static_cast<unsigned char>(t_[i_]))) bad("expected a digit");
+    while (i_ < t_.size() && std::isdigit(static_cast<unsigned char>(t_[i_]))) ++i_;
+  }
+  void number() {  // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+    if (t_[i_] == '-') ++i_;
+    if (i_ < t_.size() && t_[i_] == '0') ++i_;
+    else digits();
+    if (i_ < t_.size() && t_[i_] == '.') ++i_, digits();
+    if (i_ < t_.size() && (t_[i_] == 'e' || t_[i_] == 'E')) {
+      ++i_;
+      if (i_ < t_.size() && (t_[i_] == '+' || t_[i_] == '-')) ++i_;
+      digits();
+    }
+  }
+  std::string string() {  // at the opening quote; UTF-8 checked, escapes decoded
+    ++i_;
+    std::string out;
+    for (;;) {
+      if (i_ >= t_.size()) bad("unterminated string");
+      const auto c = static_cast<unsigned char>(t_[i_++]);
+      if (c == '"') return out;
+      if (c < 0x20) bad("raw control character in a string");
+      if (c == '\\') {
+        if (i_ >= t_.size()) bad("unterminated escape");
+        const char e = t_[i_++];
+        const std::string simple = "\"\\/bfnrt", meant = "\"\\/\b\f\n\r\t";
+        if (const size_t k = simple.find(e); k != std::string::npos) {
+          out += meant[k];
+        } else if (e == 'u') {
+          if (t_.size() - i_ < 4) bad("short \\u escape");
+          const unsigned cp = std::stoul(std::string(t_.substr(i_, 4)), nullptr, 16);
+          i_ += 4;
+          if (cp >= 0xD800 && cp <= 0xDFFF) bad("surrogate escapes are not used here");
+          if (cp < 0x80) out += static_cast<char>(cp);
+          else if (cp < 0x800) out += static_cast<char>(0xC0 | (cp >> 6)), out += static_cast<char>(0x80 | (cp & 0x3F));
+          else
+            out += static_cast<char>(0xE0 | (cp >> 12)), out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F)),
+                out += static_cast<char>(0x80 | (cp & 0x3F));
+        } else {
+          bad(std::string("unknown escape \\") + e);
+        }
+        continue;
+      }
+      if (c < 0x80) {
+        out += static_cast<char>(c);
+        continue;
+      }
+      const size_t len = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+      if (len == 0 || i_ - 1 + len > t_.size()) bad("a byte that is not UTF-8");
+      for (size_t k = 1; k < len; ++k) {
+        if ((static_cast<unsigned char>(t_[i_ - 1 + k]) & 0xC0) != 0x80) bad("a byte that is not UTF-8");
+      }
+      out.append(t_.substr(i_ - 1, len));
+      i_ += len - 1;
+    }
+  }
+  std::string_view t_;
+  size_t i_ = 0;
+};
+
+// A tiny --micro-batch run into `dir`: dp.csv and dp_buckets.csv.
+void micro_batch_run(const std::string& dir) {
+  TrainConfig c;
+  c.task = "copy";
+  c.task_options.vocab = 8;
+  c.task_options.length = 8;
+  c.model.d_model = 16;
+  c.model.num_layers = 1;
+  c.model.num_heads = 2;
+  c.model.d_ff = 32;
+  c.steps = 3;
+  c.batch_size = 4;
+  c.micro_batch = 2;
+  c.warmup = 1;
+  c.eval_every = 3;
+  c.eval_batches = 1;
+  c.quiet = true;
+  c.out_dir = dir;
+  train(c, nullptr);
 }
 
 }  // namespace
@@ -263,6 +429,36 @@ TEST(DpSimulate, TheCommandStatesItsModelAndPrintsJson) {
   EXPECT_THAT(f64, HasSubstr("\"wire_bytes\": 8"));
   EXPECT_THAT(f64, HasSubstr("\"elements\": 190460160"));
   EXPECT_THAT(f64, HasSubstr("{\"ranks\": 8, \"step_s\": "));
+}
+
+// --run DIR --json: DIR is a string of the JSON, escaped as JSON escapes it
+// (a `"` or `\` in it made the output invalid), and read back it is DIR.
+TEST(DpSimulate, JsonOfARunWhosePathNeedsEscapingIsValidJson) {
+  const std::string dir = temp_dir("quote") + "/a \"quoted\" \\ back\tslash \xc3\xa9";
+  micro_batch_run(dir);
+  const std::string out = run_cli({"--run", dir, "--ranks", "1,8", "--json"});
+  Json doc;
+  ASSERT_NO_THROW(doc = StrictJson(out).document()) << out;
+  EXPECT_EQ(doc.at("profile").at("source").str, fmt::format("run {} (ranks 1, medians of 2 steps)", dir));
+  EXPECT_EQ(doc.at("steps").items.size(), 2u);
+  // The reader itself refuses what the old output was: a raw quote inside a string.
+  EXPECT_THROW(StrictJson(R"({"source": "run a"b"})").document(), std::runtime_error);
+  EXPECT_THROW(StrictJson("{\"source\": \"a\\q\"}").document(), std::runtime_error);
+  EXPECT_THROW(StrictJson("{\"x\": 01}").document(), std::runtime_error);
+  fs::remove_all(fs::path(dir).parent_path());
+}
+
+// The one JSON string writer (tensor/printable.h): bytes that are not UTF-8
+// (a path may hold any) become U+FFFD, so the output is JSON whatever the path.
+TEST(DpSimulate, JsonStringIsValidJsonForAnyBytes) {
+  EXPECT_EQ(json_string("a\"b\\c\n\x01"), "\"a\\\"b\\\\c\\u000a\\u0001\"");
+  EXPECT_EQ(json_string("\xc3\xa9"), "\"\xc3\xa9\"");
+  EXPECT_EQ(json_string("\xff\xc3"), "\"\xef\xbf\xbd\xef\xbf\xbd\"");
+  for (int b = 0; b < 256; ++b) {
+    const std::string text = std::string("x") + static_cast<char>(b) + "\xe2\x82";  // and a cut sequence
+    const std::string quoted = json_string(text);
+    EXPECT_NO_THROW(StrictJson(quoted).document()) << "byte " << b << ": " << quoted;
+  }
 }
 
 TEST(DpSimulate, BadFlagsNameTheValue) {

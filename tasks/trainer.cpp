@@ -428,6 +428,15 @@ TrainResult train(const TrainConfig& config, std::FILE* progress) {
     try {
       opt.load_state_dict(opt_state, c.allow_changed_optimizer ? nn::OptimizerSettingsOnLoad::keep_mine
                                                                : nn::OptimizerSettingsOnLoad::must_match);
+    } catch (const nn::OptimizerSettingsDiffer& e) {
+      // The library names its C++ choices; the command line has a flag for it.
+      std::vector<std::string> differ;
+      for (const auto& d : e.differences)
+        differ.push_back(fmt::format("{} {} (the checkpoint has {})", flag_of(d.name), d.mine, d.saved));
+      fail("train",
+           "--resume: '{}': the optimizer settings it was saved with differ from the command line's: {}; resume with "
+           "the checkpoint's values, or pass --allow-changed-optimizer to continue with the command line's",
+           checkpoint, fmt::join(differ, ", "));
     } catch (const Error& e) {
       fail("train", "--resume: '{}': {}", checkpoint, e.what());
     }

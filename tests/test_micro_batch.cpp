@@ -244,6 +244,18 @@ TEST(DataParallelSettings, AMismatchNamesTheRankAndTheFirstSettingThatDiffers) {
   TwoTexts layers(dp_settings_text(other, *task));
   EXPECT_RG_ERROR(check_same_settings(layers, dp_settings_text(c, *task)), "data parallel",
                   "rank 1 has --layers 2, rank 0 has --layers 1");
+  // --out: rank 0 alone writes, so another rank's --out would be ignored without a word.
+  other = c;
+  other.out_dir = "runs/b";
+  TrainConfig mine = c;
+  mine.out_dir = "runs/a";
+  TwoTexts outs(dp_settings_text(other, *task));
+  EXPECT_RG_ERROR(check_same_settings(outs, dp_settings_text(mine, *task)), "data parallel",
+                  fmt::format("rank 1 has --out {}/runs/b, rank 0 has --out {}/runs/a", fs::current_path().string(),
+                              fs::current_path().string()));
+  other.out_dir = "./runs/x/../a";  // the same directory spelt another way is the same --out
+  TwoTexts spelt(dp_settings_text(other, *task));
+  check_same_settings(spelt, dp_settings_text(mine, *task));
   TwoTexts same(dp_settings_text(c, *task));
   check_same_settings(same, dp_settings_text(c, *task));  // no error
 }

@@ -134,8 +134,27 @@ std::string check_resume_matches(const std::string& path, const std::string& now
   cmp("norm", nn::norm_placement_name(x.norm), nn::norm_placement_name(y.norm));
   cmp("position", nn::position_encoding_name(x.position), nn::position_encoding_name(y.position));
   cmp("ffn", nn::feed_forward_name(x.ffn), nn::feed_forward_name(y.ffn));
+  // micro_batch is written only with --micro-batch: one added or dropped
+  // differs too (a run started with --micro-batch 4 and resumed without it
+  // sums its gradients another way). None is one micro-batch of the whole
+  // batch, the same bits (MicroBatch.OneMicroBatchOfTheWholeBatchIsThePlainStepBitForBit).
+  const auto micro_batch = [](const RunConfigFile& run) {
+    const auto it = run.settings.find("micro_batch");
+    if (it != run.settings.end()) return it->second;
+    const auto batch = run.settings.find("batch");
+    return batch != run.settings.end() ? batch->second : std::string();
+  };
+  const bool micro_given = before.settings.count("micro_batch") > 0 || now.settings.count("micro_batch") > 0;
+  if (micro_given && micro_batch(before) != micro_batch(now)) {
+    const auto shown = [](const RunConfigFile& run, const std::string& v) {
+      return run.settings.count("micro_batch") > 0 ? v : std::string("none, one backward over the batch");
+    };
+    differ.push_back(now.settings.count("micro_batch") > 0
+                         ? fmt::format("--micro-batch {} (was {})", micro_batch(now), shown(before, micro_batch(before)))
+                         : fmt::format("no --micro-batch (was {})", micro_batch(before)));
+  }
   for (const auto& [key, value] : now.settings) {
-    if (key == "steps" || is_input_record(key)) continue;
+    if (key == "steps" || key == "micro_batch" || is_input_record(key)) continue;
     auto it = before.settings.find(key);
     if (it == before.settings.end() || it->second == value) continue;
     const std::string change = fmt::format("{} {} (was {})", flag_of(key), value, it->second);

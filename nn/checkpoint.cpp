@@ -1,6 +1,5 @@
 #include "nn/checkpoint.h"
 
-#include <charconv>
 #include <string_view>
 
 #include "nn/safetensors.h"
@@ -11,12 +10,12 @@ namespace {
 
 constexpr std::string_view kModelPrefix = "model.";
 constexpr std::string_view kOptimizerPrefix = "optimizer.";
-
 }  // namespace
 
 void save_checkpoint(const std::string& path, const Module& model, const StateDict& optimizer_state,
                      int64_t step) {
-  RG_CHECK(step >= 0, "save_checkpoint", "'{}': step must be >= 0, got {}", path, step);
+  RG_CHECK(step >= 0 && step <= kMaxSteps, "save_checkpoint", "'{}': step must be in 0..{}, got {}", path, kMaxSteps,
+           step);
   StateDict all;
   for (const auto& [name, t] : model.state_dict()) all.emplace(std::string(kModelPrefix) + name, t);
   for (const auto& [name, t] : optimizer_state) all.emplace(std::string(kOptimizerPrefix) + name, t);
@@ -36,11 +35,8 @@ int64_t load_checkpoint(const std::string& path, Module& model, StateDict* optim
   const auto step_entry = file.metadata.find("step");
   RG_CHECK(step_entry != file.metadata.end(), "load_checkpoint", "'{}': checkpoint metadata has no 'step'",
            path);
-  const std::string& text = step_entry->second;
-  int64_t step = -1;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), step);
-  RG_CHECK(ec == std::errc() && end == text.data() + text.size() && step >= 0, "load_checkpoint",
-           "'{}': checkpoint step '{}' is not a non-negative integer", path, text);
+  const int64_t step = read_whole_field("load_checkpoint", fmt::format("'{}'", path), 0, "the metadata's step",
+                                        step_entry->second, kCheckpointStepRule);
 
   StateDict model_state, optim_state;
   for (auto& [name, t] : file.tensors) {

@@ -15,21 +15,31 @@
 #include <cstdint>
 #include <string>
 
+#include "nn/field_rule.h"
 #include "nn/module.h"
 
 namespace ropegrad::nn {
 
 inline constexpr const char* kCheckpointFormat = "ropegrad-checkpoint-1";
 
-// Writes atomically (through "<path>.tmp", like save_safetensors). step >= 0.
+// The most steps a run may have (train refuses --steps above it): 10^12,
+// far beyond any run, and far from int64's end, so step + 1 and the
+// schedule's arithmetic never overflow.
+inline constexpr int64_t kMaxSteps = 1'000'000'000'000;
+// The metadata's "step" (tasks/run_files.h declares the run files' other fields).
+inline constexpr FieldRule kCheckpointStepRule = FieldRule::whole(0, kMaxSteps, "steps");
+
+// Writes atomically (through "<path>.tmp", like save_safetensors). step in
+// 0..kMaxSteps.
 void save_checkpoint(const std::string& path, const Module& model, const StateDict& optimizer_state,
                      int64_t step);
 
 // Loads the model strictly (load_state_dict: every key present, none extra,
 // shapes equal; errors name the keys), replaces *optimizer_state with the
 // saved optimizer state (names without the prefix) when non-null, and returns
-// the step. A file that is not a ropegrad checkpoint is an Error saying so;
-// on any error neither the model nor *optimizer_state is changed.
+// the step. A file that is not a ropegrad checkpoint is an Error saying so,
+// and so is a step outside kCheckpointStepRule (naming the file); on any
+// error neither the model nor *optimizer_state is changed.
 int64_t load_checkpoint(const std::string& path, Module& model, StateDict* optimizer_state);
 
 }  // namespace ropegrad::nn

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <tuple>
 
 #include "nn/checkpoint.h"
 #include "nn/optim.h"
@@ -231,8 +232,14 @@ namespace {
 
 // Training seconds of the steps before `first_step`: time.csv's last kept row (0 when none).
 double kept_seconds(const std::string& dir, int64_t first_step) {
-  const std::vector<std::string> rows = read_metrics_rows(dir + "/time.csv", first_step);
-  return rows.empty() ? 0.0 : csv_number(rows.back(), 1);
+  const RunCsv csv = read_run_csv(dir + "/time.csv", "resume");
+  double seconds = 0;
+  if (csv.rows.empty()) return seconds;
+  const size_t step = csv.column("step", "resume"), column = csv.column("seconds", "resume");
+  for (const RunCsv::Row& row : csv.rows) {
+    if (row.values[step] < static_cast<double>(first_step)) seconds = row.values[column];
+  }
+  return seconds;
 }
 
 // metrics.csv (step,loss,lr,grad_norm,eval_loss,eval_metric: reproducible
@@ -248,9 +255,14 @@ class RunLog {
     if (dir.empty()) return;
     std::string metrics = "step,loss,lr,grad_norm,eval_loss,eval_metric\n", times = "step,seconds\n";
     if (resume) {
-      for (const std::string& line : read_metrics_rows(dir + "/metrics.csv", first_step)) {
-        if (line.rfind("1,", 0) == 0) first_loss_ = csv_number(line, 1);
-        metrics += line + "\n";
+      const RunCsv csv = read_run_csv(dir + "/metrics.csv", "resume");
+      if (!csv.rows.empty()) {
+        const size_t step = csv.column("step", "resume"), loss = csv.column("loss", "resume");
+        for (const RunCsv::Row& row : csv.rows) {
+          if (row.values[step] >= static_cast<double>(first_step)) continue;
+          if (row.values[step] == 1) first_loss_ = row.values[loss];
+          metrics += row.text + "\n";
+        }
       }
       for (const std::string& line : read_metrics_rows(dir + "/time.csv", first_step)) times += line + "\n";
       seconds_before_ = kept_seconds(dir, first_step);
@@ -344,6 +356,36 @@ void check_train_config(const TrainConfig& c) {
                c.divergence_factor >= 0,
            "train", "time_budget ({}) and divergence_factor ({}) must be finite and >= 0 (0: off)", c.time_budget,
            c.divergence_factor);
+  // What config.txt records must be what its reader accepts (its rules in
+  // run_file_fields): a run is refused before it starts, not on --resume.
+  const TaskOptions& t = c.task_options;
+  const std::vector<std::tuple<const char*, const char*, double>> recorded = {
+      {"steps", "--steps", static_cast<double>(c.steps)},
+      {"batch", "--batch", static_cast<double>(c.batch_size)},
+      {"lr", "--lr", c.lr},
+      {"min_lr", "--min-lr", c.min_lr},
+      {"warmup", "--warmup", static_cast<double>(c.warmup)},
+      {"weight_decay", "--weight-decay", c.weight_decay},
+      {"beta1", "--beta1", c.beta1},
+      {"beta2", "--beta2", c.beta2},
+      {"clip", "--clip", c.clip},
+      {"seed", "--seed", static_cast<double>(c.seed)},
+      {"vocab", "--vocab", static_cast<double>(t.vocab)},
+      {"length", "--length", static_cast<double>(t.length)},
+      {"pairs", "--pairs", static_cast<double>(t.pairs)},
+      {"queries", "--queries", static_cast<double>(t.queries)},
+      {"concepts", "--concepts", static_cast<double>(t.concepts)},
+      {"micro_batch", "--micro-batch", static_cast<double>(c.micro_batch > 0 ? c.micro_batch : c.batch_size)},
+      {"d_model", "--d-model", static_cast<double>(c.model.d_model)},
+      {"num_layers", "--layers", static_cast<double>(c.model.num_layers)},
+      {"num_heads", "--heads", static_cast<double>(c.model.num_heads)},
+      {"d_ff", "--d-ff", static_cast<double>(c.model.d_ff)},
+  };
+  for (const auto& [key, flag, value] : recorded) {
+    const nn::FieldRule& rule = *run_field_rule("config.txt", key);
+    RG_CHECK(nn::field_value_ok(value, rule), "train", "{} {} is outside the range of a run's config.txt: {}", flag,
+             value, nn::describe_field_rule(rule));
+  }
 }
 
 std::vector<std::string> train_inputs(const TrainConfig& c) {
@@ -507,7 +549,7 @@ TrainResult train(const TrainConfig& config, std::FILE* progress) {
     result.steps.push_back(record);
     result.last_step = step;
     // Step 1's loss as metrics.csv records it: a resumed run compares with the same number.
-    if (step == 1) first_loss = csv_number(fmt::format("{:.6f}", loss_value), 0);
+    if (step == 1) first_loss = csv_number(fmt::format("{:.6f}", loss_value));
     const double seconds = log.seconds_before() + train_seconds;
     bool out_of_time = c.time_budget > 0 && seconds >= c.time_budget;
     if (c.time_budget > 0 && group.size() > 1) out_of_time = group.rank0_says(out_of_time);  // every rank stops alike

@@ -807,10 +807,9 @@ TEST_F(CheckpointTest, OptimizerStateMayBeIgnoredOrEmpty) {
   EXPECT_EQ(nn::load_checkpoint(path("a.safetensors"), resumed, nullptr), 5);
   expect_same_dict(resumed.state_dict(), trained.state_dict());
 
-  nn::save_checkpoint(path("b.safetensors"), trained, {}, std::numeric_limits<int64_t>::max());
+  nn::save_checkpoint(path("b.safetensors"), trained, {}, nn::kMaxSteps);
   nn::StateDict optimizer = {{"stale", zeros({1})}};
-  EXPECT_EQ(nn::load_checkpoint(path("b.safetensors"), resumed, &optimizer),
-            std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(nn::load_checkpoint(path("b.safetensors"), resumed, &optimizer), nn::kMaxSteps);
   EXPECT_TRUE(optimizer.empty());
 }
 
@@ -864,6 +863,10 @@ TEST_F(CheckpointTest, NegativeStepIsAnError) {
   EXPECT_THAT(msg, HasSubstr("save_checkpoint"));
   EXPECT_THAT(msg, HasSubstr("-1"));
   EXPECT_FALSE(fs::exists(path("c.safetensors")));
+  // Nor beyond the steps a run may have: what load_checkpoint would refuse is not written.
+  EXPECT_RG_ERROR(nn::save_checkpoint(path("c.safetensors"), net, {}, nn::kMaxSteps + 1), "save_checkpoint",
+                  "step must be in 0..1000000000000, got 1000000000001");
+  EXPECT_FALSE(fs::exists(path("c.safetensors")));
 }
 
 TEST_F(CheckpointTest, FileThatIsNotACheckpointIsAnError) {
@@ -881,12 +884,17 @@ TEST_F(CheckpointTest, FileThatIsNotACheckpointIsAnError) {
        {"is not a ropegrad checkpoint", "format 'pt'", "ropegrad-checkpoint-1"}},
       {"no step", model_tensors, {{"format", "ropegrad-checkpoint-1"}}, {"has no 'step'"}},
       {"step not a number", model_tensors, {{"format", "ropegrad-checkpoint-1"}, {"step", "12x"}},
-       {"step '12x' is not a non-negative integer"}},
+       {"the metadata's step '12x' is not a number; expected a whole number of steps in 0..1000000000000"}},
       {"negative step", model_tensors, {{"format", "ropegrad-checkpoint-1"}, {"step", "-3"}},
-       {"step '-3' is not a non-negative integer"}},
+       {"the metadata's step '-3' is outside the range"}},
       {"step overflow", model_tensors,
        {{"format", "ropegrad-checkpoint-1"}, {"step", "99999999999999999999"}},
-       {"is not a non-negative integer"}},
+       {"step '99999999999999999999' is outside the range"}},
+      // int64's largest: step + 1 overflowed in train (the sanitizer blamed cosine_lr); refused as it is read.
+      {"step INT64_MAX", model_tensors, {{"format", "ropegrad-checkpoint-1"}, {"step", "9223372036854775807"}},
+       {"step '9223372036854775807' is outside the range; expected a whole number of steps in 0..1000000000000"}},
+      {"fractional step", model_tensors, {{"format", "ropegrad-checkpoint-1"}, {"step", "2.5"}},
+       {"step '2.5' is not a whole number"}},
       {"unprefixed tensor", {{"scale", zeros({2})}}, {{"format", "ropegrad-checkpoint-1"}, {"step", "1"}},
        {"tensor 'scale' is neither 'model.*' nor 'optimizer.*'"}},
   };

@@ -5,21 +5,25 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <sstream>
 #include <stdexcept>
 
 #include "nn/accounting.h"
 #include "tasks/dp_simulate.h"
 #include "tasks/trainer.h"
 #include "tensor/printable.h"
+#include "tests/support/temp_dir.h"
 #include "tests/support/test_util.h"
 
 using namespace ropegrad;
 using namespace ropegrad::tasks;
 using ::testing::HasSubstr;
+using ropegrad::testing::read_text;
 namespace fs = std::filesystem;
 
 namespace ropegrad::tasks {
@@ -413,7 +417,8 @@ TEST(DpSimulate, RunFilesReadByHand) {
   std::ofstream(dir + "/dp.csv") << "step,ranks,compute_s\n1,1,0.5\n";
   EXPECT_RG_ERROR(profile_from_run(dir), "dp-simulate", "dp.csv", "no column 'before_backward_s'");
   std::ofstream(dir + "/dp.csv") << "step,ranks,compute_s,before_backward_s,backward_s,optimizer_s\n1,1,0.5,x,1,1\n";
-  EXPECT_RG_ERROR(profile_from_run(dir), "dp-simulate", "before_backward_s must be a number", "'x'");
+  EXPECT_RG_ERROR(profile_from_run(dir), "dp-simulate", dir + "/dp.csv:2: before_backward_s 'x' is not a number",
+                  "expected a finite number of seconds in 0..1e+06");
   std::ofstream(dir + "/dp.csv") << "step,ranks,compute_s,before_backward_s,backward_s,optimizer_s\n1,1,0.5\n";
   EXPECT_RG_ERROR(profile_from_run(dir), "dp-simulate", "line 2 has 3 fields, the header 6");
   fs::remove_all(dir);
@@ -459,6 +464,54 @@ TEST(DpSimulate, JsonStringIsValidJsonForAnyBytes) {
     const std::string quoted = json_string(text);
     EXPECT_NO_THROW(StrictJson(quoted).document()) << "byte " << b << ": " << quoted;
   }
+}
+
+// dp.csv and dp_buckets.csv are read by their fields' rules (tasks/run_files.h):
+// a huge element count was read as -9.2e18 (negative bytes and times), and an
+// inf ready time was accepted. Each is an error naming the file, the line,
+// the field and the range.
+TEST(DpSimulate, HostileNumbersInARunsFilesAreNamed) {
+  const std::string dir = temp_dir("hostile");
+  micro_batch_run(dir);
+  EXPECT_EQ(profile_from_run(dir).buckets.size(), 1u);
+  const std::string buckets = read_text(dir + "/dp_buckets.csv"), steps = read_text(dir + "/dp.csv");
+  struct Case {
+    std::string file, column, value, words;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"dp_buckets.csv", "elements", "9223372036854775807", "is outside the range"},
+           {"dp_buckets.csv", "elements", "99999999999999999999", "is outside the range"},
+           {"dp_buckets.csv", "elements", "-5", "is outside the range"},
+           {"dp_buckets.csv", "elements", "2.5", "is not a whole number"},
+           {"dp_buckets.csv", "ready_s", "inf", "is not a finite number"},
+           {"dp_buckets.csv", "ready_s", "nan", "is not a finite number"},
+           {"dp_buckets.csv", "ready_s", "-0.5", "is outside the range"},
+           {"dp_buckets.csv", "bucket", "", "is empty"},
+           {"dp.csv", "backward_s", "1e300", "is outside the range"},
+           {"dp.csv", "ranks", "0", "is outside the range"},
+           {"dp.csv", "step", "0x10", "is not a number"},
+       }) {
+    SCOPED_TRACE(c.file + " " + c.column + "=" + c.value);
+    const std::string& text = c.file == "dp.csv" ? steps : buckets;
+    // The value in the first row's field of that column.
+    std::vector<std::string> lines;
+    std::stringstream in(text);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    std::vector<std::string> names, cells;
+    std::stringstream h(lines[0]), r(lines[1]);
+    for (std::string x; std::getline(h, x, ',');) names.push_back(x);
+    for (std::string x; std::getline(r, x, ',');) cells.push_back(x);
+    cells[std::find(names.begin(), names.end(), c.column) - names.begin()] = c.value;
+    lines[1] = fmt::format("{}", fmt::join(cells, ","));
+    std::ofstream(dir + "/" + c.file) << fmt::format("{}\n", fmt::join(lines, "\n"));
+    EXPECT_RG_ERROR(profile_from_run(dir), "dp-simulate", fmt::format("{}/{}:2: {} ", dir, c.file, c.column),
+                    c.words, "expected a");
+    std::ofstream(dir + "/" + c.file) << text;
+  }
+  // Each bucket within its range, but more than a model's elements in all.
+  std::ofstream(dir + "/dp_buckets.csv") << "step,bucket,elements,ready_s\n2,0,900000000000,0.1\n2,1,900000000000,0.2\n";
+  EXPECT_RG_ERROR(profile_from_run(dir), "dp-simulate", "buckets hold 1800000000000 elements in all, more than");
+  fs::remove_all(dir);
 }
 
 TEST(DpSimulate, BadFlagsNameTheValue) {

@@ -434,10 +434,9 @@ struct TmpFile {
 
 }  // namespace
 
-// CRC-32 (IEEE 802.3, the checksum of zip and PNG) of a tensor's bytes,
-// continued from `crc`. Stored per tensor in the metadata as
-// "crc32.<name>": "<8 hex digits>", so other readers still load the file.
-uint32_t crc32(const unsigned char* data, size_t size, uint32_t crc = 0) {
+// Stored per tensor in the metadata as "crc32.<name>": "<8 hex digits>", so
+// other readers still load the file.
+uint32_t crc32(const unsigned char* data, size_t size, uint32_t crc) {
   static const std::array<uint32_t, 256> table = [] {
     std::array<uint32_t, 256> t{};
     for (uint32_t i = 0; i < 256; ++i) {

@@ -501,6 +501,14 @@ TrainResult train(const TrainConfig& config, std::FILE* progress) {
     } catch (const Error& e) {
       fail("train", "--resume: '{}': {}", checkpoint, e.what());
     }
+    // The step in the metadata against the optimizer's own count of its
+    // updates (AdamW's t): a checkpoint whose step was edited, or that has no
+    // metadata checksum to catch it, must not continue at another step with
+    // this state.
+    RG_CHECK(opt.step_count() == first_step - 1, "train",
+             "--resume: '{}': its metadata says step {}, but its optimizer state has taken {} steps (AdamW's t): the "
+             "checkpoint was edited or is corrupt; resume from another checkpoint or start a new --out",
+             checkpoint, first_step - 1, opt.step_count());
     // Nothing left to run (every step, or the time budget, spent): say so,
     // and leave the run's files as they are.
     if (first_step > c.steps || (c.time_budget > 0 && kept_seconds(c.out_dir, first_step) >= c.time_budget)) {

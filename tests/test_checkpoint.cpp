@@ -796,8 +796,11 @@ TEST_F(CheckpointTest, FileIsPlainSafetensorsWithPrefixedNames) {
                                       "model.norm.running_mean", "model.scale",
                                       "optimizer.exp_avg.embed.weight", "optimizer.exp_avg_sq.embed.weight",
                                       "optimizer.found_inf", "optimizer.step"}));
-  EXPECT_EQ(file.metadata,
-            (std::map<std::string, std::string>{{"format", "ropegrad-checkpoint-1"}, {"step", "0"}}));
+  // The step and the format, and the checksum that covers them (the tensors' own are checked and dropped).
+  EXPECT_EQ(file.metadata.size(), 3u);
+  EXPECT_EQ(file.metadata.at("format"), "ropegrad-checkpoint-1");
+  EXPECT_EQ(file.metadata.at("step"), "0");
+  EXPECT_THAT(file.metadata.at("metadata_crc32"), ::testing::MatchesRegex("[0-9a-f]{8}"));
   expect_identical(file.tensors.at("model.layers.0.weight"), net.layers->operator[](0).weight.detach());
 }
 
@@ -869,6 +872,31 @@ TEST_F(CheckpointTest, NegativeStepIsAnError) {
   EXPECT_FALSE(fs::exists(path("c.safetensors")));
 }
 
+// The metadata's checksum: any change to the step (or the format) is refused
+// as an edit, naming the file; the checksum itself edited is refused too. A
+// checkpoint without one (written before it) loads, its step range-checked.
+TEST_F(CheckpointTest, TheMetadataHasAChecksum) {
+  TinyNet net(2, 0.5), other(2, -1.0);
+  nn::save_checkpoint(path("c.safetensors"), net, {}, 6);
+  nn::SafetensorsFile file = nn::load_safetensors(path("c.safetensors"));
+  const std::map<std::string, std::string> saved = file.metadata;
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+           {"step", "3"}, {"step", "06"}, {"metadata_crc32", "12345678"}, {"extra", "1"}}) {
+    SCOPED_TRACE(fmt::format("{}={}", key, value));
+    std::map<std::string, std::string> edited = saved;
+    edited[key] = value;
+    nn::save_safetensors(path("e.safetensors"), file.tensors, edited);
+    EXPECT_RG_ERROR(nn::load_checkpoint(path("e.safetensors"), other, nullptr), "load_checkpoint",
+                    fmt::format("'{}': the metadata fails its checksum", path("e.safetensors")), "edited or is corrupt");
+  }
+  EXPECT_EQ(other.scale.to_vector<double>(), (std::vector<double>{-10.0, -9.75})) << "nothing loaded";
+  std::map<std::string, std::string> old = saved;  // a checkpoint from before the checksum
+  old.erase("metadata_crc32");
+  old["step"] = "3";
+  nn::save_safetensors(path("old.safetensors"), file.tensors, old);
+  EXPECT_EQ(nn::load_checkpoint(path("old.safetensors"), other, nullptr), 3);
+}
+
 TEST_F(CheckpointTest, FileThatIsNotACheckpointIsAnError) {
   TinyNet net(2, 0.5);
   const nn::StateDict model_tensors = {{"model.scale", zeros({2})}};
@@ -895,6 +923,9 @@ TEST_F(CheckpointTest, FileThatIsNotACheckpointIsAnError) {
        {"step '9223372036854775807' is outside the range; expected a whole number of steps in 0..1000000000000"}},
       {"fractional step", model_tensors, {{"format", "ropegrad-checkpoint-1"}, {"step", "2.5"}},
        {"step '2.5' is not a whole number"}},
+      {"edited step", model_tensors,
+       {{"format", "ropegrad-checkpoint-1"}, {"step", "3"}, {"metadata_crc32", "00000000"}},
+       {"the metadata fails its checksum (CRC-32 00000000 stored", "step '3'", "edited or is corrupt"}},
       {"unprefixed tensor", {{"scale", zeros({2})}}, {{"format", "ropegrad-checkpoint-1"}, {"step", "1"}},
        {"tensor 'scale' is neither 'model.*' nor 'optimizer.*'"}},
   };

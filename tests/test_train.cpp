@@ -367,6 +367,49 @@ TEST(Train, ResumeChecksTheCheckpointsOptimizerSettingsToo) {
   EXPECT_EQ(train(other, nullptr).last_step, 12);
 }
 
+// The checkpoint's step edited by hand (6 -> 3): resumed, it continued at
+// step 4 with step 6's optimizer state and ended on other weights, exit 0.
+// With the metadata's checksum the edit is refused as such; a checkpoint
+// without one (written before it) has its step cross-checked against the
+// optimizer's own count, AdamW's t; a consistent one resumes exactly.
+TEST(Train, ACheckpointWhoseStepWasEditedIsRefused) {
+  const TempDir whole("stepwhole"), dir("stepedited");
+  TrainConfig c = tiny_config();
+  c.out_dir = whole.path();
+  train(c, nullptr);
+  c.out_dir = dir.path();
+  c.stop_after = 6;
+  train(c, nullptr);
+  const std::string ckpt = dir.file("checkpoint.safetensors");
+  const nn::SafetensorsFile file = nn::load_safetensors(ckpt);
+  ASSERT_EQ(file.metadata.at("step"), "6");
+  ASSERT_EQ(file.metadata.count("metadata_crc32"), 1u);
+  const auto rewrite = [&](const std::map<std::string, std::string>& metadata) {
+    nn::save_safetensors(ckpt, file.tensors, metadata);
+  };
+  TrainConfig resume = c;
+  resume.stop_after = 0;
+  resume.resume = true;
+
+  std::map<std::string, std::string> edited = file.metadata;
+  edited["step"] = "3";
+  rewrite(edited);
+  EXPECT_RG_ERROR(train(resume, nullptr), "load_checkpoint", "'" + ckpt + "': the metadata fails its checksum",
+                  "step '3'", "edited or is corrupt");
+
+  edited.erase("metadata_crc32");  // as a checkpoint written before the checksum
+  rewrite(edited);
+  EXPECT_RG_ERROR(train(resume, nullptr), "train", "--resume: '" + ckpt + "'", "its metadata says step 3",
+                  "its optimizer state has taken 6 steps (AdamW's t)");
+
+  edited["step"] = "6";  // without a checksum but consistent: it resumes, exactly
+  rewrite(edited);
+  EXPECT_EQ(train(resume, nullptr).steps.size(), 6u);
+  EXPECT_EQ(read_text(dir.file("metrics.csv")), read_text(whole.file("metrics.csv")));
+  EXPECT_EQ(nn::load_safetensors(ckpt).tensors.at("model.lm_head.weight").to_vector<float>(),
+            nn::load_safetensors(whole.file("checkpoint.safetensors")).tensors.at("model.lm_head.weight").to_vector<float>());
+}
+
 // A checkpoint's step of int64's largest made step + 1 overflow (the
 // sanitizer blamed cosine_lr): refused as it is read, naming the file.
 TEST(Train, ACheckpointStepOutOfRangeIsRefusedWhenRead) {

@@ -27,6 +27,8 @@ constexpr const char* kUsage =
     "  --time-budget SECONDS      per point: stop once the training time reaches it (0: --steps only)\n"
     "  --divergence-factor 2      a run whose loss is not finite or above this times step 1's loss\n"
     "                             stops there, recorded as diverged\n"
+    "  --yes                      run a grid of more than 1000 points (without it, such a grid is refused,\n"
+    "                             its size and estimated time said)\n"
     "  -- TRAIN OPTIONS           options every point shares (ropegrad train --help), e.g. --steps 300\n";
 
 double real_option(const std::string& name, const std::string& text) {
@@ -50,6 +52,10 @@ int run_sweep_command(int argc, char** argv, const TrainOptionReader& train) {
     if (arg == "--") {
       sweep.fixed.assign(argv + i + 1, argv + argc);
       break;
+    }
+    if (arg == "--yes") {  // a flag: no value
+      sweep.yes = true;
+      continue;
     }
     const bool known = arg == "--out" || arg == "--grid" || arg == "--time-budget" || arg == "--divergence-factor";
     RG_CHECK(known, "sweep", "unknown argument '{}' (train options go after --; see ropegrad sweep --help)", arg);

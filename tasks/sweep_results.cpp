@@ -43,8 +43,17 @@ Outcome read_outcome(const std::string& path) {
   return o;
 }
 
-// A point's metrics.csv or time.csv, every field checked by its rule.
-RunCsv read_point_csv(const SweepPoint& p, const std::string& name) { return read_run_csv(p.dir + "/" + name, "sweep"); }
+// A finished point's metrics.csv or time.csv: there, or an Error saying which
+// point lost it and how to train it again (its outcome says it is done, so
+// the sweep would keep it as it is).
+RunCsv read_point_csv(const SweepPoint& p, const std::string& name) {
+  const RunCsv csv = read_run_csv(p.dir + "/" + name, "sweep");
+  RG_CHECK(csv.exists, "sweep",
+           "point {} ({}) is finished (its outcome.txt says so), but its '{}/{}' is missing, so its results cannot be "
+           "shown; to train the point again from the start, delete its directory '{}' and rerun the same command",
+           p.index, p.label, p.dir, name, p.dir);
+  return csv;
+}
 
 // Four decimals, or four significant digits once that would print more than
 // ten digits (a diverged run's perplexity: 7.467e+16, not 17 digits of noise).

@@ -388,6 +388,32 @@ void check_train_config(const TrainConfig& c) {
   }
 }
 
+namespace {
+
+// The memory a training run needs, against the machine's (the model's shape from the task).
+void check_training_fits(const TrainConfig& c, const Task& task) {
+  nn::TransformerConfig mc = c.model;
+  mc.vocab_size = task.vocab_size();
+  mc.context_length = task.seq_len();
+  check_fits_in_memory(training_bytes(mc, c.batch_size),
+                       fmt::format("training (batch {}, d_model {}, {} layers, context {}, vocab {})", c.batch_size,
+                                   mc.d_model, mc.num_layers, mc.context_length, mc.vocab_size));
+}
+
+}  // namespace
+
+void check_train_setup(const TrainConfig& c, const Task& task) {
+  check_train_config(c);
+  if (c.micro_batch > 0) micro_batches_per_step(c.batch_size, c.micro_batch, 1);
+  const nn::TransformerConfig& m = c.model;
+  RG_CHECK(m.d_model % m.num_heads == 0, "train", "--d-model {} is not a multiple of --heads {}", m.d_model,
+           m.num_heads);
+  RG_CHECK(m.position != nn::PositionEncoding::Rope || (m.d_model / m.num_heads) % 2 == 0, "train",
+           "RoPE rotates pairs of dimensions: the head dimension --d-model / --heads = {} / {} = {} must be even",
+           m.d_model, m.num_heads, m.d_model / m.num_heads);
+  check_training_fits(c, task);
+}
+
 std::vector<std::string> train_inputs(const TrainConfig& c) {
   const TaskOptions& t = c.task_options;
   return {t.text_path, t.tokenizer_dir, t.data_path, t.data_path.empty() ? "" : validation_path_for(t.data_path)};
@@ -434,9 +460,7 @@ TrainResult train(const TrainConfig& config, std::FILE* progress) {
   nn::TransformerConfig mc = c.model;
   mc.vocab_size = task->vocab_size();
   mc.context_length = task->seq_len();
-  check_fits_in_memory(training_bytes(mc, c.batch_size),
-                       fmt::format("training (batch {}, d_model {}, {} layers, context {}, vocab {})", c.batch_size,
-                                   mc.d_model, mc.num_layers, mc.context_length, mc.vocab_size));
+  check_training_fits(c, *task);
 
   const MemoryStats before = memory_stats();
   reset_peak_memory();

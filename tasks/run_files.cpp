@@ -171,6 +171,10 @@ RunCsv read_run_csv(const std::string& path, std::string_view op) {
     rules.push_back(rule);
   }
   for (int64_t number = 2; std::getline(in, line); ++number) {
+    // A last row without its newline was being written when the run was
+    // killed (the rows are appended through a buffer that may reach the disk
+    // mid-row): it is past the checkpoint, and left out unread.
+    if (in.eof()) break;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) continue;
     const std::vector<std::string_view> cells = split_commas(line);

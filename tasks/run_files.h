@@ -54,7 +54,8 @@ const nn::FieldRule* run_field_rule(std::string_view file, std::string_view fiel
 // ropegrad may lack some); each row has one field per column, each read by
 // its column's rule. Errors from `op` name the file and the line. A file
 // that does not exist has no rows (`exists` false: a run killed before it
-// wrote it); an empty one too.
+// wrote it); an empty one too. A last row without its newline is one a run
+// was appending when it was killed (past its checkpoint): it is left out.
 struct RunCsv {
   struct Row {
     int64_t line = 0;           // 1-based, in the file

@@ -547,6 +547,36 @@ TEST(Train, ANonFiniteWeightIsNamedByTrainingAndRefusedByGenerate) {
 // those of an uninterrupted run (rows are flushed to disk before the
 // checkpoint that covers them; resume rewrites metrics.csv atomically).
 // ROPEGRAD_KILL_TRIALS raises the number of trials (default 6).
+// The rows of metrics.csv, time.csv, dp.csv and dp_buckets.csv go through a
+// buffer that may reach the disk mid-row: a run killed then leaves a last
+// row without its newline, past its checkpoint. Every field of the files is
+// checked (run_file_fields), but that row is left out, so the run resumes as
+// a kill anywhere else lets it (it stopped once the rows were checked whole).
+TEST(Train, ARowCutByAKillIsLeftOutOnResume) {
+  const TempDir whole("cutwhole"), dir("cut");
+  TrainConfig c = tiny_config();
+  c.micro_batch = 4;
+  c.out_dir = whole.path();
+  train(c, nullptr);
+  c.out_dir = dir.path();
+  c.stop_after = 6;
+  train(c, nullptr);
+  for (const auto& [file, cut] : std::vector<std::pair<std::string, std::string>>{
+           {"metrics.csv", "7,2.07"}, {"time.csv", "7,0.0"}, {"dp.csv", "7,1,0.00"}, {"dp_buckets.csv", "7,0,44"}}) {
+    std::ofstream(dir.file(file), std::ios::app) << cut;
+  }
+  EXPECT_EQ(profile_from_run(dir.path()).buckets.size(), 1u) << "dp-simulate leaves the cut row out too";
+  TrainConfig resume = c;
+  resume.stop_after = 0;
+  resume.resume = true;
+  EXPECT_EQ(train(resume, nullptr).steps.size(), 6u);
+  EXPECT_EQ(read_text(dir.file("metrics.csv")), read_text(whole.file("metrics.csv")));
+  EXPECT_EQ(read_text(dir.file("checkpoint.safetensors")), read_text(whole.file("checkpoint.safetensors")));
+  // A whole row with a bad number is still refused, wherever it is.
+  std::ofstream(dir.file("time.csv"), std::ios::app) << "13,-1\n";
+  EXPECT_RG_ERROR(read_run_csv(dir.file("time.csv"), "test"), "test", dir.file("time.csv") + ":14: seconds '-1'");
+}
+
 TEST(Train, KilledAtAnyMomentAndResumedLosesNothing) {
   const char* env = std::getenv("ROPEGRAD_KILL_TRIALS");
   const int trials = env != nullptr ? std::atoi(env) : 6;

@@ -81,6 +81,9 @@ Ran run(const std::vector<std::string>& args, const std::function<bool()>& kill_
                               .string();
   std::vector<std::string> argv_text = {ROPEGRAD_CLI};
   argv_text.insert(argv_text.end(), args.begin(), args.end());
+  // The log exists before the child does: one killed before it opened its log (a loaded machine, a kill
+  // at once) has an empty one, not a missing one.
+  std::ofstream(log).close();
   const pid_t pid = ::fork();
   if (pid == 0) {
     std::vector<char*> argv;

@@ -1,5 +1,6 @@
 // Writes the fuzzers' seed corpus with the library itself:
-//   make_corpus DIR  ->  DIR/{npy,npy_roundtrip,safetensors,checkpoint,config,tokenizer,encode_specials}/<files>
+//   make_corpus DIR  ->  DIR/{npy,npy_roundtrip,safetensors,checkpoint,config,tokenizer,encode_specials,
+//                             metrics_csv,dp_csv}/<files>
 // valid files of every dtype and shape kind, so the fuzzers start from inputs
 // that reach deep into each reader.
 #include <filesystem>
@@ -23,7 +24,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   const fs::path dir = argv[1];
-  for (const char* sub : {"npy", "npy_roundtrip", "safetensors", "checkpoint", "config", "tokenizer", "encode_specials"})
+  for (const char* sub : {"npy", "npy_roundtrip", "safetensors", "checkpoint", "config", "tokenizer", "encode_specials",
+                          "metrics_csv", "dp_csv"})
     fs::create_directories(dir / sub);
   Generator gen(1);
   const std::vector<std::pair<std::string, Tensor>> samples = {
@@ -69,5 +71,22 @@ int main(int argc, char** argv) {
   for (int i = 0; i < 200; ++i) words += std::string("hello ") + static_cast<char>(i % 5) + "world|>";
   std::ofstream(dir / "encode_specials" / "alternating.bin", std::ios::binary) << alternating;
   std::ofstream(dir / "encode_specials" / "words.bin", std::ios::binary) << words;
+  // A run's CSV files, from a tiny --micro-batch run: metrics.csv and time.csv
+  // joined by 0x00 (fuzz_metrics_csv.cpp), dp.csv and dp_buckets.csv (fuzz_dp_csv.cpp).
+  const fs::path run = dir / "run";
+  tasks::TrainConfig rc;
+  rc.task_options.vocab = 8, rc.task_options.length = 8;
+  rc.model.d_model = 16, rc.model.num_layers = 1, rc.model.num_heads = 2, rc.model.d_ff = 32;
+  rc.steps = 4, rc.warmup = 1, rc.batch_size = 4, rc.micro_batch = 2, rc.eval_every = 2, rc.eval_batches = 1;
+  rc.quiet = true;
+  rc.out_dir = run.string();
+  tasks::train(rc, nullptr);
+  const auto read = [&](const char* name) {
+    std::ifstream in(run / name, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  std::ofstream(dir / "metrics_csv" / "run.bin", std::ios::binary) << read("metrics.csv") << '\0' << read("time.csv");
+  std::ofstream(dir / "dp_csv" / "run.bin", std::ios::binary) << read("dp.csv") << '\0' << read("dp_buckets.csv");
+  fs::remove_all(run);
   return 0;
 }

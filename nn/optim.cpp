@@ -147,15 +147,18 @@ std::optional<std::vector<OptimizerSetting>> Optimizer::load_settings(const Stat
   if (on_settings == OptimizerSettingsOnLoad::take_saved) return saved;
   if (on_settings == OptimizerSettingsOnLoad::keep_mine) return std::nullopt;
   std::vector<std::string> differ;
+  std::vector<OptimizerSettingsDiffer::Difference> differences;
   for (size_t i = 0; i < mine.size(); ++i) {
-    if (!(saved[i].value == mine[i].value))  // a NaN differs too
-      differ.push_back(fmt::format("{} saved {}, this optimizer {}", mine[i].name, saved[i].value, mine[i].value));
+    if (saved[i].value == mine[i].value) continue;  // a NaN differs too
+    differ.push_back(fmt::format("{} saved {}, this optimizer {}", mine[i].name, saved[i].value, mine[i].value));
+    differences.push_back({mine[i].name, saved[i].value, mine[i].value});
   }
-  RG_CHECK(differ.empty(), op,
-           "the saved settings differ from this optimizer's: {} (load with OptimizerSettingsOnLoad::keep_mine to "
-           "keep this optimizer's, or take_saved to adopt the saved ones)",
-           fmt::join(differ, "; "));
-  return std::nullopt;
+  if (differ.empty()) return std::nullopt;
+  throw OptimizerSettingsDiffer(
+      fmt::format("{}: the saved settings differ from this optimizer's: {} (load with "
+                  "OptimizerSettingsOnLoad::keep_mine to keep this optimizer's, or take_saved to adopt the saved ones)",
+                  op, fmt::join(differ, "; ")),
+      std::move(differences));
 }
 
 StateDict Optimizer::state_dict() const {

@@ -63,6 +63,22 @@ enum class OptimizerSettingsOnLoad {
   take_saved,  // adopt the saved settings (checked as the constructor checks them)
 };
 
+// What load_state_dict raises when must_match finds saved settings that
+// differ from the optimizer's: its message names the C++ choices
+// (OptimizerSettingsOnLoad::keep_mine, take_saved); `differences` lists each
+// setting, saved and this optimizer's, for a caller that words it for its own
+// users (`ropegrad train --resume` names its flags).
+class OptimizerSettingsDiffer : public Error {
+ public:
+  struct Difference {
+    std::string name;
+    double saved, mine;
+  };
+  OptimizerSettingsDiffer(const std::string& message, std::vector<Difference> differences)
+      : Error(message), differences(std::move(differences)) {}
+  std::vector<Difference> differences;
+};
+
 class Optimizer {
  public:
   virtual ~Optimizer() = default;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tensor/kernels.h"
+#include "tensor/printable.h"
 
 namespace ropegrad::nn {
 
@@ -402,17 +403,7 @@ Entry parse_entry(const std::string& name, const Json& v, const std::string& pat
   return e;
 }
 
-void append_json_string(std::string& out, std::string_view s) {
-  out += '"';
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c == '"') out += "\\\"";
-    else if (c == '\\') out += "\\\\";
-    else if (c < 0x20) out += fmt::format("\\u{:04x}", c);
-    else out += ch;
-  }
-  out += '"';
-}
+void append_json_string(std::string& out, std::string_view s) { out += json_string(s); }
 
 // ---- files --------------------------------------------------------------------------------
 
@@ -443,10 +434,9 @@ struct TmpFile {
 
 }  // namespace
 
-// CRC-32 (IEEE 802.3, the checksum of zip and PNG) of a tensor's bytes,
-// continued from `crc`. Stored per tensor in the metadata as
-// "crc32.<name>": "<8 hex digits>", so other readers still load the file.
-uint32_t crc32(const unsigned char* data, size_t size, uint32_t crc = 0) {
+// Stored per tensor in the metadata as "crc32.<name>": "<8 hex digits>", so
+// other readers still load the file.
+uint32_t crc32(const unsigned char* data, size_t size, uint32_t crc) {
   static const std::array<uint32_t, 256> table = [] {
     std::array<uint32_t, 256> t{};
     for (uint32_t i = 0; i < 256; ++i) {

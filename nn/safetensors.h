@@ -14,6 +14,8 @@
 // dtypes: F32 (float32), F64 (float64), I64 (int64), BOOL (one byte, 0 or 1).
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <map>
 #include <string>
 
@@ -37,5 +39,9 @@ void save_safetensors(const std::string& path, const StateDict& tensors,
 // leave gaps or run past the end, duplicate names) is an Error that names the
 // file and the problem; nothing is read out of bounds.
 SafetensorsFile load_safetensors(const std::string& path);
+
+// CRC-32 (IEEE 802.3, the checksum of zip and PNG) of `size` bytes, continued
+// from `crc`: each tensor's checksum here, the metadata's in nn/checkpoint.h.
+uint32_t crc32(const unsigned char* data, size_t size, uint32_t crc = 0);
 
 }  // namespace ropegrad::nn

@@ -206,7 +206,27 @@ first_error() {  # LOG
   return 0
 }
 
+# One build per build directory at a time: two `course check` in one
+# workspace would run two builds in one build/, each failing on the other's
+# half-written files. The second waits for the first (flock on a lock file in
+# the build directory, held by this shell on fd 9 until unlock_build or exit;
+# the kernel releases it when the holder dies), and says so.
+lock_build() {  # DIR
+  local lock=$1/.course-build.lock holder
+  command -v flock >/dev/null || return 0
+  mkdir -p "$1"
+  exec 9>>"$lock"
+  if ! flock -n 9; then
+    holder=$(cat "$lock" 2>/dev/null || true)
+    echo "course: waiting for the build in progress (pid ${holder:-unknown}) in $1/ to finish..."
+    flock 9
+  fi
+  echo $$ >"$lock"
+}
+unlock_build() { exec 9>&-; }
+
 build_checks() {
+  lock_build "$build_dir"
   configure
   local log=$build_dir/course-build.log
   if ! with_progress "$log" cmake --build "$build_dir" -j"$jobs" --target course-check; then
@@ -215,6 +235,7 @@ build_checks() {
     echo "course: the compiler's full output is in $log" >&2
     exit 1
   fi
+  unlock_build
 }
 
 # check_under_mpirun ID [ARGS]: course-check-mpi of the MPI build
@@ -226,8 +247,10 @@ check_under_mpirun() {
     echo "course: these checks ran their ranks as threads; to run them under mpirun too: scripts/dev.sh test-mpi (makes $mpi_dir), then check again"
     return 0
   fi
+  lock_build "$mpi_dir"
   with_progress "$mpi_dir/course-build.log" cmake --build "$mpi_dir" -j"$jobs" --target course-check-mpi || {
     first_error "$mpi_dir/course-build.log"; echo "course: the build of course-check-mpi failed (all of it in $mpi_dir/course-build.log)" >&2; exit 1; }
+  unlock_build
   # Root in containers (OpenMPI refuses it without these); shared memory, no network.
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader \
     OMPI_MCA_btl_vader_single_copy_mechanism=none ROPEGRAD_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
@@ -326,8 +349,10 @@ case "${1:-}" in
       echo "course final: every exercise must pass first (the table above says which do not)" >&2
       exit 1
     fi
+    lock_build "$build_dir"
     with_progress "$build_dir/course-build.log" cmake --build "$build_dir" -j"$jobs" --target course-final || {
       first_error "$build_dir/course-build.log"; echo "course final: the build failed (all of it in $build_dir/course-build.log)" >&2; exit 1; }
+    unlock_build
     fortunes=/usr/share/games/fortunes
     [ -d "$fortunes" ] || { echo "course final: Debian's fortunes are missing: apt-get install fortunes" >&2; exit 1; }
     out=runs/course-final
@@ -400,6 +425,13 @@ case "${1:-}" in
     # Internal (scripts/course-proof.sh tests it): with-progress LOG COMMAND...
     shift
     with_progress "$@"
+    ;;
+  with-build-lock)
+    # Internal (tests/test_course_lock.sh tests it): with-build-lock COMMAND..., holding
+    # the build directory's lock as a build does.
+    shift
+    lock_build "$build_dir"
+    "$@"
     ;;
   "" | help | -h | --help)
     usage

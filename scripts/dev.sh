@@ -127,10 +127,10 @@ case "${1:-}" in
   fuzz)
     seconds=${2:-30}
     build_clang --target fuzz_npy fuzz_npy_roundtrip fuzz_safetensors fuzz_checkpoint fuzz_config fuzz_tokenizer \
-      fuzz_encode_specials make_corpus
+      fuzz_encode_specials fuzz_metrics_csv fuzz_dp_csv make_corpus
     rm -rf build-clang/corpus && ./build-clang/fuzz/make_corpus build-clang/corpus
     status=0
-    for reader in npy npy_roundtrip safetensors checkpoint config tokenizer encode_specials; do
+    for reader in npy npy_roundtrip safetensors checkpoint config tokenizer encode_specials metrics_csv dp_csv; do
       # Inputs found to add coverage are kept in build-clang/found/<reader> across runs.
       mkdir -p "build-clang/found/$reader"
       log=build-clang/fuzz_$reader.log

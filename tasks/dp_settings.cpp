@@ -1,6 +1,7 @@
 #include "tasks/dp_settings.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <sstream>
 
 #include "tasks/run_files.h"
@@ -8,7 +9,10 @@
 namespace ropegrad::tasks {
 
 std::string dp_settings_text(const TrainConfig& c, const Task& task) {
-  return model_config_text(c, task) + fmt::format("bucket_mb={}\nzero={}\n", c.bucket_mb, c.zero);
+  // --out too: only rank 0 writes there, so another rank's would be ignored without a word.
+  const std::string out =
+      c.out_dir.empty() ? "" : std::filesystem::absolute(c.out_dir).lexically_normal().string();
+  return model_config_text(c, task) + fmt::format("bucket_mb={}\nzero={}\nout={}\n", c.bucket_mb, c.zero, out);
 }
 
 namespace {

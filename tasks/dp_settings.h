@@ -11,8 +11,9 @@
 namespace ropegrad::tasks {
 
 // The settings every rank must share, one key=value a line: config.txt's
-// (model, seed, batch, schedule, data and its size) and the data-parallel
-// ones (micro_batch, bucket_mb, zero).
+// (model, seed, batch, schedule, data and its size), the data-parallel
+// ones (micro_batch, bucket_mb, zero) and --out (absolute: rank 0 alone
+// writes it, so a rank given another would be ignored).
 std::string dp_settings_text(const TrainConfig& config, const Task& task);
 
 // Every rank's text against rank 0's: on a difference, every rank raises

@@ -1,14 +1,10 @@
 #include "tasks/dp_simulate.h"
 
 #include <algorithm>
-#include <cmath>
-#include <optional>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "nn/accounting.h"
-#include "tasks/flags.h"
+#include "tasks/run_files.h"
 #include "tensor/error.h"
 #include "tensor/printable.h"
 
@@ -53,50 +49,14 @@ namespace {
 
 constexpr const char* kOp = "dp-simulate";
 
-// The rows of a CSV file after its header, each split at commas; the header's names checked.
-std::vector<std::vector<std::string>> csv_rows(const std::string& path, const std::vector<std::string>& needed,
-                                               std::map<std::string, size_t>& column) {
-  std::ifstream in(path);
-  RG_CHECK(in.good(), kOp, "cannot read '{}' (a run made with `ropegrad train --micro-batch b --out DIR` writes it)",
+// A run's CSV file, every field checked by its rule (tasks/run_files.h), and the columns it must have.
+RunCsv read_csv(const std::string& path, const std::vector<std::string>& needed) {
+  const RunCsv csv = read_run_csv(path, kOp);
+  RG_CHECK(csv.exists, kOp, "cannot read '{}' (a run made with `ropegrad train --micro-batch b --out DIR` writes it)",
            path);
-  const auto split = [](const std::string& line) {
-    std::vector<std::string> cells;
-    std::istringstream s(line);
-    for (std::string cell; std::getline(s, cell, ',');) cells.push_back(cell);
-    return cells;
-  };
-  std::string line;
-  std::getline(in, line);
-  const std::vector<std::string> header = split(line);
-  for (size_t i = 0; i < header.size(); ++i) column[header[i]] = i;
-  for (const std::string& name : needed) {
-    RG_CHECK(column.count(name) > 0, kOp, "'{}' has no column '{}' (written by an older ropegrad?)", path, name);
-  }
-  std::vector<std::vector<std::string>> rows;
-  for (int number = 2; std::getline(in, line); ++number) {
-    if (line.empty()) continue;
-    rows.push_back(split(line));
-    RG_CHECK(rows.back().size() == header.size(), kOp, "'{}' line {} has {} fields, the header {}", path, number,
-             rows.back().size(), header.size());
-  }
-  RG_CHECK(!rows.empty(), kOp, "'{}' has no rows", path);
-  return rows;
-}
-
-// A field of the run's files: a finite number >= 0 (tasks/flags.h's parser).
-double number(const std::string& text, const std::string& path, const std::string& name) {
-  const std::optional<double> v = flags::parse_real(text);
-  RG_CHECK(v && std::isfinite(*v) && *v >= 0, kOp, "'{}': {} must be a number >= 0, got {}", path, name,
-           quote_bytes(text));
-  return *v;
-}
-
-// A count of the run's files: a whole number in 0..2^53 (exact in a double, as the sums use it).
-int64_t count(const std::string& text, const std::string& path, const std::string& name) {
-  const std::optional<int64_t> n = flags::parse_whole(text);
-  RG_CHECK(n && *n >= 0 && *n <= (int64_t{1} << 53), kOp, "'{}': {} must be a whole number in 0..{}, got {}", path,
-           name, int64_t{1} << 53, quote_bytes(text));
-  return *n;
+  for (const std::string& name : needed) csv.column(name, kOp);
+  RG_CHECK(!csv.rows.empty(), kOp, "'{}' has no rows", path);
+  return csv;
 }
 
 double median(std::vector<double> v) {
@@ -109,40 +69,49 @@ double median(std::vector<double> v) {
 
 BackwardProfile profile_from_run(const std::string& dir) {
   const std::string steps_path = dir + "/dp.csv", buckets_path = dir + "/dp_buckets.csv";
-  std::map<std::string, size_t> sc, bc;
-  const auto steps = csv_rows(steps_path, {"step", "ranks", "before_backward_s", "backward_s", "optimizer_s"}, sc);
-  const auto buckets = csv_rows(buckets_path, {"step", "bucket", "elements", "ready_s"}, bc);
+  const RunCsv steps = read_csv(steps_path, {"step", "ranks", "before_backward_s", "backward_s", "optimizer_s"});
+  const RunCsv buckets = read_csv(buckets_path, {"step", "bucket", "elements", "ready_s"});
+  const auto at = [](const RunCsv& csv, const RunCsv::Row& row, const char* name) {
+    return row.values[csv.column(name, kOp)];
+  };
   // The steps used: all but the first when there are more (its backward warms the caches and the allocator).
-  const double first = number(steps.front()[sc["step"]], steps_path, "step");
-  const bool skip_first = steps.size() > 1;
+  const double first = at(steps, steps.rows.front(), "step");
+  const bool skip_first = steps.rows.size() > 1;
   std::vector<double> before, backward, optimizer;
-  for (const auto& r : steps) {
-    if (skip_first && number(r[sc["step"]], steps_path, "step") == first) continue;
-    before.push_back(number(r[sc["before_backward_s"]], steps_path, "before_backward_s"));
-    backward.push_back(number(r[sc["backward_s"]], steps_path, "backward_s"));
-    optimizer.push_back(number(r[sc["optimizer_s"]], steps_path, "optimizer_s"));
+  for (const RunCsv::Row& r : steps.rows) {
+    if (skip_first && at(steps, r, "step") == first) continue;
+    before.push_back(at(steps, r, "before_backward_s"));
+    backward.push_back(at(steps, r, "backward_s"));
+    optimizer.push_back(at(steps, r, "optimizer_s"));
   }
   std::map<int64_t, std::vector<double>> ready;  // bucket -> its ready times
   std::map<int64_t, int64_t> elements;
-  for (const auto& r : buckets) {
-    if (skip_first && number(r[bc["step"]], buckets_path, "step") == first) continue;
-    const int64_t k = count(r[bc["bucket"]], buckets_path, "bucket");
-    const int64_t e = count(r[bc["elements"]], buckets_path, "elements");
-    RG_CHECK(elements.count(k) == 0 || elements[k] == e, kOp, "'{}': bucket {} has {} elements in one step, {} in another",
-             buckets_path, k, elements[k], e);
+  for (const RunCsv::Row& r : buckets.rows) {
+    if (skip_first && at(buckets, r, "step") == first) continue;
+    // Whole numbers within their rules' ranges (run_file_fields): exact as int64.
+    const auto k = static_cast<int64_t>(at(buckets, r, "bucket"));
+    const auto e = static_cast<int64_t>(at(buckets, r, "elements"));
+    RG_CHECK(elements.count(k) == 0 || elements[k] == e, kOp,
+             "'{}' line {}: bucket {} has {} elements here, {} in an earlier step", buckets_path, r.line, k, e,
+             elements[k]);
     elements[k] = e;
-    ready[k].push_back(number(r[bc["ready_s"]], buckets_path, "ready_s"));
+    ready[k].push_back(at(buckets, r, "ready_s"));
   }
   RG_CHECK(!ready.empty(), kOp, "'{}' has no bucket of the steps in '{}'", buckets_path, steps_path);
   BackwardProfile p;
   p.before_backward_s = median(before);
   p.backward_s = median(backward);
   p.optimizer_s = median(optimizer);
+  double total = 0;  // a model's parameters, whatever the split: within the rule of one bucket's elements
+  for (const auto& [k, e] : elements) total += static_cast<double>(e);
+  const nn::FieldRule& rule = *run_field_rule("dp_buckets.csv", "elements");
+  RG_CHECK(total <= rule.max, kOp, "'{}': the buckets hold {:.0f} elements in all, more than {}", buckets_path, total,
+           nn::describe_field_rule(rule));
   for (const auto& [k, times] : ready) p.buckets.push_back({elements[k], median(times)});
   std::stable_sort(p.buckets.begin(), p.buckets.end(),
                    [](const ProfileBucket& a, const ProfileBucket& b) { return a.ready_s < b.ready_s; });
-  p.source = fmt::format("run {} (ranks {}, medians of {} step{})", dir, steps.front()[sc["ranks"]], before.size(),
-                         before.size() == 1 ? "" : "s");
+  p.source = fmt::format("run {} (ranks {:.0f}, medians of {} step{})", dir, at(steps, steps.rows.front(), "ranks"),
+                         before.size(), before.size() == 1 ? "" : "s");
   return p;
 }
 

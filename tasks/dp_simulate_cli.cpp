@@ -11,6 +11,7 @@
 #include "tasks/commands.h"
 #include "tasks/model_flags.h"
 #include "tensor/error.h"
+#include "tensor/printable.h"
 
 namespace ropegrad::tasks {
 
@@ -123,9 +124,9 @@ void print_json(const Simulation& sim) {
   const BackwardProfile& profile = sim.profile;
   const NetworkModel& net = sim.net;
   const std::vector<SimulatedStep>& steps = sim.steps;
-  fmt::print("{{\n  \"profile\": {{\"source\": \"{}\", \"before_backward_s\": {:.9g}, \"backward_s\": {:.9g}, "
+  fmt::print("{{\n  \"profile\": {{\"source\": {}, \"before_backward_s\": {:.9g}, \"backward_s\": {:.9g}, "
              "\"optimizer_s\": {:.9g}, \"buckets\": {}, \"elements\": {}}},\n",
-             profile.source, profile.before_backward_s, profile.backward_s, profile.optimizer_s,
+             json_string(profile.source), profile.before_backward_s, profile.backward_s, profile.optimizer_s,
              profile.buckets.size(), profile.elements());
   fmt::print("  \"network\": {{\"bandwidth_bytes_per_s\": {:.9g}, \"latency_s\": {:.9g}, \"wire_bytes\": {}}},\n",
              net.bandwidth_bytes_per_s, net.latency_s, net.wire_bytes);

@@ -16,32 +16,13 @@
 #include <set>
 #include <sstream>
 
+#include "nn/checkpoint.h"
 #include "nn/tmp_file.h"
 #include "tensor/printable.h"
 
 namespace ropegrad::tasks {
 
 namespace {
-
-// A whole token as an integer in [lo, hi], or an Error naming where it came from.
-int64_t parse_int(std::string_view text, int64_t lo, int64_t hi, const std::string& where) {
-  int64_t v = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  RG_CHECK(ec == std::errc() && end == text.data() + text.size(), where.c_str(), "'{}' is not an integer", text);
-  RG_CHECK(v >= lo && v <= hi, where.c_str(), "{} is outside {}..{}", v, lo, hi);
-  return v;
-}
-
-double parse_real(std::string_view text, double lo, double hi, const std::string& where) {
-  const std::string s(text);
-  char* end = nullptr;
-  errno = 0;
-  const double v = s.empty() ? NAN : std::strtod(s.c_str(), &end);
-  RG_CHECK(!s.empty() && end == s.c_str() + s.size() && errno == 0 && std::isfinite(v), where.c_str(),
-           "'{}' is not a finite number", text);
-  RG_CHECK(v >= lo && v <= hi, where.c_str(), "{} is outside {}..{}", v, lo, hi);
-  return v;
-}
 
 // The training settings config.txt records (and --resume compares).
 const std::set<std::string> kSettings = {"steps",        "batch", "lr",   "min_lr", "warmup", "weight_decay",
@@ -52,6 +33,160 @@ const std::set<std::string> kSettings = {"steps",        "batch", "lr",   "min_l
                                          "valid_bytes", "valid_checksum"};
 
 }  // namespace
+
+const std::vector<RunFileFields>& run_file_fields() {
+  using nn::FieldRule;
+  constexpr double kSteps = static_cast<double>(nn::kMaxSteps);
+  constexpr double kSeconds = 1e9;      // 31 years of training
+  constexpr double kStepSeconds = 1e6;  // 11 days for one step or one of its parts
+  static const std::vector<RunFileFields> fields = {
+      {"config.txt",
+       {
+           // the model
+           {"vocab_size", FieldRule::whole(1, 1 << 24, "tokens")},
+           {"context_length", FieldRule::whole(1, 1 << 20, "tokens")},
+           {"d_model", FieldRule::whole(1, 65536)},
+           {"num_layers", FieldRule::whole(1, 1024, "blocks")},
+           {"num_heads", FieldRule::whole(1, 65536, "heads")},
+           {"d_ff", FieldRule::whole(0, 1 << 20)},
+           {"rope_theta", FieldRule::real(1e-300, 1e300)},
+           {"tie_embeddings", FieldRule::whole(0, 1)},
+           // the training settings
+           {"steps", FieldRule::whole(1, kSteps, "steps")},
+           {"batch", FieldRule::whole(1, 1e9, "sequences")},
+           {"lr", FieldRule::real(0, 1e3)},
+           {"min_lr", FieldRule::real(0, 1e3)},
+           {"warmup", FieldRule::whole(0, kSteps, "steps")},
+           {"weight_decay", FieldRule::real(0, 1e3)},
+           {"beta1", FieldRule::real(0, 1)},
+           {"beta2", FieldRule::real(0, 1)},
+           {"clip", FieldRule::real(0, 1e30)},
+           {"seed", FieldRule::whole(0, 9223372036854775807.0)},
+           {"vocab", FieldRule::whole(0, 1 << 24, "tokens")},
+           {"length", FieldRule::whole(0, 1 << 20, "tokens")},
+           {"pairs", FieldRule::whole(0, 1 << 24)},
+           {"queries", FieldRule::whole(0, 1 << 24)},
+           {"concepts", FieldRule::whole(0, 1 << 24)},
+           {"micro_batch", FieldRule::whole(1, 1e9, "sequences")},
+           // what the run knows of its inputs
+           {"tokenizer_vocab", FieldRule::whole(1, 1 << 24, "tokens")},
+           {"data_bytes", FieldRule::whole(0, 1e15, "bytes")},
+           {"valid_bytes", FieldRule::whole(0, 1e15, "bytes")},
+       }},
+      {"metrics.csv",
+       {
+           {"step", FieldRule::whole(1, kSteps, "steps")},
+           {"loss", FieldRule::real(0, 1e39, "nats")},
+           {"lr", FieldRule::real(0, 1e3)},
+           {"grad_norm", FieldRule::real(0, 1e300)},
+           // empty between evaluations; nan or inf where an evaluation diverged
+           {"eval_loss", {FieldRule::Type::Real, "nats", 0, 1e39, true, true}},
+           {"eval_metric", {FieldRule::Type::Real, "", 0, 1e300, true, true}},
+       }},
+      {"time.csv",
+       {
+           {"step", FieldRule::whole(1, kSteps, "steps")},
+           {"seconds", FieldRule::real(0, kSeconds, "seconds")},
+       }},
+      {"dp.csv",
+       {
+           {"step", FieldRule::whole(1, kSteps, "steps")},
+           {"ranks", FieldRule::whole(1, 1e8, "ranks")},
+           {"compute_s", FieldRule::real(0, kStepSeconds, "seconds")},
+           {"communication_s", FieldRule::real(0, kStepSeconds, "seconds")},
+           {"waiting_s", FieldRule::real(0, kStepSeconds, "seconds")},
+           {"bytes_summed", FieldRule::whole(0, 1e15, "bytes")},
+           {"ring_bytes_per_rank", FieldRule::whole(0, 1e15, "bytes")},
+           {"before_backward_s", FieldRule::real(0, kStepSeconds, "seconds")},
+           {"backward_s", FieldRule::real(0, kStepSeconds, "seconds")},
+           {"optimizer_s", FieldRule::real(0, kStepSeconds, "seconds")},
+       }},
+      {"dp_buckets.csv",
+       {
+           {"step", FieldRule::whole(1, kSteps, "steps")},
+           {"bucket", FieldRule::whole(0, 1e9)},
+           {"elements", FieldRule::whole(0, 1e12, "elements")},
+           {"ready_s", FieldRule::real(0, kStepSeconds, "seconds")},
+       }},
+      {"outcome.txt",
+       {
+           {"steps", FieldRule::whole(0, kSteps, "steps")},
+           {"diverged_at", FieldRule::whole(0, kSteps, "steps")},
+       }},
+      {"checkpoint.safetensors", {{"step", nn::kCheckpointStepRule}}},
+  };
+  return fields;
+}
+
+const nn::FieldRule* run_field_rule(std::string_view file, std::string_view field) {
+  for (const RunFileFields& f : run_file_fields()) {
+    if (f.file != file) continue;
+    for (const RunField& x : f.fields) {
+      if (x.name == field) return &x.rule;
+    }
+  }
+  return nullptr;
+}
+
+namespace {
+
+// A line split at every comma, empty fields kept ("1,2,," is four fields).
+std::vector<std::string_view> split_commas(std::string_view line) {
+  std::vector<std::string_view> cells;
+  size_t begin = 0;
+  for (size_t comma; (comma = line.find(',', begin)) != std::string_view::npos; begin = comma + 1)
+    cells.push_back(line.substr(begin, comma - begin));
+  cells.push_back(line.substr(begin));
+  return cells;
+}
+
+}  // namespace
+
+size_t RunCsv::column(std::string_view name, std::string_view op) const {
+  const auto it = std::find(columns.begin(), columns.end(), name);
+  RG_CHECK(it != columns.end(), op, "'{}' has no column '{}' (written by an older ropegrad?)", path, name);
+  return static_cast<size_t>(it - columns.begin());
+}
+
+RunCsv read_run_csv(const std::string& path, std::string_view op) {
+  const std::string file = std::filesystem::path(path).filename().string();
+  RunCsv csv;
+  csv.path = path;
+  std::error_code error;
+  if (!std::filesystem::exists(path, error)) return csv;
+  std::ifstream in(path, std::ios::binary);
+  RG_CHECK(in.good() && !std::filesystem::is_directory(path, error), op, "cannot read '{}'", path);
+  csv.exists = true;
+  std::string line;
+  if (!std::getline(in, line)) return csv;  // empty: a run killed as it created the file
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  std::vector<const nn::FieldRule*> rules;
+  for (const std::string_view name : split_commas(line)) {
+    const nn::FieldRule* rule = run_field_rule(file, name);
+    RG_CHECK(rule != nullptr, op, "{}:1: the header has the column {}, which is no column of a run's {}", path,
+             quote_bytes(name, 40), file);
+    RG_CHECK(std::find(csv.columns.begin(), csv.columns.end(), name) == csv.columns.end(), op,
+             "{}:1: the header has the column '{}' twice", path, name);
+    csv.columns.emplace_back(name);
+    rules.push_back(rule);
+  }
+  for (int64_t number = 2; std::getline(in, line); ++number) {
+    // A last row without its newline was being written when the run was
+    // killed (the rows are appended through a buffer that may reach the disk
+    // mid-row): it is past the checkpoint, and left out unread.
+    if (in.eof()) break;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    const std::vector<std::string_view> cells = split_commas(line);
+    RG_CHECK(cells.size() == csv.columns.size(), op, "'{}' line {} has {} fields, the header {}", path, number,
+             cells.size(), csv.columns.size());
+    RunCsv::Row row{number, line, {}};
+    for (size_t i = 0; i < cells.size(); ++i)
+      row.values.push_back(nn::read_field(op, path, number, csv.columns[i], cells[i], *rules[i]));
+    csv.rows.push_back(std::move(row));
+  }
+  return csv;
+}
 
 RunConfigFile parse_run_config(std::string_view text, const std::string& filename) {
   RunConfigFile r;
@@ -74,14 +209,22 @@ RunConfigFile parse_run_config(std::string_view text, const std::string& filenam
     const std::string_view value = line.substr(eq + 1);
     const std::string where = fmt::format("config: {}:{}: {}", filename, number, key);
     RG_CHECK(seen.insert(key).second, "config", "{}:{}: '{}' appears twice", filename, number, key);
+    // A numeric key is read by its rule (run_file_fields), whatever it is for.
+    if (const nn::FieldRule* rule = run_field_rule("config.txt", key)) {
+      const double v = nn::read_field("config", filename, number, key, value, *rule);
+      const auto whole = [&] { return nn::read_whole_field("config", filename, number, key, value, *rule); };
+      if (key == "vocab_size") m.vocab_size = whole();
+      else if (key == "context_length") m.context_length = whole();
+      else if (key == "d_model") m.d_model = whole();
+      else if (key == "num_layers") m.num_layers = whole();
+      else if (key == "num_heads") m.num_heads = whole();
+      else if (key == "d_ff") m.d_ff = whole();
+      else if (key == "rope_theta") m.rope_theta = v;
+      else if (key == "tie_embeddings") m.tie_embeddings = whole() == 1;
+      else r.settings[key] = value;  // a training setting, compared as written on resume
+      continue;
+    }
     if (key == "task") r.task = value;
-    else if (key == "vocab_size") m.vocab_size = parse_int(value, 1, int64_t{1} << 24, where);
-    else if (key == "context_length") m.context_length = parse_int(value, 1, int64_t{1} << 20, where);
-    else if (key == "d_model") m.d_model = parse_int(value, 1, 65536, where);
-    else if (key == "num_layers") m.num_layers = parse_int(value, 1, 1024, where);
-    else if (key == "num_heads") m.num_heads = parse_int(value, 1, 65536, where);
-    else if (key == "d_ff") m.d_ff = parse_int(value, 0, int64_t{1} << 20, where);
-    else if (key == "rope_theta") m.rope_theta = parse_real(value, 1e-300, 1e300, where);
     else if (key == "attention") {
       RG_CHECK(value == "standard" || value == "w2" || value == "triple", where.c_str(),
                "'{}' is not standard, w2 or triple", value);
@@ -89,9 +232,6 @@ RunConfigFile parse_run_config(std::string_view text, const std::string& filenam
     } else if (key == "sigma") {
       RG_CHECK(value == "scalar" || value == "vector", where.c_str(), "'{}' is not scalar or vector", value);
       m.sigma = value == "vector" ? nn::SigmaMode::Vector : nn::SigmaMode::Scalar;
-    } else if (key == "tie_embeddings") {
-      RG_CHECK(value == "0" || value == "1", where.c_str(), "'{}' is not 0 or 1", value);
-      m.tie_embeddings = value == "1";
     } else if (key == "norm") {  // the ablation switches: optional, a file without them is pre/rope/swiglu
       RG_CHECK(value == "pre" || value == "post" || value == "none", where.c_str(), "'{}' is not pre, post or none",
                value);
@@ -179,34 +319,20 @@ void write_file_atomically(const std::string& path, const std::string& text) {
 }
 
 std::vector<std::string> read_metrics_rows(const std::string& path, int64_t first_step) {
+  const RunCsv csv = read_run_csv(path, "resume");
   std::vector<std::string> kept;
-  std::ifstream in(path);
-  if (!in.good()) return kept;  // a run killed before its first row
-  int64_t number = 0;
-  for (std::string line; std::getline(in, line);) {
-    ++number;
-    if (line.empty() || line.rfind("step,", 0) == 0) continue;
-    const std::string_view step(line.data(), std::min(line.find(','), line.size()));
-    int64_t s = 0;
-    const auto [end, ec] = std::from_chars(step.data(), step.data() + step.size(), s);
-    RG_CHECK(ec == std::errc() && end == step.data() + step.size() && s >= 1, "resume",
-             "{}:{}: the step '{}' is not a positive integer", path, number, step.substr(0, 40));
-    if (s < first_step) kept.push_back(line);
+  if (csv.rows.empty()) return kept;  // a run killed before its first row
+  const size_t step = csv.column("step", "resume");
+  for (const RunCsv::Row& row : csv.rows) {
+    if (row.values[step] < static_cast<double>(first_step)) kept.push_back(row.text);
   }
   return kept;
 }
 
-double csv_number(const std::string& row, int column) {
-  size_t begin = 0;
-  for (int i = 0; i < column; ++i) {
-    begin = row.find(',', begin);
-    if (begin == std::string::npos) return NAN;
-    ++begin;
-  }
-  const std::string field = row.substr(begin, row.find(',', begin) - begin);
+double csv_number(const std::string& text) {
   char* end = nullptr;
-  const double v = std::strtod(field.c_str(), &end);
-  return !field.empty() && end == field.c_str() + field.size() ? v : NAN;
+  const double v = std::strtod(text.c_str(), &end);
+  return !text.empty() && end == text.c_str() + text.size() ? v : NAN;
 }
 
 FileLock::FileLock(const std::string& lock_path, const std::string& op, const std::string& busy,

@@ -6,7 +6,13 @@
 //                  training settings (what `--resume` must match)
 //   metrics.csv    one row per step; rewritten atomically on resume
 //   time.csv       the training seconds after each step (metrics.csv stays reproducible)
+//   dp.csv, dp_buckets.csv  with --micro-batch: each step's time split, each bucket's ready time
 //   .lock          held (flock) while a run writes the directory
+//
+// Every number read back from these files (and from a sweep point's
+// outcome.txt and the checkpoint's metadata) is checked by the one rule
+// declared for its field in run_file_fields() (nn/field_rule.h): an edited or
+// corrupt file is an Error naming the file, the line, the field and the range.
 #pragma once
 
 #include <cstdint>
@@ -15,9 +21,55 @@
 #include <string_view>
 #include <vector>
 
+#include "nn/field_rule.h"
 #include "nn/transformer.h"
 
 namespace ropegrad::tasks {
+
+// ---- the numbers of a run's files ---------------------------------------------------------------
+
+struct RunField {
+  std::string_view name;  // the column (CSV files) or the key (config.txt, outcome.txt, the checkpoint's metadata)
+  nn::FieldRule rule;
+};
+struct RunFileFields {
+  std::string_view file;  // its name in the run's directory: "metrics.csv", "config.txt", ...
+  std::vector<RunField> fields;
+};
+
+// Every file of a run's directory that ropegrad reads back, and the rule of
+// each of its numeric fields: config.txt's numeric keys, every column of
+// metrics.csv, time.csv, dp.csv and dp_buckets.csv, a sweep point's
+// outcome.txt, the checkpoint's "step" (nn::kCheckpointStepRule). The readers
+// take each field's rule from here, so a field declared here is checked
+// wherever it is read, and the tests walk this list with hostile values.
+const std::vector<RunFileFields>& run_file_fields();
+
+// The rule of `field` in `file`; nullptr when it is not a numeric field of it.
+const nn::FieldRule* run_field_rule(std::string_view file, std::string_view field);
+
+// A CSV file of a run (metrics.csv, time.csv, dp.csv, dp_buckets.csv: the
+// file's name picks its fields), read whole and checked: the first line is
+// the header, each name a column declared for the file (a file of an older
+// ropegrad may lack some); each row has one field per column, each read by
+// its column's rule. Errors from `op` name the file and the line. A file
+// that does not exist has no rows (`exists` false: a run killed before it
+// wrote it); an empty one too. A last row without its newline is one a run
+// was appending when it was killed (past its checkpoint): it is left out.
+struct RunCsv {
+  struct Row {
+    int64_t line = 0;           // 1-based, in the file
+    std::string text;           // the row as written
+    std::vector<double> values; // one per column, checked (NaN: an empty field its rule allows)
+  };
+  std::string path;
+  bool exists = false;
+  std::vector<std::string> columns;
+  std::vector<Row> rows;
+  // The index of column `name`: an Error from `op` naming the file when it has none.
+  size_t column(std::string_view name, std::string_view op) const;
+};
+RunCsv read_run_csv(const std::string& path, std::string_view op);
 
 // config.txt as read: the model, the task, and every training setting that
 // was written (name -> text, e.g. "lr" -> "0.003"), for comparison on resume.
@@ -29,10 +81,11 @@ struct RunConfigFile {
 
 // Parses config.txt's text. The ablation keys norm, position and ffn may be
 // missing (runs from before them): pre, rope and swiglu. Unknown keys, an
-// unknown value of a choice (attention=w9, norm=sideways), a missing model key, a number that
-// is not a number or lies outside its range (d_model in 1..65536, ...), and a
-// model too large for this machine are Errors naming `filename`, the line and
-// the key. Used by `generate`, `--resume` and the config fuzzer.
+// unknown value of a choice (attention=w9, norm=sideways), a missing model
+// key, a number its rule in run_file_fields() refuses (d_model in 1..65536,
+// tokenizer_vocab=abc, ...), and a model too large for this machine are
+// Errors naming `filename`, the line, the key and the value. Used by
+// `generate`, `--resume` and the config fuzzer.
 RunConfigFile parse_run_config(std::string_view text, const std::string& filename);
 RunConfigFile read_run_config(const std::string& path);
 
@@ -52,13 +105,13 @@ double physical_memory_bytes();
 // (or a run resumed after a kill) sees the old file or the new one, never half.
 void write_file_atomically(const std::string& path, const std::string& text);
 
-// The rows of metrics.csv for steps below `first_step` (the header skipped).
-// A row whose step is not a number is an Error naming the file and the line.
+// The rows of a run's CSV file (read_run_csv: every field checked) for steps
+// below `first_step`, as written (the header left out): what a resumed run keeps.
 std::vector<std::string> read_metrics_rows(const std::string& path, int64_t first_step);
 
-// Field `column` (0-based) of a metrics.csv or time.csv row as a number; NaN
-// when the field is empty, absent or not a number.
-double csv_number(const std::string& row, int column);
+// A number formatted for a CSV file, read back: what a resumed run will read
+// (step 1's loss, rounded as metrics.csv holds it). NaN when not a number.
+double csv_number(const std::string& text);
 
 // An exclusive lock on the file `lock_path` for the lifetime of the object,
 // the holder's pid written in it. A second holder fails at once (op: "<busy>

@@ -7,11 +7,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
 #include "nn/tmp_file.h"
 #include "tasks/run_files.h"
+#include "tensor/printable.h"
 
 namespace ropegrad::tasks {
 
@@ -53,16 +55,6 @@ std::string file_name_of(const std::string& label) {
   return name;
 }
 
-std::string json_string(const std::string& text) {
-  std::string out = "\"";
-  for (char ch : text) {
-    if (ch == '"' || ch == '\\') out += '\\', out += ch;
-    else if (static_cast<unsigned char>(ch) < 0x20) out += fmt::format("\\u{:04x}", static_cast<int>(ch));
-    else out += ch;
-  }
-  return out + "\"";
-}
-
 std::string format_duration(double seconds) {
   const auto s = static_cast<int64_t>(std::max(0.0, seconds));
   return fmt::format("{}:{:02d}", s / 60, s % 60);
@@ -89,7 +81,7 @@ void check_same_sweep(const std::string& path, const std::string& now) {
 }
 
 // `value` of the train option `name` in one spelling; a value train refuses
-// is an error naming the axis (as check_sweep's).
+// is an error naming the axis (as check_sweep_options's).
 std::string canonical_value(const std::string& where, const std::string& name, const std::string& value,
                             const TrainOptionReader& train) {
   try {
@@ -131,25 +123,32 @@ GridAxis parse_grid_axis(const std::string& text, const TrainOptionReader& train
   return axis;
 }
 
-std::vector<SweepPoint> grid_points(const SweepConfig& sweep) {
-  size_t count = 1;
-  for (const GridAxis& axis : sweep.grid) count *= axis.values.size();
-  const size_t digits = std::to_string(count).size();
-  std::vector<SweepPoint> points;
-  for (size_t k = 0; k < count; ++k) {
-    SweepPoint p;
-    p.index = static_cast<int>(k) + 1;
-    size_t rest = k;
-    p.values.resize(sweep.grid.size());
-    for (size_t a = sweep.grid.size(); a-- > 0;) {  // the last axis varies fastest
-      p.values[a] = sweep.grid[a].values[rest % sweep.grid[a].values.size()];
-      rest /= sweep.grid[a].values.size();
-    }
-    for (size_t a = 0; a < sweep.grid.size(); ++a)
-      p.label += fmt::format("{}{}={}", a == 0 ? "" : " ", sweep.grid[a].name, p.values[a]);
-    p.dir = fmt::format("{}/{:0{}d}_{}", sweep.out_dir, p.index, digits, file_name_of(p.label));
-    points.push_back(std::move(p));
+double grid_size(const SweepConfig& sweep) {
+  double count = 1;  // a double: a grid of 40 axes of 10 values has a size, not an overflow
+  for (const GridAxis& axis : sweep.grid) count *= static_cast<double>(axis.values.size());
+  return count;
+}
+
+SweepPoint grid_point(const SweepConfig& sweep, size_t k) {
+  const size_t digits = fmt::format("{:.0f}", grid_size(sweep)).size();
+  SweepPoint p;
+  p.index = static_cast<int>(k) + 1;
+  size_t rest = k;
+  p.values.resize(sweep.grid.size());
+  for (size_t a = sweep.grid.size(); a-- > 0;) {  // the last axis varies fastest
+    p.values[a] = sweep.grid[a].values[rest % sweep.grid[a].values.size()];
+    rest /= sweep.grid[a].values.size();
   }
+  for (size_t a = 0; a < sweep.grid.size(); ++a)
+    p.label += fmt::format("{}{}={}", a == 0 ? "" : " ", sweep.grid[a].name, p.values[a]);
+  p.dir = fmt::format("{}/{:0{}d}_{}", sweep.out_dir, p.index, digits, file_name_of(p.label));
+  return p;
+}
+
+std::vector<SweepPoint> grid_points(const SweepConfig& sweep) {
+  std::vector<SweepPoint> points;
+  const auto count = static_cast<size_t>(grid_size(sweep));
+  for (size_t k = 0; k < count; ++k) points.push_back(grid_point(sweep, k));
   return points;
 }
 
@@ -166,7 +165,7 @@ TrainConfig point_config(const SweepConfig& sweep, const SweepPoint& point, cons
   return c;
 }
 
-void check_sweep(const SweepConfig& sweep, const TrainOptionReader& train) {
+void check_sweep_options(const SweepConfig& sweep, const TrainOptionReader& train) {
   RG_CHECK(!sweep.out_dir.empty(), "sweep", "--out DIR is required (the sweep's directory)");
   RG_CHECK(!sweep.grid.empty(), "sweep", "give at least one --grid NAME=V1,V2,... (e.g. --grid lr=1e-3,3e-3)");
   RG_CHECK(std::isfinite(sweep.time_budget) && sweep.time_budget >= 0, "sweep",
@@ -196,7 +195,7 @@ void check_sweep(const SweepConfig& sweep, const TrainOptionReader& train) {
   } catch (const Error& e) {
     fail("sweep", "the train options after -- ({}): {}", fmt::join(sweep.fixed, " "), e.what());
   }
-  // Each value on its own, so that the error names it...
+  // Each value on its own, so that the error names it (every combination is checked by check_point).
   for (const GridAxis& axis : sweep.grid) {
     for (const std::string& value : axis.values) {
       std::vector<std::string> words = sweep.fixed;
@@ -209,14 +208,25 @@ void check_sweep(const SweepConfig& sweep, const TrainOptionReader& train) {
       }
     }
   }
-  // ...then every combination.
-  for (const SweepPoint& p : grid_points(sweep)) {
-    try {
-      point_config(sweep, p, train);
-    } catch (const Error& e) {
-      fail("sweep", "point {} ({}): {}", p.index, p.label, e.what());
-    }
+}
+
+TrainConfig PointChecker::check(const SweepPoint& p) {
+  TrainConfig c;
+  try {
+    c = point_config(sweep_, p, train_);
+    // The task of these options, built once: a text task reads its whole file.
+    const TaskOptions& o = c.task_options;
+    const std::string key = fmt::format("{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}", c.task, o.vocab, o.length, o.pairs,
+                                        o.queries, o.concepts, o.text_path, o.tokenizer_dir, o.data_path);
+    auto it = tasks_.find(key);
+    if (it == tasks_.end()) it = tasks_.emplace(key, make_task(c.task, o)).first;
+    check_train_setup(c, *it->second);
+  } catch (const Error& e) {
+    fail("sweep", "point {} ({}): {}", p.index, p.label, e.what());
   }
+  // The sweep's own --out against the point's inputs: an error of the sweep, not of the point.
+  refuse_output_overlapping_inputs("sweep", "--out", sweep_.out_dir, train_inputs(c));
+  return c;
 }
 
 std::string sweep_json(const SweepConfig& sweep) {
@@ -289,11 +299,88 @@ SweepRow run_point(const SweepConfig& sweep, const SweepPoint& p, TrainConfig c,
 
 }  // namespace
 
+namespace {
+
+// "under a second", "about 40 seconds", "about 12 minutes", "about 3.5 hours", "about 2.1 days", "about 4.3 years".
+std::string rough_duration(double seconds) {
+  if (seconds < 1) return "under a second";
+  if (seconds < 120) return fmt::format("about {:.0f} seconds", seconds);
+  if (seconds < 7200) return fmt::format("about {:.0f} minutes", seconds / 60);
+  if (seconds < 2 * 86400) return fmt::format("about {:.1f} hours", seconds / 3600);
+  if (seconds < 365.25 * 86400) return fmt::format("about {:.1f} days", seconds / 86400);
+  return fmt::format("about {:.1f} years", seconds / (365.25 * 86400));
+}
+
+// 0.0049 -> "4.9 ms"
+std::string step_time(double s) {
+  return s >= 1 ? fmt::format("{:.2f} s", s) : s >= 1e-3 ? fmt::format("{:.1f} ms", s * 1e3) : fmt::format("{:.0f} us", s * 1e6);
+}
+
+// The training seconds of one step of `c` on this machine: its first few
+// steps trained in memory (nothing written), the pace of the estimate.
+double measured_step_seconds(TrainConfig c) {
+  c.out_dir.clear();
+  c.resume = false;
+  c.quiet = true;
+  c.on_step = nullptr;
+  c.time_budget = 0;
+  c.stop_after = std::min<int64_t>(3, c.steps);
+  return tasks::train(c, nullptr).seconds_per_step;
+}
+
+// A point's training time at `per_step` seconds a step: its steps, or its time budget.
+double point_seconds(const SweepConfig& sweep, const TrainConfig& c, double per_step) {
+  const double by_steps = per_step * static_cast<double>(c.steps);
+  return sweep.time_budget > 0 ? std::min(by_steps, sweep.time_budget) : by_steps;
+}
+
+}  // namespace
+
 std::vector<SweepRow> run_sweep(const SweepConfig& sweep, const TrainOptionReader& train, std::FILE* progress) {
-  check_sweep(sweep, train);
-  const std::vector<SweepPoint> points = grid_points(sweep);
-  for (const SweepPoint& p : points)
-    refuse_output_overlapping_inputs("sweep", "--out", sweep.out_dir, train_inputs(point_config(sweep, p, train)));
+  check_sweep_options(sweep, train);
+  // The grid's size first, and an estimate of its time: a grid far larger than
+  // meant is refused in a second (its points are not even built) unless --yes.
+  const double count = grid_size(sweep);
+  std::vector<std::string> axes, sizes;
+  for (const GridAxis& axis : sweep.grid) {
+    axes.push_back(axis.name);
+    sizes.push_back(fmt::format("{} {}", axis.name, axis.values.size()));
+  }
+  constexpr double kMostPoints = 1e9;  // a point's index is an int
+  RG_CHECK(count <= kMostPoints, "sweep", "the grid has {:.0f} points ({}): more than {:.0f}, even with --yes", count,
+           fmt::join(sizes, " x "), kMostPoints);
+  PointChecker checker(sweep, train);
+  const TrainConfig first = checker.check(grid_point(sweep, 0));
+  const auto n = static_cast<int>(count);
+  if (count > kPointsWithoutYes && !sweep.yes) {
+    const double per_step = measured_step_seconds(first);
+    fail("sweep",
+         "the grid has {} points ({}); at point 1's pace here ({} a step, {} steps a point) that is {} of "
+         "training; give --yes to run a grid of more than {:.0f} points, or give fewer values",
+         n, fmt::join(sizes, " x "), step_time(per_step), first.steps,
+         rough_duration(count * point_seconds(sweep, first, per_step)), kPointsWithoutYes);
+  }
+  // Every point checked as train would check it, before the first one trains:
+  // a bad point is found now, not after the points before it trained in full.
+  if (count > kPointsWithoutYes) {
+    fmt::print(progress, "sweep: {} points ({}): checking each one's settings first\n", n, fmt::join(axes, " x "));
+    std::fflush(progress);
+  }
+
+  int pending = 0;
+  std::optional<SweepPoint> next;  // the first point to train
+  for (int k = 0; k < n; ++k) {
+    const SweepPoint p = grid_point(sweep, static_cast<size_t>(k));
+    if (k > 0) checker.check(p);
+    if (has_outcome(p)) continue;
+    ++pending;
+    if (!next) next = p;
+  }
+  const std::string budget = sweep.time_budget > 0 ? fmt::format("{} s of training", sweep.time_budget)
+                                                   : fmt::format("{} steps", first.steps);
+  fmt::print(progress, "sweep: {} points ({}), {} each, into {}\n", n, fmt::join(axes, " x "), budget, sweep.out_dir);
+  std::fflush(progress);
+
   std::error_code error;
   fs::create_directories(sweep.out_dir, error);
   RG_CHECK(!error && fs::is_directory(sweep.out_dir), "sweep", "cannot create the directory '{}': {}", sweep.out_dir,
@@ -305,21 +392,28 @@ std::vector<SweepRow> run_sweep(const SweepConfig& sweep, const TrainOptionReade
   check_same_sweep(json_path, json);
   write_file_atomically(json_path, json);
 
-  const auto n = static_cast<int>(points.size());
-  std::vector<std::string> axes;
-  for (const GridAxis& axis : sweep.grid) axes.push_back(axis.name);
-  const TrainConfig first = point_config(sweep, points[0], train);
-  const std::string budget = sweep.time_budget > 0 ? fmt::format("{} s of training", sweep.time_budget)
-                                                   : fmt::format("{} steps", first.steps);
-  fmt::print(progress, "sweep: {} points ({}), {} each, into {}\n", n, fmt::join(axes, " x "), budget, sweep.out_dir);
-
-  Pace pace{n, 0, std::chrono::steady_clock::now(), 0};
-  for (const SweepPoint& p : points) pace.pending += has_outcome(p) ? 0 : 1;
-  std::vector<SweepRow> rows;
-  for (const SweepPoint& p : points) {
+  // The points kept from an earlier run, read (and checked: a deleted
+  // metrics.csv is named) before anything trains.
+  std::map<int, SweepRow> kept;
+  for (int k = 0; k < n; ++k) {
+    const SweepPoint p = grid_point(sweep, static_cast<size_t>(k));
     nn::remove_stale_tmp_files(p.dir + "/outcome.txt");  // of a sweep killed while writing it
-    if (has_outcome(p)) {
-      rows.push_back(read_sweep_row(p));
+    if (has_outcome(p)) kept.emplace(p.index, read_sweep_row(p));
+  }
+  if (next) {
+    const TrainConfig c = checker.check(*next);
+    const double per_step = measured_step_seconds(c);
+    fmt::print(progress, "sweep: {} point{} to train: {} (point {} took {} a step here)\n", pending,
+               pending == 1 ? "" : "s", rough_duration(pending * point_seconds(sweep, c, per_step)), next->index,
+               step_time(per_step));
+  }
+
+  Pace pace{n, pending, std::chrono::steady_clock::now(), 0};
+  std::vector<SweepRow> rows;
+  for (int k = 0; k < n; ++k) {
+    const SweepPoint p = grid_point(sweep, static_cast<size_t>(k));
+    if (const auto it = kept.find(p.index); it != kept.end()) {
+      rows.push_back(it->second);
       fmt::print(progress, "[{}/{}] {}: finished earlier, kept\n", p.index, n, p.label);
       continue;
     }

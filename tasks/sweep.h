@@ -15,6 +15,8 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,7 +50,13 @@ struct SweepConfig {
   std::vector<std::string> fixed;   // train options every point shares
   double time_budget = 0;           // > 0: training seconds per point (TrainConfig::time_budget)
   double divergence_factor = 2;     // TrainConfig::divergence_factor
+  bool yes = false;                 // --yes: run a grid of more than kPointsWithoutYes points
 };
+
+// A grid larger than this is refused, its size and an estimate of its time
+// said, unless --yes: a typo in a --grid (a 100-value axis too many) should
+// cost a second, not years.
+inline constexpr double kPointsWithoutYes = 1000;
 
 // One combination of grid values.
 struct SweepPoint {
@@ -79,7 +87,12 @@ struct SweepRow {
 // other than on/off.
 GridAxis parse_grid_axis(const std::string& text, const TrainOptionReader& train);
 
-// Every point, the first axis varying slowest.
+// The number of points: the product of the axes' sizes (a double: it may be
+// astronomically large, and is refused before anything is built then).
+double grid_size(const SweepConfig& sweep);
+// Point k (0-based) of the grid, the first axis varying slowest.
+SweepPoint grid_point(const SweepConfig& sweep, size_t k);
+// Every point, in order.
 std::vector<SweepPoint> grid_points(const SweepConfig& sweep);
 
 // The TrainConfig of a point: the fixed options, then the point's values,
@@ -87,10 +100,27 @@ std::vector<SweepPoint> grid_points(const SweepConfig& sweep);
 // --checkpoint-every is given, so a killed point loses little.
 TrainConfig point_config(const SweepConfig& sweep, const SweepPoint& point, const TrainOptionReader& train);
 
-// Before anything runs: every value of every axis and every point is read
-// by train's parser; the first one refused is an Error naming the axis and
-// the value, with train's reason.
-void check_sweep(const SweepConfig& sweep, const TrainOptionReader& train);
+// Before anything is built: --out, the grid, the budget, the options after --
+// and every value of every axis on its own, read by train's parser; the first
+// one refused is an Error naming the axis and the value, with train's reason.
+void check_sweep_options(const SweepConfig& sweep, const TrainOptionReader& train);
+
+// One point checked as `train` would check it at its start, without training:
+// its TrainConfig (point_config), check_train_setup with its task (built once
+// for each set of task options: a --text too short is found here), and its
+// inputs against the sweep's --out. An Error "point K (LABEL): ..." from the
+// first check that refuses it. Returns the config.
+class PointChecker {
+ public:
+  PointChecker(const SweepConfig& sweep, const TrainOptionReader& train) : sweep_(sweep), train_(train) {}
+  TrainConfig check(const SweepPoint& point);
+
+ private:
+  const SweepConfig& sweep_;
+  const TrainOptionReader& train_;
+  std::map<std::string, std::unique_ptr<Task>> tasks_;
+};
+
 
 // sweep.json's text: the grid and the options; a rerun into the same
 // directory must give the same text.

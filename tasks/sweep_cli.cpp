@@ -29,6 +29,8 @@ const flags::Command& command() {
              "seconds"),
         real("divergence-factor", open_closed(1, 1e6), "2",
              "a run whose loss is not finite or above this times step 1's loss\nstops there, recorded as diverged"),
+        on_off("yes", "run a grid of more than 1000 points (without it, such a grid is refused,\n"
+                      "its size and estimated time said)"),
     };
     c.rest = "TRAIN OPTIONS";
     c.rest_help = "options every point shares (ropegrad train --help), e.g. --steps 300";
@@ -47,8 +49,9 @@ std::optional<SweepConfig> sweep_of(const std::vector<std::string>& words, const
   for (const std::string& axis : v->all("grid")) sweep.grid.push_back(parse_grid_axis(axis, train));
   sweep.time_budget = v->real("time-budget");
   sweep.divergence_factor = v->real("divergence-factor");
+  sweep.yes = v->on("yes");
   sweep.fixed = v->rest();
-  check_sweep(sweep, train);
+  check_sweep_options(sweep, train);  // the points themselves: run_sweep, before the first trains
   return sweep;
 }
 

@@ -18,26 +18,42 @@ namespace {
 
 std::string outcome_path(const SweepPoint& p) { return p.dir + "/outcome.txt"; }
 
-// outcome.txt's key=value lines; an unknown or missing key is an Error naming the file.
-std::map<std::string, std::string> read_outcome(const std::string& path) {
+// outcome.txt's key=value lines, each numeric one checked by its rule
+// (run_file_fields); a missing key is an Error naming the file.
+struct Outcome {
+  std::map<std::string, std::string> text;
+  std::map<std::string, int64_t> number;
+};
+
+Outcome read_outcome(const std::string& path) {
   std::ifstream in(path);
   RG_CHECK(in.good(), "sweep", "cannot read '{}'", path);
-  std::map<std::string, std::string> kv;
+  Outcome o;
+  int64_t number = 0;
   for (std::string line; std::getline(in, line);) {
+    ++number;
     const size_t eq = line.find('=');
-    RG_CHECK(eq != std::string::npos, "sweep", "{}: expected key=value, got '{}'", path, line.substr(0, 80));
-    kv[line.substr(0, eq)] = line.substr(eq + 1);
+    RG_CHECK(eq != std::string::npos, "sweep", "{}:{}: expected key=value, got '{}'", path, number, line.substr(0, 80));
+    const std::string key = line.substr(0, eq), value = line.substr(eq + 1);
+    o.text[key] = value;
+    if (const nn::FieldRule* rule = run_field_rule("outcome.txt", key))
+      o.number[key] = nn::read_whole_field("sweep", path, number, key, value, *rule);
   }
   for (const char* key : {"steps", "diverged_at", "diverged_because", "metric"})
-    RG_CHECK(kv.count(key) > 0, "sweep", "{}: no '{}' entry (delete the file to run the point again)", path, key);
-  return kv;
+    RG_CHECK(o.text.count(key) > 0, "sweep", "{}: no '{}' entry (delete the file to run the point again)", path, key);
+  return o;
 }
 
-int64_t outcome_int(const std::map<std::string, std::string>& kv, const std::string& key, const std::string& path) {
-  const double v = csv_number(kv.at(key), 0);
-  RG_CHECK(std::isfinite(v) && v >= 0 && v == std::floor(v), "sweep", "{}: {} '{}' is not a step number", path, key,
-           kv.at(key));
-  return static_cast<int64_t>(v);
+// A finished point's metrics.csv or time.csv: there, or an Error saying which
+// point lost it and how to train it again (its outcome says it is done, so
+// the sweep would keep it as it is).
+RunCsv read_point_csv(const SweepPoint& p, const std::string& name) {
+  const RunCsv csv = read_run_csv(p.dir + "/" + name, "sweep");
+  RG_CHECK(csv.exists, "sweep",
+           "point {} ({}) is finished (its outcome.txt says so), but its '{}/{}' is missing, so its results cannot be "
+           "shown; to train the point again from the start, delete its directory '{}' and rerun the same command",
+           p.index, p.label, p.dir, name, p.dir);
+  return csv;
 }
 
 // Four decimals, or four significant digits once that would print more than
@@ -61,14 +77,20 @@ struct Curve {
 };
 
 Curve read_curve(const SweepPoint& p) {
-  std::map<int64_t, double> seconds;
-  for (const std::string& row : read_metrics_rows(p.dir + "/time.csv", std::numeric_limits<int64_t>::max()))
-    seconds[static_cast<int64_t>(csv_number(row, 0))] = csv_number(row, 1);
+  std::map<double, double> seconds;  // step -> its time
+  const RunCsv times = read_point_csv(p, "time.csv");
+  if (!times.rows.empty()) {
+    const size_t step = times.column("step", "sweep"), column = times.column("seconds", "sweep");
+    for (const RunCsv::Row& row : times.rows) seconds[row.values[step]] = row.values[column];
+  }
   Curve c;
-  for (const std::string& row : read_metrics_rows(p.dir + "/metrics.csv", std::numeric_limits<int64_t>::max())) {
-    const double step = csv_number(row, 0), loss = csv_number(row, 1);
+  const RunCsv metrics = read_point_csv(p, "metrics.csv");
+  if (metrics.rows.empty()) return c;
+  const size_t step_column = metrics.column("step", "sweep"), loss_column = metrics.column("loss", "sweep");
+  for (const RunCsv::Row& row : metrics.rows) {
+    const double step = row.values[step_column], loss = row.values[loss_column];
     c.by_step.emplace_back(step, loss);
-    auto it = seconds.find(static_cast<int64_t>(step));
+    auto it = seconds.find(step);
     if (it != seconds.end()) c.by_time.emplace_back(it->second, loss);
   }
   return c;
@@ -87,21 +109,25 @@ void write_outcome(const SweepPoint& point, const TrainResult& result, int64_t s
 
 SweepRow read_sweep_row(const SweepPoint& point) {
   const std::string path = outcome_path(point);
-  const std::map<std::string, std::string> kv = read_outcome(path);
+  const Outcome outcome = read_outcome(path);
   SweepRow r;
   r.point = point;
-  r.steps = outcome_int(kv, "steps", path);
-  r.diverged_at = outcome_int(kv, "diverged_at", path);
-  r.diverged_because = kv.at("diverged_because");
-  r.metric_name = kv.at("metric");
-  // The evaluations, from the run's own metrics.csv.
-  for (const std::string& row : read_metrics_rows(point.dir + "/metrics.csv", std::numeric_limits<int64_t>::max())) {
-    const double eval_loss = csv_number(row, 4);
+  r.steps = outcome.number.at("steps");
+  r.diverged_at = outcome.number.at("diverged_at");
+  r.diverged_because = outcome.text.at("diverged_because");
+  r.metric_name = outcome.text.at("metric");
+  // The evaluations, from the run's own metrics.csv (every field checked by its rule).
+  const RunCsv metrics = read_point_csv(point, "metrics.csv");
+  if (metrics.rows.empty()) return r;  // diverged at its first step
+  const size_t step = metrics.column("step", "sweep"), loss = metrics.column("eval_loss", "sweep"),
+               metric = metrics.column("eval_metric", "sweep");
+  for (const RunCsv::Row& row : metrics.rows) {
+    const double eval_loss = row.values[loss];
     if (std::isnan(eval_loss)) continue;  // no evaluation at this step
-    const auto step = static_cast<int64_t>(csv_number(row, 0));
     r.final_loss = eval_loss;
-    r.final_metric = csv_number(row, 5);
-    if (std::isnan(r.best_loss) || eval_loss < r.best_loss) r.best_loss = eval_loss, r.best_step = step;
+    r.final_metric = row.values[metric];
+    if (std::isnan(r.best_loss) || eval_loss < r.best_loss)
+      r.best_loss = eval_loss, r.best_step = static_cast<int64_t>(row.values[step]);
   }
   return r;
 }

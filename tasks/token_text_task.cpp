@@ -119,7 +119,13 @@ void check_tokenizer_of_run(const std::string& run_dir, const std::map<std::stri
   const std::string want = setting(recorded, "tokenizer_checksum"), want_vocab = setting(recorded, "tokenizer_vocab");
   if (!want.empty()) {
     const std::string have = tokenizer_checksum(tokenizer_dir);
-    RG_CHECK(have == want && std::to_string(tokenizer_vocab) == want_vocab, "generate",
+    // The same files but another size recorded: the record is what is wrong (config.txt's reader has
+    // checked that it is a number).
+    RG_CHECK(have != want || std::to_string(tokenizer_vocab) == want_vocab, "generate",
+             "'{}/config.txt' records tokenizer_vocab={}, but the tokenizer '{}' it records (checksum {}, the same "
+             "files) has {} tokens: the entry was edited or is corrupt; restore it to {}",
+             run_dir, want_vocab, tokenizer_dir, have, tokenizer_vocab, tokenizer_vocab);
+    RG_CHECK(have == want, "generate",
              "the tokenizer in '{}' (checksum {}, {} tokens) is not the one the run in '{}' was trained with (checksum "
              "{}, {} tokens); it would encode and decode differently. Restore that tokenizer or train a new run",
              tokenizer_dir, have, tokenizer_vocab, run_dir, want, want_vocab);
@@ -132,7 +138,13 @@ void check_tokenizer_of_run(const std::string& run_dir, const std::map<std::stri
 std::string check_run_inputs(const std::string& run_dir, const std::map<std::string, std::string>& before,
                              const std::map<std::string, std::string>& now, bool allow_changed_data) {
   const std::string was = setting(before, "tokenizer_checksum"), is = setting(now, "tokenizer_checksum");
-  RG_CHECK(was.empty() || is.empty() || (was == is && setting(before, "tokenizer_vocab") == setting(now, "tokenizer_vocab")),
+  RG_CHECK(was.empty() || is.empty() || was != is || setting(before, "tokenizer_vocab") == setting(now, "tokenizer_vocab"),
+           "train",
+           "--resume: '{}/config.txt' records tokenizer_vocab={}, but the tokenizer '{}' it records (checksum {}, the "
+           "same files) has {} tokens: the entry was edited or is corrupt; restore it to {}",
+           run_dir, setting(before, "tokenizer_vocab"), setting(now, "tokenizer"), is, setting(now, "tokenizer_vocab"),
+           setting(now, "tokenizer_vocab"));
+  RG_CHECK(was.empty() || is.empty() || was == is,
            "train",
            "--resume: the tokenizer '{}' (checksum {}, {} tokens) is not the one the run in '{}' was trained with "
            "(checksum {}, {} tokens); restore it, or start a new --out",

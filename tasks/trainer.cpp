@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <tuple>
 
 #include "nn/checkpoint.h"
 #include "nn/optim.h"
@@ -137,8 +138,27 @@ std::string check_resume_matches(const std::string& path, const std::string& now
   cmp("norm", nn::norm_placement_name(x.norm), nn::norm_placement_name(y.norm));
   cmp("position", nn::position_encoding_name(x.position), nn::position_encoding_name(y.position));
   cmp("ffn", nn::feed_forward_name(x.ffn), nn::feed_forward_name(y.ffn));
+  // micro_batch is written only with --micro-batch: one added or dropped
+  // differs too (a run started with --micro-batch 4 and resumed without it
+  // sums its gradients another way). None is one micro-batch of the whole
+  // batch, the same bits (MicroBatch.OneMicroBatchOfTheWholeBatchIsThePlainStepBitForBit).
+  const auto micro_batch = [](const RunConfigFile& run) {
+    const auto it = run.settings.find("micro_batch");
+    if (it != run.settings.end()) return it->second;
+    const auto batch = run.settings.find("batch");
+    return batch != run.settings.end() ? batch->second : std::string();
+  };
+  const bool micro_given = before.settings.count("micro_batch") > 0 || now.settings.count("micro_batch") > 0;
+  if (micro_given && micro_batch(before) != micro_batch(now)) {
+    const auto shown = [](const RunConfigFile& run, const std::string& v) {
+      return run.settings.count("micro_batch") > 0 ? v : std::string("none, one backward over the batch");
+    };
+    differ.push_back(now.settings.count("micro_batch") > 0
+                         ? fmt::format("--micro-batch {} (was {})", micro_batch(now), shown(before, micro_batch(before)))
+                         : fmt::format("no --micro-batch (was {})", micro_batch(before)));
+  }
   for (const auto& [key, value] : now.settings) {
-    if (key == "steps" || is_input_record(key)) continue;
+    if (key == "steps" || key == "micro_batch" || is_input_record(key)) continue;
     auto it = before.settings.find(key);
     if (it == before.settings.end() || it->second == value) continue;
     const std::string change = fmt::format("{} {} (was {})", flag_of(key), value, it->second);
@@ -215,8 +235,14 @@ namespace {
 
 // Training seconds of the steps before `first_step`: time.csv's last kept row (0 when none).
 double kept_seconds(const std::string& dir, int64_t first_step) {
-  const std::vector<std::string> rows = read_metrics_rows(dir + "/time.csv", first_step);
-  return rows.empty() ? 0.0 : csv_number(rows.back(), 1);
+  const RunCsv csv = read_run_csv(dir + "/time.csv", "resume");
+  double seconds = 0;
+  if (csv.rows.empty()) return seconds;
+  const size_t step = csv.column("step", "resume"), column = csv.column("seconds", "resume");
+  for (const RunCsv::Row& row : csv.rows) {
+    if (row.values[step] < static_cast<double>(first_step)) seconds = row.values[column];
+  }
+  return seconds;
 }
 
 // metrics.csv (step,loss,lr,grad_norm,eval_loss,eval_metric: reproducible
@@ -232,9 +258,14 @@ class RunLog {
     if (dir.empty()) return;
     std::string metrics = "step,loss,lr,grad_norm,eval_loss,eval_metric\n", times = "step,seconds\n";
     if (resume) {
-      for (const std::string& line : read_metrics_rows(dir + "/metrics.csv", first_step)) {
-        if (line.rfind("1,", 0) == 0) first_loss_ = csv_number(line, 1);
-        metrics += line + "\n";
+      const RunCsv csv = read_run_csv(dir + "/metrics.csv", "resume");
+      if (!csv.rows.empty()) {
+        const size_t step = csv.column("step", "resume"), loss = csv.column("loss", "resume");
+        for (const RunCsv::Row& row : csv.rows) {
+          if (row.values[step] >= static_cast<double>(first_step)) continue;
+          if (row.values[step] == 1) first_loss_ = row.values[loss];
+          metrics += row.text + "\n";
+        }
       }
       for (const std::string& line : read_metrics_rows(dir + "/time.csv", first_step)) times += line + "\n";
       seconds_before_ = kept_seconds(dir, first_step);
@@ -331,6 +362,62 @@ void check_train_config(const TrainConfig& c) {
                c.divergence_factor >= 0,
            "train", "time_budget ({}) and divergence_factor ({}) must be finite and >= 0 (0: off)", c.time_budget,
            c.divergence_factor);
+  // What config.txt records must be what its reader accepts (its rules in
+  // run_file_fields): a run is refused before it starts, not on --resume.
+  const TaskOptions& t = c.task_options;
+  const std::vector<std::tuple<const char*, const char*, double>> recorded = {
+      {"steps", "--steps", static_cast<double>(c.steps)},
+      {"batch", "--batch", static_cast<double>(c.batch_size)},
+      {"lr", "--lr", c.lr},
+      {"min_lr", "--min-lr", c.min_lr},
+      {"warmup", "--warmup", static_cast<double>(c.warmup)},
+      {"weight_decay", "--weight-decay", c.weight_decay},
+      {"beta1", "--beta1", c.beta1},
+      {"beta2", "--beta2", c.beta2},
+      {"clip", "--clip", c.clip},
+      {"seed", "--seed", static_cast<double>(c.seed)},
+      {"vocab", "--vocab", static_cast<double>(t.vocab)},
+      {"length", "--length", static_cast<double>(t.length)},
+      {"pairs", "--pairs", static_cast<double>(t.pairs)},
+      {"queries", "--queries", static_cast<double>(t.queries)},
+      {"concepts", "--concepts", static_cast<double>(t.concepts)},
+      {"micro_batch", "--micro-batch", static_cast<double>(c.micro_batch > 0 ? c.micro_batch : c.batch_size)},
+      {"d_model", "--d-model", static_cast<double>(c.model.d_model)},
+      {"num_layers", "--layers", static_cast<double>(c.model.num_layers)},
+      {"num_heads", "--heads", static_cast<double>(c.model.num_heads)},
+      {"d_ff", "--d-ff", static_cast<double>(c.model.d_ff)},
+  };
+  for (const auto& [key, flag, value] : recorded) {
+    const nn::FieldRule& rule = *run_field_rule("config.txt", key);
+    RG_CHECK(nn::field_value_ok(value, rule), "train", "{} {} is outside the range of a run's config.txt: {}", flag,
+             value, nn::describe_field_rule(rule));
+  }
+}
+
+namespace {
+
+// The memory a training run needs, against the machine's (the model's shape from the task).
+void check_training_fits(const TrainConfig& c, const Task& task) {
+  nn::TransformerConfig mc = c.model;
+  mc.vocab_size = task.vocab_size();
+  mc.context_length = task.seq_len();
+  check_fits_in_memory(training_bytes(mc, c.batch_size),
+                       fmt::format("training (batch {}, d_model {}, {} layers, context {}, vocab {})", c.batch_size,
+                                   mc.d_model, mc.num_layers, mc.context_length, mc.vocab_size));
+}
+
+}  // namespace
+
+void check_train_setup(const TrainConfig& c, const Task& task) {
+  check_train_config(c);
+  if (c.micro_batch > 0) micro_batches_per_step(c.batch_size, c.micro_batch, 1);
+  const nn::TransformerConfig& m = c.model;
+  RG_CHECK(m.d_model % m.num_heads == 0, "train", "--d-model {} is not a multiple of --heads {}", m.d_model,
+           m.num_heads);
+  RG_CHECK(m.position != nn::PositionEncoding::Rope || (m.d_model / m.num_heads) % 2 == 0, "train",
+           "RoPE rotates pairs of dimensions: the head dimension --d-model / --heads = {} / {} = {} must be even",
+           m.d_model, m.num_heads, m.d_model / m.num_heads);
+  check_training_fits(c, task);
 }
 
 std::vector<std::string> train_inputs(const TrainConfig& c) {
@@ -379,9 +466,7 @@ TrainResult train(const TrainConfig& config, std::FILE* progress) {
   nn::TransformerConfig mc = c.model;
   mc.vocab_size = task->vocab_size();
   mc.context_length = task->seq_len();
-  check_fits_in_memory(training_bytes(mc, c.batch_size),
-                       fmt::format("training (batch {}, d_model {}, {} layers, context {}, vocab {})", c.batch_size,
-                                   mc.d_model, mc.num_layers, mc.context_length, mc.vocab_size));
+  check_training_fits(c, *task);
 
   const MemoryStats before = memory_stats();
   reset_peak_memory();
@@ -434,9 +519,26 @@ TrainResult train(const TrainConfig& config, std::FILE* progress) {
     try {
       opt.load_state_dict(opt_state, c.allow_changed_optimizer ? nn::OptimizerSettingsOnLoad::keep_mine
                                                                : nn::OptimizerSettingsOnLoad::must_match);
+    } catch (const nn::OptimizerSettingsDiffer& e) {
+      // The library names its C++ choices; the command line has a flag for it.
+      std::vector<std::string> differ;
+      for (const auto& d : e.differences)
+        differ.push_back(fmt::format("{} {} (the checkpoint has {})", flag_of(d.name), d.mine, d.saved));
+      fail("train",
+           "--resume: '{}': the optimizer settings it was saved with differ from the command line's: {}; resume with "
+           "the checkpoint's values, or pass --allow-changed-optimizer to continue with the command line's",
+           checkpoint, fmt::join(differ, ", "));
     } catch (const Error& e) {
       fail("train", "--resume: '{}': {}", checkpoint, e.what());
     }
+    // The step in the metadata against the optimizer's own count of its
+    // updates (AdamW's t): a checkpoint whose step was edited, or that has no
+    // metadata checksum to catch it, must not continue at another step with
+    // this state.
+    RG_CHECK(opt.step_count() == first_step - 1, "train",
+             "--resume: '{}': its metadata says step {}, but its optimizer state has taken {} steps (AdamW's t): the "
+             "checkpoint was edited or is corrupt; resume from another checkpoint or start a new --out",
+             checkpoint, first_step - 1, opt.step_count());
     // Nothing left to run (every step, or the time budget, spent): say so,
     // and leave the run's files as they are.
     if (first_step > c.steps || (c.time_budget > 0 && kept_seconds(c.out_dir, first_step) >= c.time_budget)) {
@@ -485,7 +587,7 @@ TrainResult train(const TrainConfig& config, std::FILE* progress) {
     result.steps.push_back(record);
     result.last_step = step;
     // Step 1's loss as metrics.csv records it: a resumed run compares with the same number.
-    if (step == 1) first_loss = csv_number(fmt::format("{:.6f}", loss_value), 0);
+    if (step == 1) first_loss = csv_number(fmt::format("{:.6f}", loss_value));
     const double seconds = log.seconds_before() + train_seconds;
     bool out_of_time = c.time_budget > 0 && seconds >= c.time_budget;
     if (c.time_budget > 0 && group.size() > 1) out_of_time = group.rank0_says(out_of_time);  // every rank stops alike

@@ -94,8 +94,18 @@ TrainResult train(const TrainConfig& config, std::FILE* progress = stderr);
 std::vector<std::string> train_inputs(const TrainConfig& config);
 
 // The settings `train` refuses before it builds anything (steps, batch, warmup
-// beyond steps, lr, clip, ...): an Error naming the setting and its value.
+// beyond steps, lr, clip, ...; a number that config.txt's rules would refuse
+// on --resume): an Error naming the setting and its value.
 void check_train_config(const TrainConfig& config);
+
+// Everything `train` refuses before its first step, without training:
+// check_train_config, micro-batches that do not divide the batch, a model
+// shape the model refuses (d_model not a multiple of the heads, an odd head
+// dimension with RoPE) and a model too large for this machine, with `task`
+// built from the config (make_task: the task's own checks, a --text too short
+// for its context, ...). `ropegrad sweep` runs it on every point before the
+// first one trains.
+void check_train_setup(const TrainConfig& config, const Task& task);
 
 // Divergence, with TrainConfig::divergence_factor F > 0: a run has diverged
 // at step t when step t's loss or gradient is not finite (the step raises a

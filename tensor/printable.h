@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -53,6 +54,48 @@ inline std::string quote_bytes(std::string_view bytes, size_t max_bytes = 120) {
   }
   out += quote;
   if (n < bytes.size()) out += fmt::format("... ({} bytes)", bytes.size());
+  return out;
+}
+
+// `text` as a JSON string, quotes included: " and \ backslash-escaped,
+// control bytes as \u00XX, valid UTF-8 kept as it is, and each byte that is
+// not part of valid UTF-8 (a path may hold any byte) as U+FFFD, so the result
+// is always valid JSON. The one JSON string writer of the tree (safetensors
+// headers, sweep.json, vocab.json, dp-simulate --json).
+inline std::string json_string(std::string_view text) {
+  std::string out(1, '"');
+  for (size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      out += fmt::format("\\u{:04x}", c);
+    } else if (c < 0x80) {
+      out += static_cast<char>(c);
+    } else {
+      // A UTF-8 sequence: its lead byte's length, continuation bytes, no
+      // overlong form, no surrogate, nothing above U+10FFFF.
+      const size_t len = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+      bool ok = len > 0 && i + len <= text.size();
+      uint32_t cp = len == 2 ? c & 0x1F : len == 3 ? c & 0x0F : c & 0x07;
+      for (size_t k = 1; ok && k < len; ++k) {
+        const auto cc = static_cast<unsigned char>(text[i + k]);
+        ok = (cc & 0xC0) == 0x80;
+        cp = (cp << 6) | (cc & 0x3F);
+      }
+      ok = ok && !(len == 3 && cp < 0x800) && !(len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) &&
+           !(cp >= 0xD800 && cp <= 0xDFFF);
+      if (ok) {
+        out.append(text.substr(i, len));
+        i += len;
+        continue;
+      }
+      out += "\xEF\xBF\xBD";  // U+FFFD, the replacement character, in UTF-8
+    }
+    ++i;
+  }
+  out += '"';
   return out;
 }
 

@@ -796,8 +796,11 @@ TEST_F(CheckpointTest, FileIsPlainSafetensorsWithPrefixedNames) {
                                       "model.norm.running_mean", "model.scale",
                                       "optimizer.exp_avg.embed.weight", "optimizer.exp_avg_sq.embed.weight",
                                       "optimizer.found_inf", "optimizer.step"}));
-  EXPECT_EQ(file.metadata,
-            (std::map<std::string, std::string>{{"format", "ropegrad-checkpoint-1"}, {"step", "0"}}));
+  // The step and the format, and the checksum that covers them (the tensors' own are checked and dropped).
+  EXPECT_EQ(file.metadata.size(), 3u);
+  EXPECT_EQ(file.metadata.at("format"), "ropegrad-checkpoint-1");
+  EXPECT_EQ(file.metadata.at("step"), "0");
+  EXPECT_THAT(file.metadata.at("metadata_crc32"), ::testing::MatchesRegex("[0-9a-f]{8}"));
   expect_identical(file.tensors.at("model.layers.0.weight"), net.layers->operator[](0).weight.detach());
 }
 
@@ -807,10 +810,9 @@ TEST_F(CheckpointTest, OptimizerStateMayBeIgnoredOrEmpty) {
   EXPECT_EQ(nn::load_checkpoint(path("a.safetensors"), resumed, nullptr), 5);
   expect_same_dict(resumed.state_dict(), trained.state_dict());
 
-  nn::save_checkpoint(path("b.safetensors"), trained, {}, std::numeric_limits<int64_t>::max());
+  nn::save_checkpoint(path("b.safetensors"), trained, {}, nn::kMaxSteps);
   nn::StateDict optimizer = {{"stale", zeros({1})}};
-  EXPECT_EQ(nn::load_checkpoint(path("b.safetensors"), resumed, &optimizer),
-            std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(nn::load_checkpoint(path("b.safetensors"), resumed, &optimizer), nn::kMaxSteps);
   EXPECT_TRUE(optimizer.empty());
 }
 
@@ -864,6 +866,35 @@ TEST_F(CheckpointTest, NegativeStepIsAnError) {
   EXPECT_THAT(msg, HasSubstr("save_checkpoint"));
   EXPECT_THAT(msg, HasSubstr("-1"));
   EXPECT_FALSE(fs::exists(path("c.safetensors")));
+  // Nor beyond the steps a run may have: what load_checkpoint would refuse is not written.
+  EXPECT_RG_ERROR(nn::save_checkpoint(path("c.safetensors"), net, {}, nn::kMaxSteps + 1), "save_checkpoint",
+                  "step must be in 0..1000000000000, got 1000000000001");
+  EXPECT_FALSE(fs::exists(path("c.safetensors")));
+}
+
+// The metadata's checksum: any change to the step (or the format) is refused
+// as an edit, naming the file; the checksum itself edited is refused too. A
+// checkpoint without one (written before it) loads, its step range-checked.
+TEST_F(CheckpointTest, TheMetadataHasAChecksum) {
+  TinyNet net(2, 0.5), other(2, -1.0);
+  nn::save_checkpoint(path("c.safetensors"), net, {}, 6);
+  nn::SafetensorsFile file = nn::load_safetensors(path("c.safetensors"));
+  const std::map<std::string, std::string> saved = file.metadata;
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+           {"step", "3"}, {"step", "06"}, {"metadata_crc32", "12345678"}, {"extra", "1"}}) {
+    SCOPED_TRACE(fmt::format("{}={}", key, value));
+    std::map<std::string, std::string> edited = saved;
+    edited[key] = value;
+    nn::save_safetensors(path("e.safetensors"), file.tensors, edited);
+    EXPECT_RG_ERROR(nn::load_checkpoint(path("e.safetensors"), other, nullptr), "load_checkpoint",
+                    fmt::format("'{}': the metadata fails its checksum", path("e.safetensors")), "edited or is corrupt");
+  }
+  EXPECT_EQ(other.scale.to_vector<double>(), (std::vector<double>{-10.0, -9.75})) << "nothing loaded";
+  std::map<std::string, std::string> old = saved;  // a checkpoint from before the checksum
+  old.erase("metadata_crc32");
+  old["step"] = "3";
+  nn::save_safetensors(path("old.safetensors"), file.tensors, old);
+  EXPECT_EQ(nn::load_checkpoint(path("old.safetensors"), other, nullptr), 3);
 }
 
 TEST_F(CheckpointTest, FileThatIsNotACheckpointIsAnError) {
@@ -881,12 +912,20 @@ TEST_F(CheckpointTest, FileThatIsNotACheckpointIsAnError) {
        {"is not a ropegrad checkpoint", "format 'pt'", "ropegrad-checkpoint-1"}},
       {"no step", model_tensors, {{"format", "ropegrad-checkpoint-1"}}, {"has no 'step'"}},
       {"step not a number", model_tensors, {{"format", "ropegrad-checkpoint-1"}, {"step", "12x"}},
-       {"step '12x' is not a non-negative integer"}},
+       {"the metadata's step '12x' is not a number; expected a whole number of steps in 0..1000000000000"}},
       {"negative step", model_tensors, {{"format", "ropegrad-checkpoint-1"}, {"step", "-3"}},
-       {"step '-3' is not a non-negative integer"}},
+       {"the metadata's step '-3' is outside the range"}},
       {"step overflow", model_tensors,
        {{"format", "ropegrad-checkpoint-1"}, {"step", "99999999999999999999"}},
-       {"is not a non-negative integer"}},
+       {"step '99999999999999999999' is outside the range"}},
+      // int64's largest: step + 1 overflowed in train (the sanitizer blamed cosine_lr); refused as it is read.
+      {"step INT64_MAX", model_tensors, {{"format", "ropegrad-checkpoint-1"}, {"step", "9223372036854775807"}},
+       {"step '9223372036854775807' is outside the range; expected a whole number of steps in 0..1000000000000"}},
+      {"fractional step", model_tensors, {{"format", "ropegrad-checkpoint-1"}, {"step", "2.5"}},
+       {"step '2.5' is not a whole number"}},
+      {"edited step", model_tensors,
+       {{"format", "ropegrad-checkpoint-1"}, {"step", "3"}, {"metadata_crc32", "00000000"}},
+       {"the metadata fails its checksum (CRC-32 00000000 stored", "step '3'", "edited or is corrupt"}},
       {"unprefixed tensor", {{"scale", zeros({2})}}, {{"format", "ropegrad-checkpoint-1"}, {"step", "1"}},
        {"tensor 'scale' is neither 'model.*' nor 'optimizer.*'"}},
   };

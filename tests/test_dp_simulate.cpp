@@ -5,18 +5,25 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <sstream>
+#include <stdexcept>
 
 #include "nn/accounting.h"
 #include "tasks/dp_simulate.h"
 #include "tasks/trainer.h"
+#include "tensor/printable.h"
+#include "tests/support/temp_dir.h"
 #include "tests/support/test_util.h"
 
 using namespace ropegrad;
 using namespace ropegrad::tasks;
 using ::testing::HasSubstr;
+using ropegrad::testing::read_text;
 namespace fs = std::filesystem;
 
 namespace ropegrad::tasks {
@@ -77,6 +84,169 @@ nn::TransformerConfig small_shape() {
   c.d_ff = 192;
   c.context_length = 64;
   return c;
+}
+
+// A strict JSON reader (RFC 8259), enough to say whether the program's --json
+// output is JSON and to read a string back out of it. Python is not there to
+// do it; the tree's own JSON reader (nn/safetensors.cpp) takes integers only.
+struct Json {
+  enum class Kind { Null, Bool, Number, String, Array, Object } kind = Kind::Null;
+  std::string str;
+  std::vector<std::pair<std::string, Json>> members;
+  std::vector<Json> items;
+  const Json& at(const std::string& key) const {
+    for (const auto& [k, v] : members) {
+      if (k == key) return v;
+    }
+    throw std::runtime_error("no key " + key);
+  }
+};
+
+class StrictJson {
+ public:
+  explicit StrictJson(std::string_view text) : t_(text) {}
+  Json document() {
+    Json v = value(0);
+    space();
+    if (i_ != t_.size()) bad("text after the value");
+    return v;
+  }
+
+ private:
+  [[noreturn]] void bad(const std::string& what) const {
+    throw std::runtime_error("invalid JSON at byte " + std::to_string(i_) + ": " + what);
+  }
+  void space() {
+    while (i_ < t_.size() && (t_[i_] == ' ' || t_[i_] == '\t' || t_[i_] == '\n' || t_[i_] == '\r')) ++i_;
+  }
+  bool eat(char c) {
+    space();
+    if (i_ < t_.size() && t_[i_] == c) return ++i_, true;
+    return false;
+  }
+  void expect(char c) {
+    if (!eat(c)) bad(std::string("expected ") + c);
+  }
+  Json value(int depth) {
+    if (depth > 64) bad("too deep");
+    space();
+    if (i_ >= t_.size()) bad("end of text");
+    Json v;
+    const char c = t_[i_];
+    if (c == '{') {
+      v.kind = Json::Kind::Object;
+      ++i_;
+      if (eat('}')) return v;
+      do {
+        space();
+        if (i_ >= t_.size() || t_[i_] != '"') bad("expected a key");
+        std::string key = string();
+        expect(':');
+        v.members.emplace_back(std::move(key), value(depth + 1));
+      } while (eat(','));
+      expect('}');
+    } else if (c == '[') {
+      v.kind = Json::Kind::Array;
+      ++i_;
+      if (eat(']')) return v;
+      do v.items.push_back(value(depth + 1));
+      while (eat(','));
+      expect(']');
+    } else if (c == '"') {
+      v.kind = Json::Kind::String;
+      v.str = string();
+    } else if (t_.substr(i_, 4) == "true" || t_.substr(i_, 4) == "null") {
+      v.kind = t_[i_] == 't' ? Json::Kind::Bool : Json::Kind::Null;
+      i_ += 4;
+    } else if (t_.substr(i_, 5) == "false") {
+      v.kind = Json::Kind::Bool;
+      i_ += 5;
+    } else {
+      v.kind = Json::Kind::Number;
+      number();
+    }
+    return v;
+  }
+  void digits() {
+    if (i_ >= t_.size() || !std::isdigit(static_cast<unsigned char>(t_[i_]))) bad("expected a digit");
+    while (i_ < t_.size() && std::isdigit(static_cast<unsigned char>(t_[i_]))) ++i_;
+  }
+  void number() {  // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+    if (t_[i_] == '-') ++i_;
+    if (i_ < t_.size() && t_[i_] == '0') ++i_;
+    else digits();
+    if (i_ < t_.size() && t_[i_] == '.') ++i_, digits();
+    if (i_ < t_.size() && (t_[i_] == 'e' || t_[i_] == 'E')) {
+      ++i_;
+      if (i_ < t_.size() && (t_[i_] == '+' || t_[i_] == '-')) ++i_;
+      digits();
+    }
+  }
+  std::string string() {  // at the opening quote; UTF-8 checked, escapes decoded
+    ++i_;
+    std::string out;
+    for (;;) {
+      if (i_ >= t_.size()) bad("unterminated string");
+      const auto c = static_cast<unsigned char>(t_[i_++]);
+      if (c == '"') return out;
+      if (c < 0x20) bad("raw control character in a string");
+      if (c == '\\') {
+        if (i_ >= t_.size()) bad("unterminated escape");
+        const char e = t_[i_++];
+        const std::string simple = "\"\\/bfnrt", meant = "\"\\/\b\f\n\r\t";
+        if (const size_t k = simple.find(e); k != std::string::npos) {
+          out += meant[k];
+        } else if (e == 'u') {
+          if (t_.size() - i_ < 4) bad("short \\u escape");
+          const unsigned cp = std::stoul(std::string(t_.substr(i_, 4)), nullptr, 16);
+          i_ += 4;
+          if (cp >= 0xD800 && cp <= 0xDFFF) bad("surrogate escapes are not used here");
+          if (cp < 0x80) out += static_cast<char>(cp);
+          else if (cp < 0x800) out += static_cast<char>(0xC0 | (cp >> 6)), out += static_cast<char>(0x80 | (cp & 0x3F));
+          else
+            out += static_cast<char>(0xE0 | (cp >> 12)), out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F)),
+                out += static_cast<char>(0x80 | (cp & 0x3F));
+        } else {
+          bad(std::string("unknown escape \\") + e);
+        }
+        continue;
+      }
+      if (c < 0x80) {
+        out += static_cast<char>(c);
+        continue;
+      }
+      const size_t len = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+      if (len == 0 || i_ - 1 + len > t_.size()) bad("a byte that is not UTF-8");
+      for (size_t k = 1; k < len; ++k) {
+        if ((static_cast<unsigned char>(t_[i_ - 1 + k]) & 0xC0) != 0x80) bad("a byte that is not UTF-8");
+      }
+      out.append(t_.substr(i_ - 1, len));
+      i_ += len - 1;
+    }
+  }
+  std::string_view t_;
+  size_t i_ = 0;
+};
+
+// A tiny --micro-batch run into `dir`: dp.csv and dp_buckets.csv.
+void micro_batch_run(const std::string& dir) {
+  TrainConfig c;
+  c.task = "copy";
+  c.task_options.vocab = 8;
+  c.task_options.length = 8;
+  c.model.d_model = 16;
+  c.model.num_layers = 1;
+  c.model.num_heads = 2;
+  c.model.d_ff = 32;
+  c.steps = 3;
+  c.batch_size = 4;
+  c.micro_batch = 2;
+  c.warmup = 1;
+  c.eval_every = 3;
+  c.eval_batches = 1;
+  c.quiet = true;
+  c.out_dir = dir;
+  train(c, nullptr);
 }
 
 }  // namespace
@@ -247,16 +417,8 @@ TEST(DpSimulate, RunFilesReadByHand) {
   std::ofstream(dir + "/dp.csv") << "step,ranks,compute_s\n1,1,0.5\n";
   EXPECT_RG_ERROR(profile_from_run(dir), "dp-simulate", "dp.csv", "no column 'before_backward_s'");
   std::ofstream(dir + "/dp.csv") << "step,ranks,compute_s,before_backward_s,backward_s,optimizer_s\n1,1,0.5,x,1,1\n";
-  EXPECT_RG_ERROR(profile_from_run(dir), "dp-simulate", "before_backward_s must be a number", "'x'");
-  std::ofstream(dir + "/dp.csv") << "step,ranks,compute_s,before_backward_s,backward_s,optimizer_s\n1,1,0.5,1,1,inf\n";
-  EXPECT_RG_ERROR(profile_from_run(dir), "dp-simulate", "optimizer_s must be a number >= 0", "got 'inf'");
-  // A count is a whole number, checked before it becomes an integer (a cast of 1e300 was undefined).
-  std::ofstream(dir + "/dp.csv") << "step,ranks,compute_s,before_backward_s,backward_s,optimizer_s\n1,1,0.5,1,1,1\n";
-  for (const char* elements : {"1e300", "2.5", "-6", "nan"}) {
-    std::ofstream(dir + "/dp_buckets.csv") << "step,bucket,elements,ready_s\n1,0," << elements << ",0.1\n";
-    EXPECT_RG_ERROR(profile_from_run(dir), "dp-simulate", "elements must be a whole number in 0..9007199254740992",
-                    std::string("got '") + elements + "'");
-  }
+  EXPECT_RG_ERROR(profile_from_run(dir), "dp-simulate", dir + "/dp.csv:2: before_backward_s 'x' is not a number",
+                  "expected a finite number of seconds in 0..1e+06");
   std::ofstream(dir + "/dp.csv") << "step,ranks,compute_s,before_backward_s,backward_s,optimizer_s\n1,1,0.5\n";
   EXPECT_RG_ERROR(profile_from_run(dir), "dp-simulate", "line 2 has 3 fields, the header 6");
   fs::remove_all(dir);
@@ -272,6 +434,84 @@ TEST(DpSimulate, TheCommandStatesItsModelAndPrintsJson) {
   EXPECT_THAT(f64, HasSubstr("\"wire_bytes\": 8"));
   EXPECT_THAT(f64, HasSubstr("\"elements\": 190460160"));
   EXPECT_THAT(f64, HasSubstr("{\"ranks\": 8, \"step_s\": "));
+}
+
+// --run DIR --json: DIR is a string of the JSON, escaped as JSON escapes it
+// (a `"` or `\` in it made the output invalid), and read back it is DIR.
+TEST(DpSimulate, JsonOfARunWhosePathNeedsEscapingIsValidJson) {
+  const std::string dir = temp_dir("quote") + "/a \"quoted\" \\ back\tslash \xc3\xa9";
+  micro_batch_run(dir);
+  const std::string out = run_cli({"--run", dir, "--ranks", "1,8", "--json"});
+  Json doc;
+  ASSERT_NO_THROW(doc = StrictJson(out).document()) << out;
+  EXPECT_EQ(doc.at("profile").at("source").str, fmt::format("run {} (ranks 1, medians of 2 steps)", dir));
+  EXPECT_EQ(doc.at("steps").items.size(), 2u);
+  // The reader itself refuses what the old output was: a raw quote inside a string.
+  EXPECT_THROW(StrictJson(R"({"source": "run a"b"})").document(), std::runtime_error);
+  EXPECT_THROW(StrictJson("{\"source\": \"a\\q\"}").document(), std::runtime_error);
+  EXPECT_THROW(StrictJson("{\"x\": 01}").document(), std::runtime_error);
+  fs::remove_all(fs::path(dir).parent_path());
+}
+
+// The one JSON string writer (tensor/printable.h): bytes that are not UTF-8
+// (a path may hold any) become U+FFFD, so the output is JSON whatever the path.
+TEST(DpSimulate, JsonStringIsValidJsonForAnyBytes) {
+  EXPECT_EQ(json_string("a\"b\\c\n\x01"), "\"a\\\"b\\\\c\\u000a\\u0001\"");
+  EXPECT_EQ(json_string("\xc3\xa9"), "\"\xc3\xa9\"");
+  EXPECT_EQ(json_string("\xff\xc3"), "\"\xef\xbf\xbd\xef\xbf\xbd\"");
+  for (int b = 0; b < 256; ++b) {
+    const std::string text = std::string("x") + static_cast<char>(b) + "\xe2\x82";  // and a cut sequence
+    const std::string quoted = json_string(text);
+    EXPECT_NO_THROW(StrictJson(quoted).document()) << "byte " << b << ": " << quoted;
+  }
+}
+
+// dp.csv and dp_buckets.csv are read by their fields' rules (tasks/run_files.h):
+// a huge element count was read as -9.2e18 (negative bytes and times), and an
+// inf ready time was accepted. Each is an error naming the file, the line,
+// the field and the range.
+TEST(DpSimulate, HostileNumbersInARunsFilesAreNamed) {
+  const std::string dir = temp_dir("hostile");
+  micro_batch_run(dir);
+  EXPECT_EQ(profile_from_run(dir).buckets.size(), 1u);
+  const std::string buckets = read_text(dir + "/dp_buckets.csv"), steps = read_text(dir + "/dp.csv");
+  struct Case {
+    std::string file, column, value, words;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"dp_buckets.csv", "elements", "9223372036854775807", "is outside the range"},
+           {"dp_buckets.csv", "elements", "99999999999999999999", "is outside the range"},
+           {"dp_buckets.csv", "elements", "-5", "is outside the range"},
+           {"dp_buckets.csv", "elements", "2.5", "is not a whole number"},
+           {"dp_buckets.csv", "ready_s", "inf", "is not a finite number"},
+           {"dp_buckets.csv", "ready_s", "nan", "is not a finite number"},
+           {"dp_buckets.csv", "ready_s", "-0.5", "is outside the range"},
+           {"dp_buckets.csv", "bucket", "", "is empty"},
+           {"dp.csv", "backward_s", "1e300", "is outside the range"},
+           {"dp.csv", "ranks", "0", "is outside the range"},
+           {"dp.csv", "step", "0x10", "is not a number"},
+       }) {
+    SCOPED_TRACE(c.file + " " + c.column + "=" + c.value);
+    const std::string& text = c.file == "dp.csv" ? steps : buckets;
+    // The value in the first row's field of that column.
+    std::vector<std::string> lines;
+    std::stringstream in(text);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    std::vector<std::string> names, cells;
+    std::stringstream h(lines[0]), r(lines[1]);
+    for (std::string x; std::getline(h, x, ',');) names.push_back(x);
+    for (std::string x; std::getline(r, x, ',');) cells.push_back(x);
+    cells[std::find(names.begin(), names.end(), c.column) - names.begin()] = c.value;
+    lines[1] = fmt::format("{}", fmt::join(cells, ","));
+    std::ofstream(dir + "/" + c.file) << fmt::format("{}\n", fmt::join(lines, "\n"));
+    EXPECT_RG_ERROR(profile_from_run(dir), "dp-simulate", fmt::format("{}/{}:2: {} ", dir, c.file, c.column),
+                    c.words, "expected a");
+    std::ofstream(dir + "/" + c.file) << text;
+  }
+  // Each bucket within its range, but more than a model's elements in all.
+  std::ofstream(dir + "/dp_buckets.csv") << "step,bucket,elements,ready_s\n2,0,900000000000,0.1\n2,1,900000000000,0.2\n";
+  EXPECT_RG_ERROR(profile_from_run(dir), "dp-simulate", "buckets hold 1800000000000 elements in all, more than");
+  fs::remove_all(dir);
 }
 
 TEST(DpSimulate, BadFlagsNameTheValue) {

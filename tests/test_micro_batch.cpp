@@ -116,6 +116,43 @@ TEST(MicroBatch, ResumeContinuesBitForBit) {
   EXPECT_EQ(read_text(whole.file("metrics.csv")), read_text(split.file("metrics.csv")));
 }
 
+// --micro-batch changes the step's sums: resuming with it dropped or added
+// (a changed value already was refused) gave other bits than the
+// uninterrupted run, and was accepted. Refused now, naming both; the one
+// equivalence, micro-batches of the whole batch, is the plain step bit for bit.
+TEST(MicroBatch, ResumeWithTheMicroBatchDroppedOrAddedIsRefused) {
+  TempDir with("with"), without("without"), plain("plain");
+  TrainConfig c = tiny_config();
+  c.micro_batch = 2;
+  c.out_dir = with.path();
+  c.stop_after = 3;
+  train(c, nullptr);
+  TrainConfig resume = c;
+  resume.resume = true;
+  resume.stop_after = 0;
+  resume.micro_batch = 0;
+  EXPECT_RG_ERROR(train(resume, nullptr), "train", "--resume: the settings differ", "no --micro-batch (was 2)");
+
+  c.micro_batch = 0;
+  c.out_dir = without.path();
+  train(c, nullptr);
+  resume = c;
+  resume.resume = true;
+  resume.stop_after = 0;
+  resume.micro_batch = 2;
+  EXPECT_RG_ERROR(train(resume, nullptr), "train", "--micro-batch 2 (was none, one backward over the batch)");
+  resume.micro_batch = 4;
+  EXPECT_RG_ERROR(train(resume, nullptr), "train", "--micro-batch 4 (was none, one backward over the batch)");
+  // One micro-batch of the whole batch: the same bits as the plain step, so it continues the plain run exactly.
+  resume.micro_batch = resume.batch_size;
+  train(resume, nullptr);
+  c.stop_after = 0;
+  c.out_dir = plain.path();
+  train(c, nullptr);
+  EXPECT_EQ(read_text(without.file("checkpoint.safetensors")), read_text(plain.file("checkpoint.safetensors")));
+  EXPECT_EQ(read_text(without.file("metrics.csv")), read_text(plain.file("metrics.csv")));
+}
+
 TEST(MicroBatch, ABatchTheMicroBatchDoesNotDivideIsAnError) {
   TrainConfig c = tiny_config();
   c.micro_batch = 3;
@@ -244,6 +281,18 @@ TEST(DataParallelSettings, AMismatchNamesTheRankAndTheFirstSettingThatDiffers) {
   TwoTexts layers(dp_settings_text(other, *task));
   EXPECT_RG_ERROR(check_same_settings(layers, dp_settings_text(c, *task)), "data parallel",
                   "rank 1 has --layers 2, rank 0 has --layers 1");
+  // --out: rank 0 alone writes, so another rank's --out would be ignored without a word.
+  other = c;
+  other.out_dir = "runs/b";
+  TrainConfig mine = c;
+  mine.out_dir = "runs/a";
+  TwoTexts outs(dp_settings_text(other, *task));
+  EXPECT_RG_ERROR(check_same_settings(outs, dp_settings_text(mine, *task)), "data parallel",
+                  fmt::format("rank 1 has --out {}/runs/b, rank 0 has --out {}/runs/a", fs::current_path().string(),
+                              fs::current_path().string()));
+  other.out_dir = "./runs/x/../a";  // the same directory spelt another way is the same --out
+  TwoTexts spelt(dp_settings_text(other, *task));
+  check_same_settings(spelt, dp_settings_text(mine, *task));
   TwoTexts same(dp_settings_text(c, *task));
   check_same_settings(same, dp_settings_text(c, *task));  // no error
 }

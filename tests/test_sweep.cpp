@@ -81,6 +81,9 @@ Ran run(const std::vector<std::string>& args, const std::function<bool()>& kill_
                               .string();
   std::vector<std::string> argv_text = {ROPEGRAD_CLI};
   argv_text.insert(argv_text.end(), args.begin(), args.end());
+  // The log exists before the child does: one killed before it opened its log (a loaded machine, a kill
+  // at once) has an empty one, not a missing one.
+  std::ofstream(log).close();
   const pid_t pid = ::fork();
   if (pid == 0) {
     std::vector<char*> argv;
@@ -115,6 +118,13 @@ std::vector<std::string> tiny(int steps) {
   return {"--task", "copy", "--vocab", "8", "--length", "8", "--d-model", "16", "--layers", "1", "--heads", "2",
           "--d-ff", "32", "--steps", std::to_string(steps), "--warmup", "2", "--eval-every", "4", "--eval-batches", "2",
           "--seed", "5"};
+}
+
+// `words` without the option `flag` and its value.
+std::vector<std::string> drop(std::vector<std::string> words, const std::string& flag) {
+  const auto at = std::find(words.begin(), words.end(), flag);
+  if (at != words.end()) words.erase(at, at + 2);
+  return words;
 }
 
 std::vector<std::string> sweep_args(const std::string& out, const std::vector<std::string>& grid,
@@ -451,6 +461,101 @@ TEST(Sweep, BadGridsAndOptionsGetAClearError) {
   const Ran missing = run({"sweep", "--grid", "lr=1e-3"});
   EXPECT_EQ(missing.status, 1);
   EXPECT_THAT(missing.output, HasSubstr("error: ropegrad sweep: --out DIR is required"));
+}
+
+// Every point is checked as train checks it at its start, before the first
+// trains: a micro-batch that does not divide a point's batch, or a --text too
+// short for a point's context, was found only when that point started, after
+// the points before it had trained in full.
+TEST(Sweep, AnInvalidPointIsFoundBeforeAnyPointTrains) {
+  const TempDir dir("invalid");
+  std::vector<std::string> fixed = tiny(4);
+  fixed.insert(fixed.end(), {"--micro-batch", "4"});
+  Ran r = run(sweep_args(dir.path(), {"lr=3e-3,1e-2", "batch=8,6"}, fixed));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("error: sweep: point 2 (lr=3e-3 batch=6): train: --micro-batch 4 does not divide "
+                                  "--batch 6"));
+  EXPECT_THAT(r.output, Not(HasSubstr(": start"))) << "no point trained";
+  EXPECT_FALSE(fs::exists(dir.path())) << "nothing written";
+
+  fs::create_directories(dir.path() + "_text");
+  std::ofstream(dir.path() + "_text/short.txt") << std::string(300, 'a');
+  const std::vector<std::string> text = {"--task", "text", "--text", dir.path() + "_text/short.txt", "--d-model",
+                                         "16", "--layers", "1", "--heads", "2", "--steps", "2", "--warmup", "1"};
+  r = run(sweep_args(dir.path(), {"length=16,200"}, text));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("error: sweep: point 2 (length=200): text: "));
+  EXPECT_THAT(r.output, Not(HasSubstr(": start")));
+  // A head dimension RoPE cannot rotate (an odd one), found before the first point too.
+  r = run(sweep_args(dir.path(), {"heads=2,16"}, drop(tiny(4), "--heads")));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("error: sweep: point 2 (heads=16): train: RoPE rotates pairs of dimensions"));
+  EXPECT_FALSE(fs::exists(dir.path()));
+  fs::remove_all(dir.path() + "_text");
+}
+
+// A grid far larger than meant (a 10^6-point grid was accepted after 22 s of
+// silent checking, with an ETA of 4.3 years) is refused at once with its size
+// and an estimate of its time, unless --yes; every point is still checked
+// before the first trains, and the check says so.
+TEST(Sweep, AGridAboveAThousandPointsNeedsYes) {
+  const TempDir dir("huge");
+  const auto axis = [](const std::string& name, int from, int to) {
+    std::vector<std::string> values;
+    for (int i = from; i <= to; ++i) values.push_back(std::to_string(i));
+    return fmt::format("{}={}", name, fmt::join(values, ","));
+  };
+  const auto start = std::chrono::steady_clock::now();
+  Ran r = run(sweep_args(dir.path(), {axis("warmup", 0, 99), axis("seed", 1, 100), axis("clip", 1, 100)},
+                         drop(drop(tiny(3000), "--warmup"), "--seed")));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_THAT(r.output, ContainsRegex("error: sweep: the grid has 1000000 points \\(warmup 100 x seed 100 x clip 100\\); "
+                                      "at point 1's pace here \\([0-9.]+ (us|ms|s) a step, 3000 steps a point\\) that is "
+                                      "about [0-9.]+ (hours|days|years) of training; give --yes to run a grid of more "
+                                      "than 1000 points"));
+  EXPECT_LT(seconds, 10) << "refused before its points are built";
+  EXPECT_FALSE(fs::exists(dir.path()));
+  // With --yes it goes on: its size said first, then every point checked
+  // before any trains (here the second half is refused, from point 502 of 1002).
+  std::vector<std::string> fixed = tiny(4);
+  fixed = drop(fixed, "--seed");  // an axis
+  fixed.insert(fixed.end(), {"--micro-batch", "4"});
+  std::vector<std::string> args = {"sweep", "--out", dir.path(), "--yes", "--grid", "batch=8,6", "--grid",
+                                   axis("seed", 0, 500), "--"};
+  args.insert(args.end(), fixed.begin(), fixed.end());
+  r = run(args);
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("sweep: 1002 points (batch x seed): checking each one's settings first"));
+  EXPECT_THAT(r.output, HasSubstr("error: sweep: point 502 (batch=6 seed=0): train: --micro-batch 4 does not divide"));
+  EXPECT_THAT(r.output, Not(HasSubstr(": start")));
+  EXPECT_FALSE(fs::exists(dir.path()));
+}
+
+// A finished point whose metrics.csv was deleted showed "-" in every column,
+// without a word. The sweep names the point and the file, and how to train
+// the point again, before anything trains.
+TEST(Sweep, AFinishedPointThatLostItsMetricsIsNamed) {
+  const TempDir dir("lost");
+  const std::vector<std::string> grid = {"lr=3e-3,1e-2,3e-2"};
+  ASSERT_EQ(run(sweep_args(dir.path(), grid, tiny(4))).status, 0);
+  const std::string point2 = dir.path() + "/2_lr=1e-2";
+  fs::remove(point2 + "/metrics.csv");
+  fs::remove_all(dir.path() + "/3_lr=3e-2");  // a point to train: it must not start first
+  Ran r = run(sweep_args(dir.path(), grid, tiny(4)));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("error: sweep: point 2 (lr=1e-2) is finished (its outcome.txt says so), but its '" +
+                                  point2 + "/metrics.csv' is missing, so its results cannot be shown; to train the "
+                                  "point again from the start, delete its directory '" + point2 +
+                                  "' and rerun the same command"));
+  EXPECT_THAT(r.output, Not(HasSubstr(": start")));
+  // What it says to do works: the point trains again, and the table is whole.
+  fs::remove_all(point2);
+  r = run(sweep_args(dir.path(), grid, tiny(4)));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, ContainsRegex("sweep: 2 points to train: (under a second|about [0-9]+ seconds) \\(point 2 took [0-9.]+ (us|ms|s) a step here\\)"));
+  EXPECT_THAT(r.output, HasSubstr("[2/3] lr=1e-2: start"));
+  EXPECT_THAT(read_text(dir.file("results.md")), Not(HasSubstr("| - |")));
 }
 
 // A flag is an axis with the values on and off.

@@ -29,11 +29,17 @@
 #include <vector>
 
 #include "nn/checkpoint.h"
+#include "nn/layers.h"
+#include "nn/optim.h"
 #include "nn/safetensors.h"
 #include "nn/transformer.h"
 #include "tasks/plot.h"
+#include "tasks/dp_simulate.h"
 #include "tasks/run_files.h"
+#include "tasks/sweep.h"
+#include "tasks/token_text_task.h"
 #include "tasks/trainer.h"
+#include "tensor/printable.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/tiny_train.h"
 #include "tests/support/test_util.h"
@@ -347,7 +353,104 @@ TEST(Train, ResumeChecksTheCheckpointsOptimizerSettingsToo) {
   other.weight_decay = 0.1;
   const std::string msg = error_of([&] { train(other, nullptr); });
   EXPECT_THAT(msg, HasSubstr("--resume: '" + dir.file("checkpoint.safetensors") + "'"));
-  EXPECT_THAT(msg, HasSubstr("weight_decay saved 0.01, this optimizer 0.1"));
+  // The command line's words: its flag and the way out, not the library's C++ enum.
+  EXPECT_THAT(msg, HasSubstr("--weight-decay 0.1 (the checkpoint has 0.01)"));
+  EXPECT_THAT(msg, HasSubstr("pass --allow-changed-optimizer to continue with the command line's"));
+  EXPECT_THAT(msg, ::testing::Not(HasSubstr("OptimizerSettingsOnLoad")));
+  EXPECT_THAT(msg, ::testing::Not(HasSubstr("keep_mine")));
+  // The library's own message, for a C++ caller, names its choices.
+  nn::Linear model(3, 2);
+  nn::AdamW saved(model.parameters(), {.lr = 1e-3, .weight_decay = 0.1}), mine(model.parameters(), {.lr = 1e-3});
+  const std::string library = error_of([&] { mine.load_state_dict(saved.state_dict()); });
+  EXPECT_THAT(library, HasSubstr("OptimizerSettingsOnLoad::keep_mine"));
+  other.allow_changed_optimizer = true;  // the way out it names works
+  EXPECT_EQ(train(other, nullptr).last_step, 12);
+}
+
+// The checkpoint's step edited by hand (6 -> 3): resumed, it continued at
+// step 4 with step 6's optimizer state and ended on other weights, exit 0.
+// With the metadata's checksum the edit is refused as such; a checkpoint
+// without one (written before it) has its step cross-checked against the
+// optimizer's own count, AdamW's t; a consistent one resumes exactly.
+TEST(Train, ACheckpointWhoseStepWasEditedIsRefused) {
+  const TempDir whole("stepwhole"), dir("stepedited");
+  TrainConfig c = tiny_config();
+  c.out_dir = whole.path();
+  train(c, nullptr);
+  c.out_dir = dir.path();
+  c.stop_after = 6;
+  train(c, nullptr);
+  const std::string ckpt = dir.file("checkpoint.safetensors");
+  const nn::SafetensorsFile file = nn::load_safetensors(ckpt);
+  ASSERT_EQ(file.metadata.at("step"), "6");
+  ASSERT_EQ(file.metadata.count("metadata_crc32"), 1u);
+  const auto rewrite = [&](const std::map<std::string, std::string>& metadata) {
+    nn::save_safetensors(ckpt, file.tensors, metadata);
+  };
+  TrainConfig resume = c;
+  resume.stop_after = 0;
+  resume.resume = true;
+
+  std::map<std::string, std::string> edited = file.metadata;
+  edited["step"] = "3";
+  rewrite(edited);
+  EXPECT_RG_ERROR(train(resume, nullptr), "load_checkpoint", "'" + ckpt + "': the metadata fails its checksum",
+                  "step '3'", "edited or is corrupt");
+
+  edited.erase("metadata_crc32");  // as a checkpoint written before the checksum
+  rewrite(edited);
+  EXPECT_RG_ERROR(train(resume, nullptr), "train", "--resume: '" + ckpt + "'", "its metadata says step 3",
+                  "its optimizer state has taken 6 steps (AdamW's t)");
+
+  edited["step"] = "6";  // without a checksum but consistent: it resumes, exactly
+  rewrite(edited);
+  EXPECT_EQ(train(resume, nullptr).steps.size(), 6u);
+  EXPECT_EQ(read_text(dir.file("metrics.csv")), read_text(whole.file("metrics.csv")));
+  EXPECT_EQ(nn::load_safetensors(ckpt).tensors.at("model.lm_head.weight").to_vector<float>(),
+            nn::load_safetensors(whole.file("checkpoint.safetensors")).tensors.at("model.lm_head.weight").to_vector<float>());
+}
+
+// A checkpoint's step of int64's largest made step + 1 overflow (the
+// sanitizer blamed cosine_lr): refused as it is read, naming the file.
+TEST(Train, ACheckpointStepOutOfRangeIsRefusedWhenRead) {
+  const TempDir dir("stepmax");
+  TrainConfig c = tiny_config();
+  c.out_dir = dir.path();
+  c.stop_after = 4;
+  train(c, nullptr);
+  const std::string ckpt = dir.file("checkpoint.safetensors");
+  const nn::SafetensorsFile file = nn::load_safetensors(ckpt);
+  nn::save_safetensors(ckpt, file.tensors, {{"format", "ropegrad-checkpoint-1"}, {"step", "9223372036854775807"}});
+  c.stop_after = 0;
+  c.resume = true;
+  EXPECT_RG_ERROR(train(c, nullptr), "load_checkpoint", "'" + ckpt + "'",
+                  "the metadata's step '9223372036854775807' is outside the range",
+                  "expected a whole number of steps in 0..1000000000000");
+  nn::TransformerLM model(read_model_config(dir.file("config.txt")));
+  EXPECT_RG_ERROR(nn::load_checkpoint(ckpt, model, nullptr), "load_checkpoint", "'" + ckpt + "'", "outside the range");
+}
+
+// config.txt's tokenizer_vocab=abc made --resume and generate say "not the
+// run's tokenizer" while printing two identical checksums. The entry is named
+// as config.txt is read; a number that disagrees with the same files is named too.
+TEST(Train, ABadTokenizerVocabEntryIsNamed) {
+  const std::string good =
+      "task=text\nvocab_size=300\ncontext_length=16\nd_model=16\nnum_layers=1\nnum_heads=2\nd_ff=32\n"
+      "rope_theta=10000\nattention=standard\nsigma=scalar\ntie_embeddings=0\ntokenizer_checksum=fnv1a64:00\n"
+      "tokenizer_vocab=300\n";
+  EXPECT_EQ(parse_run_config(good, "run/config.txt").settings.at("tokenizer_vocab"), "300");
+  std::string bad = good;
+  bad.replace(bad.find("tokenizer_vocab=300"), 19, "tokenizer_vocab=abc");
+  EXPECT_RG_ERROR(parse_run_config(bad, "run/config.txt"), "config",
+                  "run/config.txt:13: tokenizer_vocab 'abc' is not a number",
+                  "expected a whole number of tokens in 1..16777216");
+  // A number, but not the tokenizer's size: the same checksum, so the entry is what is wrong.
+  const std::map<std::string, std::string> before = {{"tokenizer_checksum", "fnv1a64:00"}, {"tokenizer_vocab", "299"}},
+                                           now = {{"tokenizer", "/t"}, {"tokenizer_checksum", "fnv1a64:00"},
+                                                  {"tokenizer_vocab", "300"}};
+  EXPECT_RG_ERROR(check_run_inputs("run", before, now, false), "train",
+                  "'run/config.txt' records tokenizer_vocab=299, but the tokenizer '/t' it records (checksum "
+                  "fnv1a64:00, the same files) has 300 tokens");
 }
 
 TEST(Train, ASecondRunIntoTheSameDirectoryIsRefusedNamingTheHolder) {
@@ -444,6 +547,36 @@ TEST(Train, ANonFiniteWeightIsNamedByTrainingAndRefusedByGenerate) {
 // those of an uninterrupted run (rows are flushed to disk before the
 // checkpoint that covers them; resume rewrites metrics.csv atomically).
 // ROPEGRAD_KILL_TRIALS raises the number of trials (default 6).
+// The rows of metrics.csv, time.csv, dp.csv and dp_buckets.csv go through a
+// buffer that may reach the disk mid-row: a run killed then leaves a last
+// row without its newline, past its checkpoint. Every field of the files is
+// checked (run_file_fields), but that row is left out, so the run resumes as
+// a kill anywhere else lets it (it stopped once the rows were checked whole).
+TEST(Train, ARowCutByAKillIsLeftOutOnResume) {
+  const TempDir whole("cutwhole"), dir("cut");
+  TrainConfig c = tiny_config();
+  c.micro_batch = 4;
+  c.out_dir = whole.path();
+  train(c, nullptr);
+  c.out_dir = dir.path();
+  c.stop_after = 6;
+  train(c, nullptr);
+  for (const auto& [file, cut] : std::vector<std::pair<std::string, std::string>>{
+           {"metrics.csv", "7,2.07"}, {"time.csv", "7,0.0"}, {"dp.csv", "7,1,0.00"}, {"dp_buckets.csv", "7,0,44"}}) {
+    std::ofstream(dir.file(file), std::ios::app) << cut;
+  }
+  EXPECT_EQ(profile_from_run(dir.path()).buckets.size(), 1u) << "dp-simulate leaves the cut row out too";
+  TrainConfig resume = c;
+  resume.stop_after = 0;
+  resume.resume = true;
+  EXPECT_EQ(train(resume, nullptr).steps.size(), 6u);
+  EXPECT_EQ(read_text(dir.file("metrics.csv")), read_text(whole.file("metrics.csv")));
+  EXPECT_EQ(read_text(dir.file("checkpoint.safetensors")), read_text(whole.file("checkpoint.safetensors")));
+  // A whole row with a bad number is still refused, wherever it is.
+  std::ofstream(dir.file("time.csv"), std::ios::app) << "13,-1\n";
+  EXPECT_RG_ERROR(read_run_csv(dir.file("time.csv"), "test"), "test", dir.file("time.csv") + ":14: seconds '-1'");
+}
+
 TEST(Train, KilledAtAnyMomentAndResumedLosesNothing) {
   const char* env = std::getenv("ROPEGRAD_KILL_TRIALS");
   const int trials = env != nullptr ? std::atoi(env) : 6;
@@ -526,7 +659,7 @@ TEST(Cli, BadCommandLinesGetAClearError) {
       {"train --checkpoint-every -1", "--checkpoint-every must be a whole number in 0..1000000000, got -1"},
       {"train --stop-after -2", "--stop-after must be a whole number in 0..1000000000, got -2"},
       {"train --batch 1000000000", "batch 1000000000"},
-      {"train --d-model 100000", "d_model 100000"},
+      {"train --d-model 100000", "--d-model 100000 is outside the range of a run's config.txt: a whole number in 1..65536"},
       {"train --layers 100000000", "--layers must be a whole number in 1..100000, got 100000000"},
       {"train --steps 0", "--steps must be a whole number in 1..1000000000, got 0"},
       {"train --lr 0", "--lr must be a real number in (0, 1000], got 0"},
@@ -609,6 +742,147 @@ TEST(Cli, GenerateRefusesATokenizerRetrainedInPlace) {
 }
 
 // ---- files of --out DIR ----------------------------------------------------------------------------
+
+// ---- every number of a run's files, one rule each (tasks/run_files.h run_file_fields) -------------
+
+namespace {
+
+// The texts a field's rule refuses, each with the words of its error:
+// negative, huge, 1e300, NaN, inf, fractional where whole, empty, junk.
+std::vector<std::pair<std::string, std::string>> hostile_values(const nn::FieldRule& rule) {
+  const bool whole = rule.type == nn::FieldRule::Type::Whole;
+  std::vector<std::pair<std::string, std::string>> v = {
+      {"junk", "is not a number"}, {"12abc", "is not a number"}, {" 1", "is not a number"}, {"0x10", "is not a number"}};
+  if (!rule.empty_ok) v.push_back({"", "is empty"});
+  if (!rule.non_finite_ok) {
+    for (const char* text : {"nan", "inf", "-inf", "NaN"}) v.push_back({text, "is not a finite number"});
+  }
+  const std::string below = rule.min > 0 ? (whole ? fmt::format("{:.0f}", rule.min - 1) : fmt::format("{:g}", rule.min / 2))
+                            : rule.min == 0 ? "-1"
+                                            : fmt::format("{:g}", rule.min * 10);
+  v.push_back({below, "is outside the range"});
+  const std::string above = whole ? (rule.max < 1e15 ? fmt::format("{:.0f}", rule.max + 1) : "99999999999999999999")
+                                  : fmt::format("{:g}", rule.max * 10);
+  v.push_back({above, "is outside the range"});
+  if (rule.max < 1e300) v.push_back({"1e300", "is outside the range"});
+  if (rule.max < 9e18) v.push_back({"9223372036854775807", "is outside the range"});
+  if (whole) v.push_back({fmt::format("{}", rule.min + 0.5), "is not a whole number"});
+  return v;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines = split(text, '\n');
+  if (!lines.empty() && lines.back().empty()) lines.pop_back();
+  return lines;
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string text;
+  for (const std::string& line : lines) text += line + "\n";
+  return text;
+}
+
+}  // namespace
+
+// Every numeric field of every file of a run that ropegrad reads back, walked
+// from the one declaration of their rules: each hostile value, put in a run's
+// real file, is refused by every reader of that file with an error naming the
+// file, the field and the range. A field declared in run_file_fields() is
+// walked here without a case written for it.
+TEST(RunFiles, EveryNumericFieldOfEveryRunFileRefusesHostileValues) {
+  const TempDir dir("hostile");
+  TrainConfig c = tiny_config();
+  c.micro_batch = 4;  // dp.csv and dp_buckets.csv too
+  c.checkpoint_every = 4;
+  c.stop_after = 8;
+  c.out_dir = dir.path();
+  train(c, nullptr);
+  SweepPoint point;  // the run as a sweep's point: its outcome.txt
+  point.index = 1;
+  point.label = "lr=0.003";
+  point.dir = dir.path();
+  TrainResult outcome;
+  outcome.metric_name = "accuracy";
+  write_outcome(point, outcome, 8);
+  TrainConfig resume = c;
+  resume.stop_after = 0;
+  resume.resume = true;
+  const std::string ckpt = dir.file("checkpoint.safetensors");
+  const nn::SafetensorsFile checkpoint = nn::load_safetensors(ckpt);
+  const auto load = [&] {
+    nn::TransformerLM model(read_model_config(dir.file("config.txt")));
+    nn::load_checkpoint(ckpt, model, nullptr);
+  };
+  // Every reader of each file: the direct one and the commands that read it.
+  const std::map<std::string, std::vector<std::pair<std::string, std::function<void()>>>> readers = {
+      {"config.txt", {{"read_run_config", [&] { read_run_config(dir.file("config.txt")); }},
+                      {"train --resume", [&] { train(resume, nullptr); }}}},
+      {"checkpoint.safetensors", {{"load_checkpoint", load}, {"train --resume", [&] { train(resume, nullptr); }}}},
+      {"outcome.txt", {{"the sweep's row", [&] { read_sweep_row(point); }}}},
+      {"metrics.csv", {{"read_run_csv", [&] { read_run_csv(dir.file("metrics.csv"), "test"); }},
+                       {"train --resume", [&] { train(resume, nullptr); }},
+                       {"the sweep's row", [&] { read_sweep_row(point); }}}},
+      {"time.csv", {{"read_run_csv", [&] { read_run_csv(dir.file("time.csv"), "test"); }},
+                    {"train --resume", [&] { train(resume, nullptr); }}}},
+      {"dp.csv", {{"read_run_csv", [&] { read_run_csv(dir.file("dp.csv"), "test"); }},
+                  {"dp-simulate", [&] { profile_from_run(dir.path()); }},
+                  {"train --resume", [&] { train(resume, nullptr); }}}},
+      {"dp_buckets.csv", {{"read_run_csv", [&] { read_run_csv(dir.file("dp_buckets.csv"), "test"); }},
+                          {"dp-simulate", [&] { profile_from_run(dir.path()); }},
+                          {"train --resume", [&] { train(resume, nullptr); }}}},
+  };
+  // The files as written read without an error.
+  load();
+  read_sweep_row(point);
+  profile_from_run(dir.path());
+  int cases = 0;
+  for (const RunFileFields& file : run_file_fields()) {
+    const std::string name(file.file), path = dir.file(name);
+    ASSERT_TRUE(readers.count(name)) << "a run file without a reader in this test: " << name;
+    ASSERT_TRUE(fs::exists(path)) << path;
+    const std::string original = read_text(path);
+    for (const RunField& field : file.fields) {
+      for (const auto& [value, words] : hostile_values(field.rule)) {
+        SCOPED_TRACE(fmt::format("{} {}='{}'", name, field.name, value));
+        // The value in the file, where the field is.
+        if (name == "checkpoint.safetensors") {
+          nn::save_safetensors(path, checkpoint.tensors, {{"format", "ropegrad-checkpoint-1"}, {"step", value}});
+        } else if (name.ends_with(".csv")) {
+          std::vector<std::string> lines = lines_of(original);
+          const std::vector<std::string> names = split(lines[0], ',');
+          std::vector<std::string> cells = split(lines[1], ',');
+          const auto at = std::find(names.begin(), names.end(), field.name);
+          ASSERT_NE(at, names.end()) << "no column " << field.name;
+          cells[static_cast<size_t>(at - names.begin())] = value;
+          lines[1] = fmt::format("{}", fmt::join(cells, ","));
+          std::ofstream(path) << joined(lines);
+        } else {  // key=value: the key's line, or a new one (a key this run does not write)
+          std::vector<std::string> lines = lines_of(original);
+          const std::string key = std::string(field.name) + "=";
+          auto line = std::find_if(lines.begin(), lines.end(), [&](const std::string& l) { return l.starts_with(key); });
+          if (line == lines.end()) line = lines.insert(lines.end(), "");
+          *line = key + value;
+          std::ofstream(path) << joined(lines);
+        }
+        for (const auto& [reader, read] : readers.at(name)) {
+          SCOPED_TRACE(reader);
+          const std::string msg = error_of(read);
+          EXPECT_THAT(msg, HasSubstr(path)) << "the file";
+          const std::string named = value.empty() ? fmt::format("{} is empty", field.name)
+                                                  : fmt::format("{} {}", field.name, quote_bytes(value, 40));
+          EXPECT_THAT(msg, HasSubstr(named)) << "the field and the value";
+          EXPECT_THAT(msg, HasSubstr(words));
+          EXPECT_THAT(msg, HasSubstr("expected " + nn::describe_field_rule(field.rule))) << "the range";
+          ++cases;
+        }
+        std::ofstream(path, std::ios::binary) << original;
+      }
+    }
+  }
+  EXPECT_GT(cases, 600);
+  // Put back, the run resumes and ends where an uninterrupted one does.
+  EXPECT_EQ(train(resume, nullptr).last_step, 12);
+}
 
 TEST(Train, WritesMetricsSummaryConfigAndCheckpoint) {
   const TempDir dir("files");
@@ -738,14 +1012,20 @@ TEST(Train, ConfigValuesAreCheckedWithFileLineAndKey) {
     std::string from, to, line, words;
   };
   const std::vector<Bad> bad = {
-      {"d_model=16", "d_model=abc", ":4: d_model", "'abc' is not an integer"},
-      {"d_model=16", "d_model=64abc", ":4: d_model", "'64abc' is not an integer"},
-      {"d_model=16", "d_model=1000000", ":4: d_model", "1000000 is outside 1..65536"},
+      {"d_model=16", "d_model=abc", ":4: d_model", "'abc' is not a number; expected a whole number in 1..65536"},
+      {"d_model=16", "d_model=64abc", ":4: d_model", "'64abc' is not a number"},
+      {"d_model=16", "d_model=1000000", ":4: d_model", "'1000000' is outside the range; expected a whole number in 1..65536"},
       {"d_model=16", "d_model=-3", ":4: d_model", "outside"},
+      {"d_model=16", "d_model=16.5", ":4: d_model", "'16.5' is not a whole number"},
+      {"d_model=16", "d_model= 16", ":4: d_model", "' 16' is not a number"},
       {"sigma=scalar", "sigma=bogus", ":10: sigma", "'bogus' is not scalar or vector"},
       {"rope_theta=10000", "rope_theta=nan", ":8: rope_theta", "not a finite number"},
-      {"tie_embeddings=0", "tie_embeddings=yes", ":11: tie_embeddings", "not 0 or 1"},
-      {"num_heads=2", "num_heads=99999999999999999999", ":6: num_heads", "not an integer"},
+      {"tie_embeddings=0", "tie_embeddings=yes", ":11: tie_embeddings", "'yes' is not a number; expected a whole number in 0..1"},
+      {"num_heads=2", "num_heads=99999999999999999999", ":6: num_heads", "is outside the range"},
+      // The settings are numbers too (they were kept as text, unchecked).
+      {"task=copy", "task=copy\nsteps=-5", ":2: steps", "'-5' is outside the range; expected a whole number of steps in 1..1000000000000"},
+      {"task=copy", "task=copy\nlr=nan", ":2: lr", "'nan' is not a finite number"},
+      {"task=copy", "task=copy\ntokenizer_vocab=abc", ":2: tokenizer_vocab", "'abc' is not a number; expected a whole number of tokens"},
       {"d_ff=32", "d_ff=32\nd_ff=64", ":8", "'d_ff' appears twice"},
       {"task=copy", "task=copy\nbogus_key=1", ":2", "unknown key 'bogus_key'"},
       {"task=copy", "garbage line", ":1", "expected key=value"},

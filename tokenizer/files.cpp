@@ -17,15 +17,6 @@ namespace ropegrad::tok {
 
 namespace {
 
-std::string json_escape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;  // bytes_to_unicode leaves no control characters
-  }
-  return out;
-}
-
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::error_code error;
@@ -173,7 +164,7 @@ void save_tokenizer(const BpeModel& model, const std::string& dir) {
   RG_CHECK(vocab && merges && specials, "save_tokenizer", "cannot write the files in {}", dir);
   vocab << "{\n";
   for (size_t id = 0; id < model.vocab.size(); ++id)
-    vocab << "  \"" << json_escape(bytes_to_printable(model.vocab[id])) << "\": " << id
+    vocab << "  " << json_string(bytes_to_printable(model.vocab[id])) << ": " << id
           << (id + 1 < model.vocab.size() ? ",\n" : "\n");
   vocab << "}\n";
   merges << "#version: 0.2\n";

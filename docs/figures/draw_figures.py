@@ -1045,8 +1045,8 @@ def checkpoint_figure(data):
     svg.text(20, 88, f"bytes 0 .. 7: N = {n:,} (uint64, little-endian)", 12, fill="#444444")
     svg.text(680, 88, f"bytes {8 + n:,} .. {size - 1:,}: data", 12, "end", fill="#444444")
     keys = ", ".join(k for k in meta if not k.startswith("crc32."))
-    svg.text(20, 108, f"the header: __metadata__ ({keys}, a crc32.NAME per tensor), then per tensor: dtype, shape, "
-                      f"data_offsets", 11.5, fill="#444444")
+    svg.text(20, 108, f"the header: __metadata__ ({keys}, a crc32.NAME per tensor),", 11.5, fill="#444444")
+    svg.text(20, 124, "then per tensor: dtype, shape, data_offsets", 11.5, fill="#444444")
     # the data section, one row per tensor, against its byte offsets
     total = size - 8 - n
     top, row = 160, 26

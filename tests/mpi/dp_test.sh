@@ -79,6 +79,15 @@ case $case_name in
       { echo "dp_test: FAILED: no mismatch message in:" >&2; echo "$out" >&2; exit 1; }
     [ ! -e "$dir/m/checkpoint.safetensors" ] || { echo "dp_test: FAILED: a checkpoint was written" >&2; exit 1; }
     echo "dp_test: mismatch stopped the job (status $status): $(grep -m1 'rank 1 has' <<<"$out")"
+    # Rank 1 given another --out: only rank 0 writes, so it would be ignored without a word. Refused, naming both.
+    out=$("$mpiexec" "$np" 1 --oversubscribe "$cli" "${args[@]}" --out "$dir/a" : \
+          "$np" 1 --oversubscribe "$cli" "${args[@]}" --out "$dir/b" 2>&1) && status=0 || status=$?
+    [ "$status" -ne 0 ] || { echo "dp_test: FAILED: the job with two --out exited with 0" >&2; exit 1; }
+    grep -qF "data parallel: rank 1 has --out $dir/b, rank 0 has --out $dir/a" <<<"$out" ||
+      { echo "dp_test: FAILED: no --out mismatch message in:" >&2; echo "$out" >&2; exit 1; }
+    [ ! -e "$dir/a/checkpoint.safetensors" ] && [ ! -e "$dir/b" ] ||
+      { echo "dp_test: FAILED: the job with two --out wrote something" >&2; exit 1; }
+    echo "dp_test: two --out stopped the job (status $status): $(grep -m1 'rank 1 has --out' <<<"$out")"
     ;;
   dead-rank)
     # Rank 1 exits at step 3; checkpoints every 2 steps. The job must end (the

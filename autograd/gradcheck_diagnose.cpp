@@ -405,8 +405,8 @@ std::optional<Fit> factor_per_group(const Entries& e, const Grouping& g) {
   }
   return Fit{static_cast<int64_t>(shown.size()),
              fmt::format("off by a varying factor: analytical = numerical x c at every entry {}, with one constant c "
-                         "per {} (c = {}): a normalisation or scale per {} left out or applied twice?",
-                         e.entry_names(), g.each, list_values(shown), g.each)};
+                         "per {} (c = {})",
+                         e.entry_names(), g.each, list_values(shown))};
 }
 
 // A = N + term(r, c) inside structure s, A = N outside it.
@@ -442,12 +442,20 @@ std::optional<Fit> added_feature(const Entries& e, const Structure& s, const Fea
 
 // What an added term constant per group of s means for the rule, whose dx
 // then gains, for each input, the sum over its block of g times the constant.
-std::string added_term_meaning(const Structure& s, const Grouping* g) {
+std::string added_term_meaning(const Structure& s, const Grouping* g, const std::vector<double>& c) {
   const bool per_block = g == nullptr || g->groups == 1;
   switch (s.kind) {
     case Structure::Diagonal:
-      return "a term c x g[i] added to, or missing from, the gradient of each element (an identity path, such as a "
-             "residual, counted twice or left out, when c = 1 or -1?)";
+      // What c = 1 or -1 means is a fact about the rule's result, not a guess at its cause.
+      if (c.size() == 1 && std::abs(c[0] - 1) < 1e-6) {
+        return "each element's gradient holds its own g[i] once too often (what an identity path, such as a "
+               "residual, adds)";
+      }
+      if (c.size() == 1 && std::abs(c[0] + 1) < 1e-6) {
+        return "each element's own g[i] is missing from its gradient (what an identity path, such as a residual, "
+               "adds)";
+      }
+      return "a term c x g[i] added to, or missing from, the gradient of each element";
     case Structure::Reduction:
       if (per_block) return "a term c x g[i] added to, or missing from, every input of the row output i reduces";
       break;
@@ -497,7 +505,7 @@ std::optional<Fit> added_per_group(const Entries& e, const Structure& s, const G
   return Fit{static_cast<int64_t>(shown.size()),
              fmt::format("off by an added term: analytical = numerical + c at every entry {}{}{}, {} (c = {}){}: {}",
                          e.entry_names(), s.where.empty() ? "" : " ", s.where, per, list_values(shown),
-                         s.kind == Structure::All ? "" : ", and equal elsewhere", added_term_meaning(s, g))};
+                         s.kind == Structure::All ? "" : ", and equal elsewhere", added_term_meaning(s, g, shown))};
 }
 
 // Every simple form that fits, the one with the fewest numbers first.
@@ -1102,27 +1110,44 @@ std::string diagnose_exchanged(const std::vector<Jacobian>& analytical, const st
 
 namespace {
 
-// "4 is the size of the output's dim 0 (input 1 is broadcast over it)", or "".
-std::string size_named(int64_t n, const FailingBlock& b) {
+// A size a constant factor may be made of, and what it is the size of.
+struct NamedSize {
+  int64_t n;
+  std::string name;  // completes "4 is ...": "the size of the output's dim 0"
+  int of = 0;        // 0: a size of the input, 1: of the output, 2: of both
+};
+
+// The dims of the input and of the output (a dim the input is broadcast
+// over says so), the numbers of their elements, and the number of input
+// elements per output element; one name per value, in that order.
+std::vector<NamedSize> named_sizes(const FailingBlock& b) {
   const Shape& in = b.inputs[b.input].shape();
-  for (size_t d = 0; d < in.size(); ++d) {
-    if (in[d] == n) return fmt::format("{} is the size of input {}'s dim {}", n, b.input, d);
-  }
   const Shape& out = b.output_shape;
-  for (size_t d = 0; d < out.size(); ++d) {
-    if (out[d] != n) continue;
-    // Right-aligned like broadcasting: the input lacks this dim or has size 1 there.
-    const int64_t at = static_cast<int64_t>(d) - static_cast<int64_t>(out.size() - in.size());
-    const bool broadcast = at < 0 || in[at] == 1;
-    return fmt::format("{} is the size of the output's dim {}{}", n, d,
-                       broadcast ? fmt::format(" (input {} is broadcast over it)", b.input) : "");
+  std::vector<NamedSize> all;
+  for (size_t d = 0; d < in.size(); ++d) {
+    all.push_back({in[d], fmt::format("the size of input {}'s dim {}", b.input, d), 0});
   }
-  return "";
+  for (size_t d = 0; d < out.size(); ++d) {
+    // Right-aligned like broadcasting: the input lacks this dim or has size 1 there.
+    const int64_t at = static_cast<int64_t>(d) - static_cast<int64_t>(out.size()) + static_cast<int64_t>(in.size());
+    const bool broadcast = at < 0 || in[at] == 1;
+    all.push_back({out[d], fmt::format("the size of the output's dim {}{}", d,
+                                       broadcast ? fmt::format(" (input {} is broadcast over it)", b.input) : ""),
+                   1});
+  }
+  const int64_t n_in = numel_of(in), n_out = numel_of(out);
+  all.push_back({n_in, fmt::format("input {}'s number of elements", b.input), 0});
+  all.push_back({n_out, "the output's number of elements", 1});
+  if (n_out > 0 && n_in % n_out == 0) {
+    all.push_back({n_in / n_out, fmt::format("the number of input {}'s elements per output element", b.input), 2});
+  }
+  std::vector<NamedSize> sizes;
+  for (NamedSize& s : all) {
+    const bool seen = std::any_of(sizes.begin(), sizes.end(), [&s](const NamedSize& t) { return t.n == s.n; });
+    if (s.n > 1 && !seen) sizes.push_back(std::move(s));
+  }
+  return sizes;
 }
-
-}  // namespace
-
-namespace {
 
 // p/q with q <= 64 and |value - p/q| <= 1e-6 |value|: the simplest fraction it is.
 std::optional<std::pair<int64_t, int64_t>> simple_fraction(double value) {
@@ -1135,38 +1160,55 @@ std::optional<std::pair<int64_t, int64_t>> simple_fraction(double value) {
   return std::nullopt;
 }
 
-// ", and 3 is the size of input 0's dim 1, 4 is the size of input 0's dim 2" for the sizes p and q name.
-std::string sizes_named(int64_t p, int64_t q, const FailingBlock& b, bool first) {
-  const std::string num = std::abs(p) > 1 ? size_named(std::abs(p), b) : "";
-  const std::string den = q > 1 ? size_named(q, b) : "";
-  if (num.empty() && den.empty()) return "";
-  return (first ? "; " : ", and ") + num + (num.empty() || den.empty() ? "" : ", ") + den;
-}
+bool equals(double value, double expected) { return std::abs(value - expected) <= 1e-6 * std::abs(expected); }
 
 }  // namespace
 
 std::string explain_constant_factor(double factor, const FailingBlock& b) {
-  if (const auto f = simple_fraction(factor)) {
-    const auto [p, q] = *f;
-    // An integer factor is said only when a size names it ("; 3 is the size of ...").
-    std::string text = q == 1 ? "" : fmt::format("; {:.6g} = {}/{}", factor, p, q);
-    text += sizes_named(p, q, b, text.empty());
-    if (!size_named(std::abs(p), b).empty() && q > 1 && !size_named(q, b).empty()) {
-      text += fmt::format(" (divided by {} where {} belongs, or multiplied by {} where {} does?)", q, std::abs(p),
-                          std::abs(p), q);
+  const double v = std::abs(factor);
+  const std::string sign = factor < 0 ? "-" : "";
+  const std::vector<NamedSize> sizes = named_sizes(b);
+  // The simplest forms made of one size (s, 1/s, s^2, 1/s^2, sqrt(s), 1/sqrt(s)), then of two (p/q).
+  std::vector<std::string> forms;
+  std::vector<const NamedSize*> used;
+  const auto use = [&used](const NamedSize& s) {
+    if (std::find(used.begin(), used.end(), &s) == used.end()) used.push_back(&s);
+  };
+  for (int level = 0; level < 3 && forms.empty(); ++level) {
+    for (const NamedSize& s : sizes) {
+      const double n = static_cast<double>(s.n);
+      const double up = level == 0 ? n : level == 1 ? n * n : std::sqrt(n);
+      const std::string text = level == 0 ? std::to_string(s.n) : level == 1 ? fmt::format("{}^2", s.n)
+                                                                             : fmt::format("sqrt({})", s.n);
+      if (equals(v, up)) forms.push_back(sign + text), use(s);
+      if (equals(v, 1 / up)) forms.push_back(sign + "1/" + text), use(s);
     }
-    return text;
   }
-  // A square root of a fraction: a 1/sqrt(d) scale left out or applied twice.
-  const auto f = simple_fraction(factor * factor);
-  if (!f || factor < 0) return "";
-  const auto [p, q] = *f;
-  const std::string root = q == 1 ? fmt::format("sqrt({})", p)
-                           : p == 1 ? fmt::format("1/sqrt({})", q)
-                                    : fmt::format("sqrt({}/{})", p, q);
-  return fmt::format("; {:.6g} = {}{}{}", factor, root, sizes_named(p, q, b, false),
-                     factor > 1 ? fmt::format(" (a scale 1/{} left out of the rule?)", root)
-                                : fmt::format(" (a scale {} the rule applies once too often?)", root));
+  // Two sizes of one tensor (a count of it where another count of it
+  // belongs: its number of elements for a dim's size, one dim's size for
+  // another's); a ratio of sizes of different tensors says little.
+  for (const NamedSize& p : sizes) {
+    for (const NamedSize& q : sizes) {
+      if (forms.size() >= 3 || &p == &q || p.of != q.of || !equals(v, static_cast<double>(p.n) / static_cast<double>(q.n)))
+        continue;
+      forms.push_back(fmt::format("{}{}/{}", sign, p.n, q.n));
+      use(p);
+      use(q);
+    }
+  }
+  if (forms.empty()) {
+    // No size makes it: the fraction alone, when it is a simple one.
+    const auto f = simple_fraction(factor);
+    return f && f->second > 1 ? fmt::format("; {:.6g} = {}/{}", factor, f->first, f->second) : "";
+  }
+  // "; 0.125 = 1/8 = 3/24; 8 is ..., 3 is ...", or "; 3 is ..." when the factor is a size itself.
+  std::string text;
+  for (const std::string& form : forms) {
+    if (form != fmt::format("{:.6g}", factor)) text += " = " + form;
+  }
+  text = text.empty() ? "; " : fmt::format("; {:.6g}{}; ", factor, text);
+  for (size_t i = 0; i < used.size(); ++i) text += fmt::format("{}{} is {}", i ? ", " : "", used[i]->n, used[i]->name);
+  return text;
 }
 
 std::string diagnose_structure(const FailingBlock& b) {

@@ -25,7 +25,7 @@ mistakes::Case make() {
           "logsumexp's backward returns g * exp(x) without dividing by sum(exp(x)) (missing the normalisation; correct: g * exp(x - lse), the softmax)",
           inputs,
           [](const std::vector<Tensor>& in) { return RowLogSumExp::apply(in[0]); },
-          std::vector<std::string>{"off by a varying factor", "per output element", "normalisation"}};
+          std::vector<std::string>{"off by a varying factor", "per output element"}};
 }
 const mistakes::Register reg(make);
 }  // namespace

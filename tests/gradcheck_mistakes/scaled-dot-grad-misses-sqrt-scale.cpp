@@ -23,7 +23,7 @@ mistakes::Case make() {
           "scores q . k / sqrt(d) per row with d = 8: the backward for q returns g k and leaves out the 1/sqrt(d) scale, so the gradient is sqrt(8) times the truth",
           inputs,
           f,
-          std::vector<std::string>{"off by a constant factor", "sqrt(8)", "left out"}};
+          std::vector<std::string>{"off by a constant factor", "sqrt(8)", "8 is the size of input 0's dim 1"}};
 }
 const mistakes::Register reg(make);
 }  // namespace

@@ -403,10 +403,18 @@ GradcheckResult gradcheck(const GradcheckFn& f, const std::vector<Tensor>& input
 
   // Compare, input by input.
   const Checked c{f, inputs, checked, analytical, numerical, output.shape(), output.detach().to_vector<double>(), o};
+  // Every input's failing entries first: what is observed about one input
+  // says whether the others are right.
+  std::vector<std::vector<GradcheckEntry>> bad_of(inputs.size());
+  std::vector<std::pair<size_t, int64_t>> wrong_counts;
+  for (size_t k : checked) {
+    bad_of[k] = failing_entries(c, k, result.max_abs_error);
+    wrong_counts.push_back({k, static_cast<int64_t>(bad_of[k].size())});
+  }
   result.passed = true;
   std::string report;
   for (size_t k : checked) {
-    const std::vector<GradcheckEntry> bad = failing_entries(c, k, result.max_abs_error);
+    const std::vector<GradcheckEntry>& bad = bad_of[k];
     if (bad.empty()) continue;
     result.passed = false;
     std::string diagnosis;
@@ -415,7 +423,7 @@ GradcheckResult gradcheck(const GradcheckFn& f, const std::vector<Tensor>& input
     } catch (const Error&) {
       // A further evaluation failed (e.g. outside f's domain): no diagnosis.
     }
-    const std::string observed = gradcheck_detail::describe_wrong_entries(c.block(k));
+    const std::string observed = gradcheck_detail::describe_wrong_entries(c.block(k), wrong_counts);
     if (result.diagnosis.empty()) result.diagnosis = diagnosis;
     if (result.observed.empty()) result.observed = observed;
     report += input_report(c, k, bad, diagnosis, observed);

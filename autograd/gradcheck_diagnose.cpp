@@ -993,35 +993,125 @@ std::string elementwise_wrong(const Entries& e, const std::vector<Structure>& ss
                      e.b.input, e.b.input, e.wrong_count, e.a.rows);
 }
 
-// "dim 0 in {0..2}, dim 1 in {1, 3}" for the wrong entries' indices on one side.
-std::string index_sets(const Entries& e, bool by_row) {
+// "0..2", "3", "{0, 2..3}": a set of indices as runs.
+std::string runs(const std::set<int64_t>& values) {
+  std::string set;
+  int64_t count = 0;
+  for (auto it = values.begin(); it != values.end();) {
+    auto run = it;
+    while (std::next(run) != values.end() && *std::next(run) == *run + 1) ++run;
+    set += fmt::format("{}{}", set.empty() ? "" : ", ", *it == *run ? std::to_string(*it)
+                                                                     : fmt::format("{}..{}", *it, *run));
+    ++count;
+    it = std::next(run);
+  }
+  return count > 1 ? "{" + set + "}" : set;
+}
+
+// The indices (rows by_row, else columns) with `which` set, said as
+// "output[0..1, ..]" when they are exactly every combination of their values
+// along each dim (".." for every value of a dim); "" when they are not, or are
+// every index.
+std::string index_pattern(const Entries& e, bool by_row, const std::vector<char>& which) {
   const Shape& shape = by_row ? e.out_shape : e.in_shape;
+  const std::vector<Shape>& index = by_row ? e.out_index : e.in_index;
   std::vector<std::set<int64_t>> seen(shape.size());
-  for (int64_t r = 0; r < e.a.rows; ++r) {
-    for (int64_t c = 0; c < e.a.cols; ++c) {
-      if (!e.wrong_at(r, c)) continue;
-      const Shape& i = by_row ? e.out_index[r] : e.in_index[c];
-      for (size_t d = 0; d < shape.size(); ++d) seen[d].insert(i[d]);
-    }
+  int64_t count = 0;
+  for (size_t i = 0; i < index.size(); ++i) {
+    if (!which[i]) continue;
+    ++count;
+    for (size_t d = 0; d < shape.size(); ++d) seen[d].insert(index[i][d]);
   }
-  std::string s;
+  int64_t product = count > 0 ? 1 : 0;
+  bool everything = true;
+  std::string s = by_row ? "output[" : fmt::format("input{}[", e.b.input);
   for (size_t d = 0; d < shape.size(); ++d) {
-    std::string set;
-    if (static_cast<int64_t>(seen[d].size()) == shape[d]) {
-      set = fmt::format("all {}", shape[d]);
-    } else {
-      for (auto it = seen[d].begin(); it != seen[d].end();) {
-        auto run = it;
-        while (std::next(run) != seen[d].end() && *std::next(run) == *run + 1) ++run;
-        set += fmt::format("{}{}", set.empty() ? "" : ", ", *it == *run ? std::to_string(*it)
-                                                                         : fmt::format("{}..{}", *it, *run));
-        it = std::next(run);
-      }
-      set = "{" + set + "}";
-    }
-    s += fmt::format("{}dim {} in {}", d ? ", " : "", d, set);
+    product *= static_cast<int64_t>(seen[d].size());
+    const bool all = static_cast<int64_t>(seen[d].size()) == shape[d];
+    everything = everything && all;
+    s += (d ? ", " : "") + (all ? std::string("..") : runs(seen[d]));
   }
-  return s.empty() ? "a scalar" : s;
+  if (count == 0 || product != count || everything) return "";
+  return s + "]";
+}
+
+// "input0[0, 1], input0[0, 4] and 3 more" for the indices with `which` set.
+std::string list_indices(const Entries& e, bool by_row, const std::vector<char>& which) {
+  const std::vector<Shape>& index = by_row ? e.out_index : e.in_index;
+  const std::string name = by_row ? "output" : fmt::format("input{}", e.b.input);
+  std::string s;
+  int64_t shown = 0, more = 0;
+  for (size_t i = 0; i < index.size(); ++i) {
+    if (!which[i]) continue;
+    if (shown < 4) {
+      s += fmt::format("{}{}{}", shown ? ", " : "", name, shape_str(index[i]));
+      ++shown;
+    } else {
+      ++more;
+    }
+  }
+  return more > 0 ? fmt::format("{} and {} more", s, more) : s;
+}
+
+// "the numerical Jacobian sums to 0 over each row of input 0 along dim 1 ...;
+// the analytical one does not (...)": the sum of a row of input entries is
+// the derivative along a shift of that row of the input, the same for every
+// output and row in N (0: the function ignores such a shift; 1: it follows
+// it), and not in A. Only the (output, row) pairs where N is nonzero count.
+std::string row_totals(const Entries& e) {
+  const Shape& in = e.in_shape;
+  for (size_t d = in.size(); d-- > 0;) {
+    if (in[d] < 2) continue;
+    const int64_t fibres = e.a.cols / in[d];
+    std::vector<int64_t> key(e.a.cols);
+    for (int64_t c = 0; c < e.a.cols; ++c) key[c] = fibre_of(e.in_index[c], in, d);
+    std::vector<double> sum_n, sum_a;
+    for (int64_t r = 0; r < e.a.rows; ++r) {
+      std::vector<double> n(fibres, 0), a(fibres, 0);
+      std::vector<char> live(fibres, 0);
+      for (int64_t c = 0; c < e.a.cols; ++c) {
+        n[key[c]] += e.n.at(r, c);
+        a[key[c]] += e.a.at(r, c);
+        live[key[c]] = live[key[c]] || !is_zero(e.n.at(r, c), e.o);
+      }
+      for (int64_t f = 0; f < fibres; ++f) {
+        if (live[f]) sum_n.push_back(n[f]), sum_a.push_back(a[f]);
+      }
+    }
+    if (sum_n.size() < 2) continue;
+    const double k = std::round(sum_n.front() * 1e6) / 1e6 + 0.0;  // + 0.0: never "-0"
+    const auto is_k = [&](double v) { return close(v, k, e.o); };
+    if (!std::all_of(sum_n.begin(), sum_n.end(), is_k) || std::all_of(sum_a.begin(), sum_a.end(), is_k)) continue;
+    const double ka = sum_a.front();
+    const bool a_constant = std::all_of(sum_a.begin(), sum_a.end(), [&](double v) { return close(v, ka, e.o); });
+    const std::string shift = k == 0   ? "shifting the row by a constant leaves the output as it is"
+                              : k == 1 ? "shifting the row by t moves the output by t"
+                                       : fmt::format("shifting the row by t moves the output by {} t", number(k));
+    return fmt::format("over each row of input {} along dim {}, the numerical Jacobian sums to {} ({}) and the "
+                       "analytical one {}",
+                       e.b.input, d, number(k), shift,
+                       a_constant ? fmt::format("to {}", number(std::round(ka * 1e6) / 1e6 + 0.0))
+                                  : fmt::format("does not (it sums to {})", list_values(sum_a)));
+  }
+  return "";
+}
+
+// "input 1's is right", "input 1's and input 2's are right", "input 2's is wrong too".
+std::string other_inputs(size_t k, const std::vector<std::pair<size_t, int64_t>>& wrong_counts) {
+  std::vector<std::string> right, wrong;
+  for (const auto& kc : wrong_counts) {
+    if (kc.first == k) continue;
+    (kc.second == 0 ? right : wrong).push_back(fmt::format("input {}'s", kc.first));
+  }
+  const auto join = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (size_t i = 0; i < v.size(); ++i) s += (i == 0 ? "" : i + 1 == v.size() ? " and " : ", ") + v[i];
+    return s;
+  };
+  std::string s;
+  if (!right.empty()) s += join(right) + (right.size() == 1 ? " is right" : " are right");
+  if (!wrong.empty()) s += (s.empty() ? "" : ", ") + join(wrong) + (wrong.size() == 1 ? " is wrong too" : " are wrong too");
+  return s;
 }
 
 }  // namespace
@@ -1230,22 +1320,86 @@ std::string diagnose_structure(const FailingBlock& b) {
   return elementwise_wrong(e, ss);
 }
 
-std::string describe_wrong_entries(const FailingBlock& b) {
+std::string describe_wrong_entries(const FailingBlock& b,
+                                   const std::vector<std::pair<size_t, int64_t>>& wrong_counts) {
   const Entries e = make_entries(b);
-  int64_t nonzero = 0, zero_analytical = 0, diagonal = 0;
+  // Which input, how much of it, and the other inputs.
+  std::string text = fmt::format("input {}'s gradient is wrong at {} of its {} entries", b.input, e.wrong_count,
+                                 e.a.values.size());
+
+  // The wrong entries against the numerical Jacobian's nonzero ones, and
+  // against the rows and columns where it is 0 throughout (an output that
+  // depends on no element of the input, an input element no output depends on).
+  std::vector<char> dead_row(e.a.rows, 1), dead_col(e.a.cols, 1);
+  int64_t nonzero = 0, wrong_nonzero = 0, wrong_zero = 0, analytical_zero = 0, diagonal = 0;
   for (int64_t r = 0; r < e.a.rows; ++r) {
     for (int64_t c = 0; c < e.a.cols; ++c) {
+      const bool nz = !is_zero(e.n.at(r, c), e.o);
+      if (nz) dead_row[r] = 0, dead_col[c] = 0;
+      nonzero += nz;
       if (!e.wrong_at(r, c)) continue;
-      nonzero += !is_zero(e.n.at(r, c), e.o);
-      zero_analytical += is_zero(e.a.at(r, c), e.o);
+      wrong_nonzero += nz;
+      wrong_zero += !nz;
+      analytical_zero += nz && is_zero(e.a.at(r, c), e.o);
       diagonal += e.same_shape() && r == c;
     }
   }
-  std::string text = fmt::format(
-      "{} of {} entries wrong ({} of them nonzero in the numerical Jacobian, {} zero in the analytical one); their "
-      "output indices: {}; their input {} indices: {}",
-      e.wrong_count, e.a.values.size(), nonzero, zero_analytical, index_sets(e, true), b.input, index_sets(e, false));
-  if (e.same_shape()) text += fmt::format("; {} of them on the diagonal d output[i] / d input{}[i]", diagonal, b.input);
+  text += wrong_nonzero == nonzero
+              ? fmt::format(": all {} nonzero ones of the numerical Jacobian", nonzero)
+              : fmt::format(": {} of the numerical Jacobian's {} nonzero ones", wrong_nonzero, nonzero);
+  if (analytical_zero > 0) {
+    text += analytical_zero == wrong_nonzero ? " (all 0 in the analytical one)"
+                                             : fmt::format(" ({} of them 0 in the analytical one)", analytical_zero);
+  }
+  if (wrong_zero > 0) {
+    int64_t in_dead_col = 0, in_dead_row = 0;
+    std::vector<char> cols(e.a.cols, 0), rows(e.a.rows, 0);
+    for (int64_t r = 0; r < e.a.rows; ++r) {
+      for (int64_t c = 0; c < e.a.cols; ++c) {
+        if (!e.wrong_at(r, c) || !is_zero(e.n.at(r, c), e.o)) continue;
+        if (dead_col[c]) {
+          ++in_dead_col, cols[c] = 1;
+        } else if (dead_row[r]) {
+          ++in_dead_row, rows[r] = 1;
+        }
+      }
+    }
+    text += fmt::format(", and {} of its zeros", wrong_zero);
+    std::vector<std::string> parts;
+    if (in_dead_col > 0) {
+      parts.push_back(fmt::format("{} in the columns of the elements of input {} no output depends on ({})",
+                                  in_dead_col, b.input, list_indices(e, false, cols)));
+    }
+    if (in_dead_row > 0) {
+      parts.push_back(fmt::format("{} in the rows of the outputs that depend on no element of input {} ({})",
+                                  in_dead_row, b.input, list_indices(e, true, rows)));
+    }
+    for (size_t i = 0; i < parts.size(); ++i) text += (i == 0 ? ": " : ", ") + parts[i];
+  }
+  if (const std::string others = other_inputs(b.input, wrong_counts); !others.empty()) text += "; " + others;
+  if (const std::string totals = row_totals(e); !totals.empty()) text += "; " + totals;
+
+  // Where: the outputs (rows) and input elements (columns) with wrong entries,
+  // when they form a slice; and those whose nonzero entries are all right.
+  std::vector<char> wrong_rows(e.a.rows, 0), wrong_cols(e.a.cols, 0), right_rows(e.a.rows, 0);
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) {
+      if (e.wrong_at(r, c)) wrong_rows[r] = 1, wrong_cols[c] = 1;
+    }
+  }
+  for (int64_t r = 0; r < e.a.rows; ++r) right_rows[r] = !wrong_rows[r] && !dead_row[r];
+  const std::string rows_at = index_pattern(e, true, wrong_rows), cols_at = index_pattern(e, false, wrong_cols);
+  if (!rows_at.empty()) {
+    text += "; all in the rows of " + rows_at;
+    if (const std::string right = index_pattern(e, true, right_rows); !right.empty()) {
+      text += fmt::format(" (those of {} are right)", right);
+    }
+  }
+  if (!cols_at.empty()) text += (rows_at.empty() ? "; all in the columns of " : ", and of ") + cols_at;
+  if (e.same_shape()) {
+    text += fmt::format("; {} of the {} diagonal entries d output[i] / d input{}[i] among them", diagonal, e.a.rows,
+                        b.input);
+  }
   return text;
 }
 

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "autograd/gradcheck.h"
@@ -70,9 +71,13 @@ std::string explain_constant_factor(double factor, const FailingBlock& b);
 // elementwise derivative wrong throughout. "" when none fits.
 std::string diagnose_structure(const FailingBlock& b);
 
-// What was observed, always: how many entries are wrong, and which output and
-// input indices they have (e.g. "12 of 40 entries wrong ...; output index
-// dim 0 in {0..3}; ...").
-std::string describe_wrong_entries(const FailingBlock& b);
+// What was observed, always, as facts separated by "; ", the most telling
+// first: which input's gradient is wrong at how many entries, and which of
+// the other inputs' are right (`wrong_counts`: each checked input and how
+// many of its entries are wrong); how the wrong entries sit against the
+// numerical Jacobian's nonzero entries (where the output does not depend on
+// the input, which rows and columns are right); where they are.
+std::string describe_wrong_entries(const FailingBlock& b,
+                                   const std::vector<std::pair<size_t, int64_t>>& wrong_counts);
 
 }  // namespace ropegrad::gradcheck_detail

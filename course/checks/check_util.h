@@ -81,7 +81,8 @@ inline std::string failed_forward_check(std::initializer_list<const char*> forwa
 
 // gradcheck of f at `inputs` (float64 leaves); on failure the diagnosis
 // (wrong sign, factor two, transposed, broadcast not summed back, ...) first,
-// then the worst Jacobian entries.
+// or, when none fits, what was observed (which input is wrong at how many
+// entries, and where) and the worst entry; then gradcheck's whole report.
 inline void expect_gradcheck(const GradcheckFn& f, const std::vector<Tensor>& inputs, const std::string& label,
                              GradcheckOptions options = {}) {
   const GradcheckResult r = gradcheck(f, inputs, options);
@@ -93,12 +94,24 @@ inline void expect_gradcheck(const GradcheckFn& f, const std::vector<Tensor>& in
   }
   std::string what = r.diagnosis;
   if (what.empty()) {
-    // No known pattern fits every entry: say how much is wrong and where.
+    // No known pattern fits every entry: say what was observed (which input,
+    // how many entries, where), as many of its facts as fit in about two
+    // lines, then the worst entry when there is room.
     what = "the gradient is wrong";
+    std::string observed;
+    for (size_t at = 0; at < r.observed.size();) {
+      const size_t end = std::min(r.observed.find("; ", at), r.observed.size());
+      if (!observed.empty() && end > 300) break;
+      observed = r.observed.substr(0, end);
+      at = end + 2;
+    }
+    if (!observed.empty()) what += ": " + observed;
     if (!r.worst.empty()) {
       const GradcheckEntry& w = r.worst.front();
-      what += fmt::format(" (worst: d output{} / d input{}{}: numerical {:.6g}, analytical {:.6g})",
-                          shape_str(w.output_index), w.input, shape_str(w.input_index), w.numerical, w.analytical);
+      const std::string worst =
+          fmt::format(" (worst: d output{} / d input{}{}: numerical {:.6g}, analytical {:.6g})",
+                      shape_str(w.output_index), w.input, shape_str(w.input_index), w.numerical, w.analytical);
+      if (observed.empty() || what.size() + worst.size() <= 360) what += worst;
     }
   }
   if (r.diagnosis == "backward raised an error") {

@@ -741,6 +741,178 @@ std::string coupling_missing(const Entries& e, const std::vector<Structure>& ss)
   return "";
 }
 
+// ---- the coupling term scaled --------------------------------------------------------------
+//
+// The Jacobian of softmax, of a normalisation (x / ||x||, layer norm, RMS
+// norm) within a row is a diagonal part plus a coupling part of rank one,
+// u[i] w[j]: its backward's term that sums g over the row, w[j] sum_i g[i]
+// u[i]. When the off-diagonal entries of A are c x those of N (c one number
+// per row, per output or per input element) and the diagonal of A is N's plus
+// (c - 1) x the coupling's own diagonal entry u[i] w[i] (its rank-one
+// extension, from the off-diagonal entries), the rule's direct term is right
+// and its coupling term is c times the right one.
+
+// u and w of a block's off-diagonal entries M[i][j] = N at (members[i],
+// members[j]), i != j, verified on every one of them; nullopt when the block
+// has no coupling (every entry zero), or it is not of rank one.
+std::optional<std::pair<std::vector<double>, std::vector<double>>> rank_one_coupling(
+    const Entries& e, const std::vector<int64_t>& members) {
+  const size_t m = members.size();
+  if (m < 3) return std::nullopt;
+  const auto at = [&](size_t i, size_t j) { return e.n.at(members[i], members[j]); };
+  size_t p = 0, q = 1;
+  for (size_t i = 0; i < m; ++i) {
+    for (size_t j = 0; j < m; ++j) {
+      if (i != j && std::abs(at(i, j)) > std::abs(at(p, q))) p = i, q = j;
+    }
+  }
+  if (is_zero(at(p, q), e.o)) return std::nullopt;
+  std::vector<double> u(m), w(m);
+  for (size_t j = 0; j < m; ++j) w[j] = j == p ? 0 : at(p, j) / at(p, q);
+  for (size_t i = 0; i < m; ++i) u[i] = i == q ? 0 : at(i, q);
+  // u[q] and w[p] from a third index, the one with the largest w (or u).
+  size_t jw = m, iu = m;
+  for (size_t k = 0; k < m; ++k) {
+    if (k == p || k == q) continue;
+    if (jw == m || std::abs(w[k]) > std::abs(w[jw])) jw = k;
+    if (iu == m || std::abs(u[k]) > std::abs(u[iu])) iu = k;
+  }
+  if (w[jw] == 0 || u[iu] == 0) return std::nullopt;
+  u[q] = at(q, jw) / w[jw];
+  w[p] = at(iu, p) / u[iu];
+  for (size_t i = 0; i < m; ++i) {
+    for (size_t j = 0; j < m; ++j) {
+      if (i != j && !close(u[i] * w[j], at(i, j), e.o)) return std::nullopt;
+    }
+  }
+  return std::pair{std::move(u), std::move(w)};
+}
+
+// "c = 1 / output[i0, i1]" when the constants are alpha f^power for a value f
+// per group (groups.by_row: a row's, else a column's) with alpha 1 (or -1); "".
+std::string factor_as_feature(const Entries& e, const std::vector<double>& c, const std::vector<int64_t>& of,
+                              bool by_row) {
+  for (const Feature& f : features(e)) {
+    if (f.by_row != by_row) continue;
+    for (int power : {1, -1}) {
+      bool fits = true;
+      for (size_t i = 0; i < of.size() && fits; ++i) {
+        const double v = std::pow(f.v[of[i]], power);
+        fits = std::isfinite(v) && std::abs(c[i] - v) <= e.o.rtol * std::abs(v) + 1e-9;
+      }
+      if (fits) return power > 0 ? f.symbol : "1 / " + f.symbol;
+    }
+  }
+  return "";
+}
+
+// "c = the norm of input 0's row (sqrt of its sum of squares)" when the
+// constant of each block is that of the block's input values (alpha 1, a
+// power 1, -1, 2 or -2); "".
+std::string factor_as_row_norm(const Entries& e, const std::vector<double>& c,
+                               const std::vector<std::vector<int64_t>>& blocks) {
+  if (blocks.size() < 3) return "";
+  for (int power : {1, -1, 2, -2}) {
+    bool fits = true;
+    for (size_t b = 0; b < blocks.size() && fits; ++b) {
+      double squares = 0;
+      for (int64_t col : blocks[b]) squares += e.x[col] * e.x[col];
+      const double v = std::pow(std::sqrt(squares), power);
+      fits = std::isfinite(v) && std::abs(c[b] - v) <= e.o.rtol * std::abs(v) + 1e-9;
+    }
+    if (!fits) continue;
+    const std::string norm = fmt::format("||input{}'s row||", e.b.input);
+    return power == 1 ? norm : power == -1 ? "1 / " + norm : power == 2 ? norm + "^2" : "1 / " + norm + "^2";
+  }
+  return "";
+}
+
+std::string coupling_scaled(const Entries& e, const std::vector<Structure>& ss) {
+  if (!e.same_shape()) return "";
+  for (const Structure& s : ss) {
+    if (s.kind != Structure::Fibre && s.kind != Structure::All) continue;
+    // The blocks (same shape: a block's rows and columns are the same elements).
+    std::map<int64_t, std::vector<int64_t>> by_key;
+    for (int64_t r = 0; r < e.a.rows; ++r) by_key[s.row_key[r]].push_back(r);
+    std::vector<std::vector<int64_t>> blocks;
+    std::vector<int64_t> block_of(e.a.rows);
+    for (auto& kv : by_key) {
+      for (int64_t r : kv.second) block_of[r] = static_cast<int64_t>(blocks.size());
+      blocks.push_back(kv.second);
+    }
+    // Outside the blocks A = N; inside, N's off-diagonal part is of rank one.
+    bool fits = true;
+    for (int64_t r = 0; r < e.a.rows && fits; ++r) {
+      for (int64_t c = 0; c < e.a.cols && fits; ++c) fits = s.contains(r, c) || !e.wrong_at(r, c);
+    }
+    if (!fits) continue;
+    std::vector<double> diag_coupling(e.a.rows, 0);
+    for (const std::vector<int64_t>& members : blocks) {
+      const auto uw = rank_one_coupling(e, members);
+      if (!uw) {
+        fits = false;
+        break;
+      }
+      for (size_t i = 0; i < members.size(); ++i) diag_coupling[members[i]] = uw->first[i] * uw->second[i];
+    }
+    if (!fits) continue;
+    // One c per block, per output element (row), per input element (column).
+    for (int grouping = 0; grouping < 3; ++grouping) {
+      const auto group = [&](int64_t r, int64_t c) { return grouping == 0 ? block_of[r] : grouping == 1 ? r : c; };
+      const size_t groups = grouping == 0 ? blocks.size() : static_cast<size_t>(e.a.rows);
+      std::vector<double> num(groups, 0), den(groups, 0);
+      std::vector<int64_t> seen(groups, 0);
+      for (int64_t r = 0; r < e.a.rows; ++r) {
+        for (int64_t c = 0; c < e.a.cols; ++c) {
+          if (r == c || !s.contains(r, c)) continue;
+          const size_t k = static_cast<size_t>(group(r, c));
+          num[k] += e.a.at(r, c) * e.n.at(r, c);
+          den[k] += e.n.at(r, c) * e.n.at(r, c);
+          seen[k] += !is_zero(e.n.at(r, c), e.o);
+        }
+      }
+      std::vector<double> factor(groups, 1);
+      bool ok = true;
+      for (size_t k = 0; k < groups && ok; ++k) {
+        if (seen[k] == 0) continue;
+        factor[k] = num[k] / den[k];
+        // Each constant seen at least twice, and none 1 (a right group: a place).
+        ok = seen[k] >= 2 && std::abs(factor[k] - 1) > e.o.rtol;
+      }
+      for (int64_t r = 0; r < e.a.rows && ok; ++r) {
+        for (int64_t c = 0; c < e.a.cols && ok; ++c) {
+          if (!s.contains(r, c)) continue;
+          const double f = factor[static_cast<size_t>(group(r, c))];
+          const double expected = r == c ? e.n.at(r, c) + (f - 1) * diag_coupling[r] : f * e.n.at(r, c);
+          ok = close(e.a.at(r, c), expected, e.o);
+        }
+      }
+      if (!ok) continue;
+      std::vector<double> shown;
+      std::vector<int64_t> of;
+      for (size_t k = 0; k < groups; ++k) {
+        if (seen[k] > 0) shown.push_back(factor[k]), of.push_back(static_cast<int64_t>(k));
+      }
+      const std::string named = grouping == 0 ? factor_as_row_norm(e, shown, blocks)
+                                              : factor_as_feature(e, shown, of, grouping == 1);
+      const std::string values = named.empty() ? list_values(shown) : named + ": " + list_values(shown);
+      const std::string block = s.kind == Structure::All ? "the whole Jacobian" : "each row " +
+                                s.only.substr(s.only.find("along"));
+      static const char* const per[] = {"one c per row", "one c per output element i", "one c per input element j"};
+      static const char* const meaning[] = {
+          "the rule's coupling term (the one that sums g over the row) is c times the right one",
+          "the rule's coupling term sums g[i] with c[i] times the right weight u[i]",
+          "the rule's coupling term reaches each input j with c[j] times the right amount"};
+      return fmt::format(
+          "the coupling term scaled: within {}, the numerical Jacobian is a diagonal part plus a coupling part u[i] "
+          "w[j] of rank one (as softmax's and a normalisation's are), and the analytical one is the same diagonal "
+          "part plus c x the coupling part, on the diagonal too, with {} (c = {}): {}",
+          block, per[grouping], values, meaning[grouping]);
+    }
+  }
+  return "";
+}
+
 // A statement about where the wrong entries are, and how many nonzero
 // entries that place has (the fewer, the more specific the statement).
 struct Place {
@@ -1310,6 +1482,7 @@ std::string diagnose_structure(const FailingBlock& b) {
   if (std::optional<Fit> fit = simplest_form(e)) return fit->text;
   const std::vector<Structure> ss = structures(e);
   if (std::string s = coupling_missing(e, ss); !s.empty()) return s;
+  if (std::string s = coupling_scaled(e, ss); !s.empty()) return s;
   // Which part is right, or where the wrong entries are: the smaller place.
   const std::optional<Place> part = one_part_wrong(e, ss), place = wrong_only_in_one_place(e);
   if (part && (!place || part->active <= place->active)) return part->text;

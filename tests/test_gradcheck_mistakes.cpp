@@ -50,6 +50,7 @@ const std::vector<std::string>& diagnosis_names() {
       "a coupling term missing",
       "the diagonal right, the coupling wrong",
       "the coupling right, the diagonal wrong",
+      "the coupling term scaled",
       "the elementwise derivative is wrong",
       "only some entries wrong",
   };

@@ -1,4 +1,4 @@
-// Mistake: softmax's backward weights the coupling sum by y^2 instead of y: dx = y * (g - sum(g * y * y)) where y * (g - sum(g * y)) belongs; every entry of a row is off by y_j y_i (1 - y_i), no simple form
+// Mistake: softmax's backward weights the coupling sum by y^2 instead of y: dx = y * (g - sum(g * y * y)) where y * (g - sum(g * y)) belongs; every entry of a row is off by y_j y_i (1 - y_i): each g_i is weighted by y_i times its right weight y_i
 #include "case.h"
 namespace {
 using namespace ropegrad;
@@ -21,11 +21,10 @@ mistakes::Case make() {
   std::vector<Tensor> inputs{x};
   GradcheckFn f = [](const std::vector<Tensor>& in) { return SoftmaxWeights::apply(in[0]); };
   return {"softmax-coupling-weights-squared",
-          "softmax's backward weights the coupling sum by y^2 instead of y: dx = y * (g - sum(g * y * y)) where y * (g - sum(g * y)) belongs; every entry of a row is off by y_j y_i (1 - y_i), no simple form",
+          "softmax's backward weights the coupling sum by y^2 instead of y: dx = y * (g - sum(g * y * y)) where y * (g - sum(g * y)) belongs; every entry of a row is off by y_j y_i (1 - y_i): each g_i is weighted by y_i times its right weight y_i",
           inputs,
           f,
-          std::vector<std::string>{},
-          std::vector<std::string>{"observed: ", "input 0's gradient is wrong at 32 of its 64 entries", "all 32 nonzero ones of the numerical Jacobian"}};
+          std::vector<std::string>{"the coupling term scaled", "one c per output element", "c = output[i0, i1]"}};
 }
 const mistakes::Register reg(make);
 }  // namespace

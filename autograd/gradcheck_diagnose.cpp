@@ -541,6 +541,63 @@ std::optional<Fit> simplest_form(const Entries& e) {
   return *std::min_element(fits.begin(), fits.end(), [](const Fit& p, const Fit& q) { return p.params < q.params; });
 }
 
+// A = N + c_k f on the entries of s, one constant per group of g (each by
+// least squares, seen on two entries or more, none 0: a group with no
+// difference is right, and the rest a place), A = N elsewhere.
+std::optional<Fit> added_feature_per_group(const Entries& e, const Structure& s, const Feature& f, const Grouping& g) {
+  std::vector<double> num(g.groups, 0), den(g.groups, 0);
+  std::vector<int64_t> seen(g.groups, 0);
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) {
+      if (!s.contains(r, c)) continue;
+      const double v = f.v[f.by_row ? r : c];
+      const int64_t k = g.of(r, c);
+      num[k] += (e.a.at(r, c) - e.n.at(r, c)) * v;
+      den[k] += v * v;
+      seen[k] += !is_zero(v, e.o);
+    }
+  }
+  std::vector<double> coef(g.groups, 0), shown;
+  for (int64_t k = 0; k < g.groups; ++k) {
+    if (seen[k] == 0) continue;
+    if (seen[k] < 2) return std::nullopt;
+    coef[k] = num[k] / den[k];
+    if (is_zero(coef[k], e.o)) return std::nullopt;
+    shown.push_back(coef[k]);
+  }
+  if (shown.size() < 2) return std::nullopt;
+  if (!added_fits(e, s, [&](int64_t r, int64_t c) { return coef[g.of(r, c)] * f.v[f.by_row ? r : c]; })) {
+    return std::nullopt;
+  }
+  return Fit{static_cast<int64_t>(shown.size()),
+             fmt::format("off by an added term: analytical = numerical + c x {} at every entry {}{}{}, with one "
+                         "constant c per {} (c = {}){}: a term c x {} too many in the rule, or its opposite missing?",
+                         f.symbol, e.entry_names(), s.where.empty() ? "" : " ", s.where, g.each, list_values(shown),
+                         s.kind == Structure::All ? "" : ", and equal elsewhere", f.symbol)};
+}
+
+// The simplest A = N + c_k f, one constant per group: more numbers than the
+// forms of simplest_form, so tried only after the coupling and the places.
+std::optional<Fit> added_feature_per_group_form(const Entries& e) {
+  std::vector<Fit> fits;
+  int64_t active = 0;
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) active += e.active(r, c);
+  }
+  const std::vector<Feature> fs = features(e);
+  for (const Structure& s : structures(e)) {
+    for (const Grouping& g : groupings(e)) {
+      for (const Feature& f : fs) {
+        if (std::optional<Fit> fit = added_feature_per_group(e, s, f, g); fit && fit->params + 2 <= active) {
+          fits.push_back(std::move(*fit));
+        }
+      }
+    }
+  }
+  if (fits.empty()) return std::nullopt;
+  return *std::min_element(fits.begin(), fits.end(), [](const Fit& p, const Fit& q) { return p.params < q.params; });
+}
+
 // ---- relations with no fitted number -----------------------------------------------------
 
 // A[r, c] = sum of N[r', c] over the rows r' with the same key as r: the
@@ -1490,6 +1547,7 @@ std::string diagnose_structure(const FailingBlock& b) {
     const bool elementwise = !elementwise_wrong(e, ss).empty();
     return elementwise ? place->text + " (the function is elementwise: both Jacobians are diagonal)" : place->text;
   }
+  if (std::optional<Fit> fit = added_feature_per_group_form(e)) return fit->text;
   return elementwise_wrong(e, ss);
 }
 

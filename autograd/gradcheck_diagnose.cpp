@@ -1110,6 +1110,9 @@ void index_pair_regions(const Entries& e, std::vector<Region>& out) {
       out.push_back({fmt::format("where j{} = i{} (the input's index along dim {} equals the output's along dim {})",
                                  b, a, b, a),
                      [=](int64_t r, int64_t c) { return (*ii)[c][b] == (*oi)[r][a]; }});
+      out.push_back({fmt::format("where j{} != i{} (the input's index along dim {} differs from the output's along "
+                                 "dim {})", b, a, b, a),
+                     [=](int64_t r, int64_t c) { return (*ii)[c][b] != (*oi)[r][a]; }});
       out.push_back({fmt::format("where j{} > i{} (the input's index along dim {} after the output's along dim {}: "
                                  "the future, for a causal mask)", b, a, b, a),
                      [=](int64_t r, int64_t c) { return (*ii)[c][b] > (*oi)[r][a]; }});
@@ -1176,6 +1179,39 @@ void value_regions(const Entries& e, std::vector<Region>& out) {
   }
 }
 
+// Where the output does not depend on the input: the columns of the input
+// elements no output depends on, the rows of the outputs that depend on no
+// input element (N zero throughout), and both. A mask or a constant inside f
+// (not one of its inputs, so value_regions cannot name it) makes them.
+std::string list_indices(const Entries& e, bool by_row, const std::vector<char>& which);
+
+void dead_regions(const Entries& e, std::vector<Region>& out) {
+  std::vector<char> dead_row(e.a.rows, 1), dead_col(e.a.cols, 1);
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) {
+      if (!is_zero(e.n.at(r, c), e.o)) dead_row[r] = 0, dead_col[c] = 0;
+    }
+  }
+  const bool any_col = std::any_of(dead_col.begin(), dead_col.end(), [](char v) { return v != 0; });
+  const bool any_row = std::any_of(dead_row.begin(), dead_row.end(), [](char v) { return v != 0; });
+  const std::string cols = fmt::format("the columns of the elements of input {} no output depends on ({})", e.b.input,
+                                       list_indices(e, false, dead_col));
+  const std::string rows = fmt::format("the rows of the outputs that depend on no element of input {} ({})",
+                                       e.b.input, list_indices(e, true, dead_row));
+  if (any_col) {
+    out.push_back({"in " + cols + ", where the numerical Jacobian is 0 throughout",
+                   [dead_col](int64_t, int64_t c) { return dead_col[c] != 0; }});
+  }
+  if (any_row) {
+    out.push_back({"in " + rows + ", where the numerical Jacobian is 0 throughout",
+                   [dead_row](int64_t r, int64_t) { return dead_row[r] != 0; }});
+  }
+  if (any_col && any_row) {
+    out.push_back({"in " + cols + " and " + rows + ", where the numerical Jacobian is 0 throughout",
+                   [dead_row, dead_col](int64_t r, int64_t c) { return dead_row[r] != 0 || dead_col[c] != 0; }});
+  }
+}
+
 // All wrong entries in one region, and right active entries outside it (so
 // the region says where, not merely "where anything is"); the smallest region.
 std::optional<Place> wrong_only_in_one_place(const Entries& e) {
@@ -1190,6 +1226,8 @@ std::optional<Place> wrong_only_in_one_place(const Entries& e) {
   index_pair_regions(e, regions);
   id_regions(e, regions);
   value_regions(e, regions);
+  const size_t first_dead = regions.size();
+  dead_regions(e, regions);
   const Region* best = nullptr;
   int64_t best_active = 0;
   for (const Region& g : regions) {
@@ -1206,8 +1244,21 @@ std::optional<Place> wrong_only_in_one_place(const Entries& e) {
     if (fits && right_outside && (best == nullptr || active < best_active)) best = &g, best_active = active;
   }
   if (best == nullptr) return std::nullopt;
-  return Place{fmt::format("only some entries wrong: wrong only {} ({} of the {} nonzero entries there); every entry "
-                           "elsewhere is right", best->where, e.wrong_count, best_active),
+  // Where N is 0 throughout, the wrong entries are gradients where there is
+  // none to give; in the columns (or rows) of a dead input element (or
+  // output), something inside f cut it off.
+  bool n_zero = true;
+  for (int64_t r = 0; r < e.a.rows && n_zero; ++r) {
+    for (int64_t c = 0; c < e.a.cols && n_zero; ++c) n_zero = !best->holds(r, c) || is_zero(e.n.at(r, c), e.o);
+  }
+  const bool dead = best >= regions.data() + first_dead;
+  const std::string none = dead ? ": the rule gives a gradient where the output does not depend on the input (a "
+                                  "mask, or a constant?)"
+                           : n_zero ? ", where the numerical Jacobian is 0: the rule gives a gradient where the output "
+                                      "does not depend on the input"
+                                    : "";
+  return Place{fmt::format("only some entries wrong: wrong only {} ({} of the {} nonzero entries there){}; every entry "
+                           "elsewhere is right", best->where, e.wrong_count, best_active, none),
                best_active};
 }
 

@@ -6,10 +6,11 @@
 //   not-summed  the report for a broadcast gradient not summed back
 //   kinks       numerical vs analytical slopes at relu's, clamp's, abs's and max's kinks
 //   coupling    the report for softmax's backward without its coupling term
-//   structure   the diagnosis (or what was observed) for six more wrong rules
+//   structure   the diagnosis (or what was observed) for seven more wrong rules
 #include <cmath>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <numbers>
 #include <string>
 #include <tuple>
@@ -127,7 +128,7 @@ struct CubeNotLowered : Function<CubeNotLowered> {
   }
 };
 
-// softmax whose coupling sum is weighted by y^2 instead of y: no simple form.
+// softmax whose coupling sum is weighted by y^2 instead of y: the coupling term scaled.
 struct SoftmaxWeightsSquared : Function<SoftmaxWeightsSquared> {
   static constexpr const char* name = "softmax_weights_squared";
   static Tensor forward(FunctionCtx& ctx, const Tensor& x) {
@@ -138,6 +139,21 @@ struct SoftmaxWeightsSquared : Function<SoftmaxWeightsSquared> {
   static Grads backward(FunctionCtx& ctx, const Tensor& grad) {
     const Tensor y = ctx.saved_tensors()[0];
     return {y * (grad - sum(grad * y * y, {-1}, true))};
+  }
+};
+
+// softmax of scores with a fixed mask (-inf where it is true), whose backward
+// recomputes the softmax without the mask: no simple form.
+struct MaskedSoftmaxNoMask : Function<MaskedSoftmaxNoMask> {
+  static constexpr const char* name = "masked_softmax_no_mask";
+  static Tensor forward(FunctionCtx& ctx, const Tensor& x) {
+    ctx.save_for_backward({x});
+    const Tensor mask = tensor(std::vector<double>{0, 1, 0, 0, 0, 1}, Shape{2, 3}, DType::Bool);
+    return softmax(masked_fill(x, mask, -std::numeric_limits<double>::infinity()), -1);
+  }
+  static Grads backward(FunctionCtx& ctx, const Tensor& grad) {
+    const Tensor p = softmax(ctx.saved_tensors()[0], -1);
+    return {p * (grad - sum(grad * p, {-1}, true))};
   }
 };
 
@@ -154,7 +170,7 @@ std::string verdict(const GradcheckResult& r) {
   return lines;
 }
 
-// Six wrong rules of different structure, each with its diagnosis line.
+// Seven wrong rules of different structure, each with its diagnosis line.
 void print_structures() {
   Generator gen(0);
   const auto draw = [&gen](Shape shape) { return randn(shape, DType::Float64, &gen).requires_grad_(); };
@@ -168,6 +184,8 @@ void print_structures() {
       {"bias gradient g[0, :]", [](In in) { return AddBiasFirstRow::apply(in[0], in[1]); }, {draw({3, 4}), draw({4})}},
       {"x^3 as 3 x^3", [](In in) { return CubeNotLowered::apply(in[0]); }, {draw({2, 3})}},
       {"softmax, coupling weighted by y^2", [](In in) { return SoftmaxWeightsSquared::apply(in[0]); }, {draw({2, 3})}},
+      {"masked softmax, backward without the mask", [](In in) { return MaskedSoftmaxNoMask::apply(in[0]); },
+       {draw({2, 3})}},
   };
   for (const auto& [label, f, inputs] : cases) std::cout << label << ":\n" << verdict(gradcheck(f, inputs));
 }

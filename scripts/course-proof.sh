@@ -257,24 +257,22 @@ fi
 restore
 
 echo "course proof: every typical wrong solution is caught"
-caught=0
-mutations=0
-mutation_ids=${ROPEGRAD_COURSE_MUTATION_IDS:-$ids}  # ROPEGRAD_COURSE_MUTATION_IDS="ex07-rmsnorm ...": only their mutations
-for patch in course/mutations/*.patch; do
-  case " $mutation_ids " in *" $(sed -n "s/^Exercise: *//p" "$patch" | head -1) "*) ;; *) continue ;; esac
-  [ -e "$patch" ] || continue
-  mutations=$((mutations + 1))
+# One mutation in the tree at $1 with its build in $2: applied alone, built,
+# checked, put back. Prints an ok or FAIL line (and the output of a failure).
+check_mutation() {
+  local tree=$1 bdir=$2 patch=$3 id expect name out rc others shown plain missing doc
   id=$(sed -n 's/^Exercise: *//p' "$patch" | head -1)
   expect=$(sed -n 's/^Expect: *//p' "$patch" | head -1)
   name=$(basename "$patch" .patch)
-  if ! git apply "$patch" 2>/dev/null; then
-    bad "$name: does not apply"
-    continue
+  if ! (cd "$tree" && git apply "$root/$patch" 2>/dev/null); then
+    echo "  FAIL  $name: does not apply"
+    return
   fi
-  if ! build; then
-    bad "$name: does not build"
+  if ! cmake --build "$bdir" -j1 --target course-check >"$bdir/course-proof-build.log" 2>&1; then
+    echo "  FAIL  $name: does not build"
+    grep -E 'error' "$bdir/course-proof-build.log" | head -20 | sed 's/^/        /'
   else
-    out=$("$build_dir/course/course-check" "$id" --verbose 2>&1) && rc=0 || rc=$?
+    out=$("$bdir/course/course-check" "$id" --verbose 2>&1) && rc=0 || rc=$?
     # Here-strings, not pipes: with pipefail, grep -q leaving early can fail the pipe.
     # A mistake written without sight of the checks ("Origin:"): every line
     # that names a cause (course/mutations/causes.txt) names the expected one.
@@ -285,13 +283,12 @@ for patch in course/mutations/*.patch; do
       done)
     fi
     if [ "$rc" -ne 0 ] && grep -q '^  FAIL ' <<<"$out" && grep -qiF -- "$expect" <<<"$out" && [ -z "$others" ]; then
-      caught=$((caught + 1))
-      ok "$name: caught by $id ($(echo "$out" | grep -m1 '^  FAIL ' | cut -c1-110 | sed 's/^ *FAIL *//'))"
+      echo "  ok    $name: caught by $id ($(echo "$out" | grep -m1 '^  FAIL ' | cut -c1-110 | sed 's/^ *FAIL *//'))"
     elif [ -n "$others" ]; then
-      bad "$name: a line names a cause other than the expected '$expect':"
+      echo "  FAIL  $name: a line names a cause other than the expected '$expect':"
       echo "$others" | head -5 | sed 's/^/        /'
     else
-      bad "$name: not caught by $id as expected (exit $rc, expected the words '$expect')"
+      echo "  FAIL  $name: not caught by $id as expected (exit $rc, expected the words '$expect')"
       echo "$out" | sed 's/^/        /'
     fi
   fi
@@ -299,12 +296,53 @@ for patch in course/mutations/*.patch; do
   # "<!-- mutation-output: NAME -->") must show lines the check still prints.
   for doc in $(grep -lF -- "<!-- mutation-output: $name -->" docs/*.md 2>/dev/null || true); do
     shown=$(awk -v m="<!-- mutation-output: $name -->" '$0 == m { f = 1; next } f && /^```/ { if (in_block) exit; in_block = 1; next } f && in_block { print }' "$doc")
-    plain=$("$build_dir/course/course-check" "$id" 2>&1 || true)
+    plain=$("$bdir/course/course-check" "$id" 2>&1 || true)
     missing=$(while IFS= read -r line; do [ "$line" = "..." ] || grep -qxF -- "$line" <<<"$plain" || echo "$line"; done <<<"$shown")
-    if [ -z "$missing" ]; then ok "$doc shows what $name prints"; else bad "$doc: lines for $name that the check no longer prints:"; echo "$missing" | sed 's/^/        /'; fi
+    if [ -z "$missing" ]; then echo "  ok    $doc shows what $name prints"; else echo "  FAIL  $doc: lines for $name that the check no longer prints:"; echo "$missing" | sed 's/^/        /'; fi
   done
-  restore
+  (cd "$tree" && for f in $region_files; do cmp -s "$backup/$f" "$f" || cp "$backup/$f" "$f"; done)
+}
+# Each mutation rebuilds one file on one core: two workers, the second in a
+# copy of the tree with its own build (from ccache, when present, in a minute),
+# halve the time. ROPEGRAD_COURSE_PROOF_WORKERS=1: one, in this tree.
+mutation_ids=${ROPEGRAD_COURSE_MUTATION_IDS:-$ids}  # ROPEGRAD_COURSE_MUTATION_IDS="ex07-rmsnorm ...": only their mutations
+patches=()
+for patch in course/mutations/*.patch; do
+  [ -e "$patch" ] || continue
+  case " $mutation_ids " in *" $(sed -n "s/^Exercise: *//p" "$patch" | head -1) "*) patches+=("$patch") ;; esac
 done
+mutations=${#patches[@]}
+workers=${ROPEGRAD_COURSE_PROOF_WORKERS:-$([ "$mutations" -ge 20 ] && [ "$jobs" -ge 2 ] && echo 2 || echo 1)}
+[ "$workers" -le 2 ] || workers=2
+logs=$(mktemp -d)
+second_tree=""
+if [ "$workers" -gt 1 ]; then  # copied before any worker starts applying patches here
+  second_tree=$(mktemp -d)
+  git ls-files -co --exclude-standard -z | tar --null -T - -cf - | tar -C "$second_tree" -xf -
+  launcher=$(command -v ccache >/dev/null && echo "-DCMAKE_CXX_COMPILER_LAUNCHER=$(command -v cmake);-E;env;CCACHE_BASEDIR=$second_tree;CCACHE_NOHASHDIR=1;CCACHE_DEPEND=1;CCACHE_SLOPPINESS=pch_defines,time_macros;ccache" || true)
+fi
+for ((w = 0; w < workers; w++)); do
+  tree=$root bdir=$build_dir
+  [ "$w" -eq 0 ] || tree=$second_tree bdir=$second_tree/build
+  (
+    if [ "$w" -gt 0 ]; then
+      cmake -S "$tree" -B "$bdir" ${launcher:+"$launcher"} -DCMAKE_BUILD_TYPE=Release -DROPEGRAD_BENCH=OFF >/dev/null &&
+        cmake --build "$bdir" -j1 --target course-check >"$logs/build-$w.log" 2>&1 ||
+        { echo "  FAIL  the second worker's tree does not build"; exit 0; }
+    fi
+    for ((k = w; k < mutations; k += workers)); do check_mutation "$tree" "$bdir" "${patches[$k]}"; done
+  ) >"$logs/worker-$w.log" 2>&1 &
+done
+wait
+for ((w = 0; w < workers; w++)); do cat "$logs/worker-$w.log"; done
+caught=$(cat "$logs"/worker-*.log | grep -cE '^  ok    .*: caught by ' || true)
+# Every mutation has its line: a worker that stopped early would skip some silently.
+checked=$(cat "$logs"/worker-*.log | grep -cE '^  (ok    [^ ]+: caught by|FAIL  [^ ]+: (does not|not caught|a line names))' || true)
+[ "$checked" -eq "$mutations" ] || bad "only $checked of $mutations mutations were checked (a worker stopped early)"
+passed=$((passed + $(cat "$logs"/worker-*.log | grep -c '^  ok    ' || true)))
+failed=$((failed + $(cat "$logs"/worker-*.log | grep -c '^  FAIL  ' || true)))
+rm -rf "$logs" ${second_tree:+"$second_tree"}
+restore
 echo "course proof: $caught of $mutations mutations caught"
 
 echo "course proof: every accepted variant passes its exercise's checks"

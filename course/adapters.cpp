@@ -199,10 +199,11 @@ void run_save_checkpoint(const nn::Module& model, const nn::Optimizer& optimizer
   nn::save_checkpoint(out, model, optimizer.state_dict(), iteration);
 }
 
-int64_t run_load_checkpoint(const std::string& src, nn::Module& model, nn::Optimizer& optimizer) {
+int64_t run_load_checkpoint(const std::string& src, nn::Module& model, nn::Optimizer& optimizer,
+                            nn::OptimizerSettingsOnLoad on_settings) {
   nn::StateDict state;
   const int64_t iteration = nn::load_checkpoint(src, model, &state);
-  optimizer.load_state_dict(state);
+  optimizer.load_state_dict(state, on_settings);
   return iteration;
 }
 
@@ -233,6 +234,22 @@ tok::Tokenizer get_tokenizer(const Vocab& vocab, const Merges& merges, const std
     by_id.push_back(bytes);
   }
   return tok::Tokenizer(tok::bpe_model_from_bytes(std::move(by_id), merges, special_tokens, "get_tokenizer"));
+}
+
+}  // namespace ropegrad::adapters
+
+namespace ropegrad::adapters {
+
+void encode_iterable(const tok::Tokenizer& tokenizer, std::istream& in, const std::function<void(int32_t)>& emit) {
+  tokenizer.encode_stream(in, [&](const std::vector<int32_t>& ids) {
+    for (int32_t id : ids) emit(id);
+  });
+}
+
+std::vector<int32_t> encode_iterable(const tok::Tokenizer& tokenizer, std::istream& in) {
+  std::vector<int32_t> ids;
+  encode_iterable(tokenizer, in, [&](int32_t id) { ids.push_back(id); });
+  return ids;
 }
 
 }  // namespace ropegrad::adapters

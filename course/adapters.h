@@ -14,6 +14,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <istream>
 #include <map>
 #include <string>
 #include <utility>
@@ -105,10 +107,13 @@ double run_get_lr_cosine_schedule(int64_t it, double max_learning_rate, double m
 // The model's and the optimizer's state and the iteration, in one file.
 void run_save_checkpoint(const nn::Module& model, const nn::Optimizer& optimizer, int64_t iteration,
                          const std::string& out);
-// Restores both and returns the iteration. The optimizer's settings must be
-// the saved ones (an Error names each that differs); a checkpoint without
-// saved settings loads and the optimizer keeps its own.
-int64_t run_load_checkpoint(const std::string& src, nn::Module& model, nn::Optimizer& optimizer);
+// Restores both and returns the iteration. By default the optimizer's
+// settings must be the saved ones (an Error names each that differs);
+// OptimizerSettingsOnLoad::take_saved adopts the saved settings, as torch's
+// optimizer.load_state_dict does, and keep_mine keeps the optimizer's own. A
+// checkpoint without saved settings loads and the optimizer keeps its own.
+int64_t run_load_checkpoint(const std::string& src, nn::Module& model, nn::Optimizer& optimizer,
+                            nn::OptimizerSettingsOnLoad on_settings = nn::OptimizerSettingsOnLoad::must_match);
 
 // The course's tokenizer types: vocab id -> token bytes, merges as byte pairs by rank.
 using Vocab = std::map<int32_t, std::string>;
@@ -123,6 +128,16 @@ std::pair<Vocab, Merges> run_train_bpe(const std::string& input_path, int64_t vo
 // A tokenizer over vocab (ids 0..n-1, each once) and merges; each special
 // token that is not yet in vocab is added with the next free id, as the
 // course's Tokenizer does. Its encode is safe to call from several threads.
-tok::Tokenizer get_tokenizer(const Vocab& vocab, const Merges& merges, const std::vector<std::string>& special_tokens);
+tok::Tokenizer get_tokenizer(const Vocab& vocab, const Merges& merges,
+                             const std::vector<std::string>& special_tokens = {});
+
+// CS336's Tokenizer.encode_iterable(f): the ids of everything `in` holds,
+// read a chunk at a time and handed to `emit` as they are found, with
+// memory bounded by the chunk, not the file (Tokenizer::encode_stream); the
+// ids equal encode() of the whole text.
+void encode_iterable(const tok::Tokenizer& tokenizer, std::istream& in,
+                     const std::function<void(int32_t)>& emit);
+// The same, collected.
+std::vector<int32_t> encode_iterable(const tok::Tokenizer& tokenizer, std::istream& in);
 
 }  // namespace ropegrad::adapters

@@ -159,6 +159,27 @@ TEST(Adapters, AdamWMatchesTorchOverTenSteps) {
   expect_close(p, fx("adamw.out"), kTol, "AdamW after 10 steps");
 }
 
+// CS336's get_adamw_cls()(params, lr=..., weight_decay=..., betas=..., eps=...)
+// names the settings in that order, which designated initialisers refuse; the
+// chain takes any order and gives the same optimizer as the designated form.
+TEST(Adapters, AdamWSettingsInCs336sOrderThroughTheChain) {
+  Tensor p = clone(fx("adamw.p0")).requires_grad_();
+  AdamW opt({p}, nn::AdamWOptions::chain(0.01).weight_decay(0.1).betas(0.9, 0.95).eps(1e-8));
+  EXPECT_EQ(opt.lr(), 0.01);
+  EXPECT_EQ(opt.weight_decay(), 0.1);
+  EXPECT_EQ(opt.betas(), (std::pair<double, double>{0.9, 0.95}));
+  EXPECT_EQ(opt.eps(), 1e-8);
+  const Tensor grads = fx("adamw.grads");
+  for (int64_t s = 0; s < 10; ++s) {
+    p.set_grad(contiguous(select(grads, 0, s)));
+    opt.step();
+  }
+  expect_close(p, fx("adamw.out"), kTol, "AdamW (chained settings) after 10 steps");
+  // Settings the chain checks as the constructor does.
+  Tensor q = clone(fx("adamw.p0")).requires_grad_();
+  EXPECT_RG_ERROR(AdamW({q}, nn::AdamWOptions::chain(0.01).betas(1.5, 0.95)), "AdamW", "beta parameter at index 0: 1.5");
+}
+
 TEST(Adapters, RunGetBatchShiftsByOneAndCoversEveryStart) {
   const int64_t n = 40, ctx = 8, batch = 16;
   const Tensor data = arange(n);  // token i is i: x[b, j] = start + j
@@ -239,6 +260,32 @@ TEST(Adapters, RunGetBatchOverAMemoryMappedUint16FileDrawsTheTensorsBatch) {
   EXPECT_EQ(x1.dtype(), DType::Int64);
   EXPECT_EQ(x1.to_vector<int64_t>(), x2.to_vector<int64_t>());
   EXPECT_EQ(y1.to_vector<int64_t>(), y2.to_vector<int64_t>());
+  std::remove(path.c_str());
+}
+
+// torch's optimizer.load_state_dict(saved) adopts the saved settings: so does
+// run_load_checkpoint(src, model, optimizer, take_saved); keep_mine keeps the
+// optimizer's own, and the moments and step come back in both cases.
+TEST(Adapters, RunLoadCheckpointCanTakeTheSavedSettingsAsTorchDoes) {
+  nn::Linear model(3, 2);
+  AdamW opt(model.parameters(), {.lr = 1e-2, .betas = {0.9, 0.95}, .weight_decay = 0.1});
+  for (const Tensor& p : model.parameters()) p.set_grad(ones_like(p));
+  opt.step();
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("ropegrad_adapters_take_" + std::to_string(::getpid()))).string();
+  run_save_checkpoint(model, opt, 5, path);
+  nn::Linear restored(3, 2);
+  AdamW other(restored.parameters(), {.lr = 1e-3});  // betas (0.9, 0.999), weight_decay 0.01
+  EXPECT_EQ(run_load_checkpoint(path, restored, other, nn::OptimizerSettingsOnLoad::take_saved), 5);
+  EXPECT_EQ(other.betas(), (std::pair<double, double>{0.9, 0.95}));
+  EXPECT_EQ(other.weight_decay(), 0.1);
+  EXPECT_EQ(other.lr(), 1e-2) << "the saved learning rate, as torch's param_groups";
+  ASSERT_TRUE(other.state(0).has_value());
+  EXPECT_EQ(other.state(0)->step, 1);
+  AdamW mine(restored.parameters(), {.lr = 1e-3});
+  EXPECT_EQ(run_load_checkpoint(path, restored, mine, nn::OptimizerSettingsOnLoad::keep_mine), 5);
+  EXPECT_EQ(mine.betas(), (std::pair<double, double>{0.9, 0.999}));
+  EXPECT_EQ(mine.weight_decay(), 0.01);
   std::remove(path.c_str());
 }
 
@@ -324,6 +371,31 @@ TEST(Adapters, BadTokenizerInputsAreNamed) {
   EXPECT_RG_ERROR(run_train_bpe(fixture_path("bpe/no_such_corpus.txt"), 300, {}), "run_train_bpe",
                   "no_such_corpus.txt");
   EXPECT_RG_ERROR(run_train_bpe(fixture_path("bpe/corpus.txt"), 200, {}), "train_bpe", "200");
+}
+
+// CS336's get_tokenizer(vocab, merges) leaves special_tokens out (None): no
+// special token, every byte of "<|endoftext|>" plain text.
+TEST(Adapters, GetTokenizerWithoutSpecialTokensAsCs336CallsIt) {
+  const auto [vocab, merges] = run_train_bpe(fixture_path("bpe/corpus.txt"), 300, {});
+  const tok::Tokenizer tokenizer = get_tokenizer(vocab, merges);
+  EXPECT_EQ(tokenizer.vocab_size(), 300);
+  const std::vector<int32_t> ids = tokenizer.encode("the cat<|endoftext|>");
+  EXPECT_EQ(tokenizer.decode(ids), "the cat<|endoftext|>");
+  EXPECT_EQ(std::count_if(ids.begin(), ids.end(), [](int32_t id) { return id >= 300; }), 0);
+}
+
+// CS336's test: `with open(path) as f: ids = [i for i in tokenizer.encode_iterable(f)]`,
+// then ids == tokenizer.encode(whole text), with memory bounded by the chunk.
+TEST(Adapters, EncodeIterableOverAFileGivesTheIdsOfTheWholeText) {
+  const auto [vocab, merges] = run_train_bpe(fixture_path("bpe/corpus.txt"), 400, kSpecials);
+  const tok::Tokenizer tokenizer = get_tokenizer(vocab, merges, kSpecials);
+  std::ifstream f(fixture_path("bpe/corpus.txt"), std::ios::binary);
+  std::vector<int32_t> ids;
+  encode_iterable(tokenizer, f, [&](int32_t id) { ids.push_back(id); });
+  const std::string text = read_text(fixture_path("bpe/corpus.txt"));
+  EXPECT_EQ(ids, tokenizer.encode(text));
+  std::istringstream again(text + "<|endoftext|>" + text);
+  EXPECT_EQ(encode_iterable(tokenizer, again), tokenizer.encode(text + "<|endoftext|>" + text));
 }
 
 }  // namespace

@@ -25,6 +25,9 @@ struct KVCache {
 struct AttentionCall {
   static AttentionCall causal() { return AttentionCall(true); }
   static AttentionCall bidirectional() { return AttentionCall(false); }
+  // Earlier releases had a default call; now a call says which it is. The
+  // compiler quotes this line where a default call is asked for:
+  AttentionCall() = delete;  // no default call: write AttentionCall::causal() or AttentionCall::bidirectional()
 
   bool is_causal;       // as chosen above (torch's is_causal)
   Tensor mask;          // bool (true = may attend) or additive float, broadcastable to (B, H, Nq, Nk)

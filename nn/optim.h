@@ -150,6 +150,8 @@ class Optimizer {
 // d = nesterov ? d + momentum * buf : buf; then p -= lr * d.
 // Defaults are torch's; given by name, in this order:
 //   nn::SGD opt(params, {.lr = 0.1, .momentum = 0.9, .weight_decay = 1e-4});
+// or, in any order, with chained setters as libtorch's SGDOptions:
+//   nn::SGD opt(params, nn::SGDOptions::chain(0.1).weight_decay(1e-4).momentum(0.9));
 struct SGDOptions {
   ByNameOnly by_name_only{};
   double lr = 1e-3;
@@ -157,7 +159,31 @@ struct SGDOptions {
   double dampening = 0;
   double weight_decay = 0;
   bool nesterov = false;
+
+  struct Chain;
+  static Chain chain(double lr = 1e-3);
 };
+
+// SGDOptions::chain(lr): each setter returns the chain, which converts to SGDOptions.
+struct SGDOptions::Chain {
+  Chain& lr(double v) { return set(&SGDOptions::lr, v); }
+  Chain& momentum(double v) { return set(&SGDOptions::momentum, v); }
+  Chain& dampening(double v) { return set(&SGDOptions::dampening, v); }
+  Chain& weight_decay(double v) { return set(&SGDOptions::weight_decay, v); }
+  Chain& nesterov(bool v) { return set(&SGDOptions::nesterov, v); }
+  operator SGDOptions() const { return options; }  // NOLINT: converts where SGDOptions is expected
+
+  SGDOptions options;
+
+ private:
+  template <typename T>
+  Chain& set(T SGDOptions::*field, T v) {
+    options.*field = v;
+    return *this;
+  }
+};
+
+inline SGDOptions::Chain SGDOptions::chain(double lr) { return SGDOptions::Chain{}.lr(lr); }
 
 class SGD : public Optimizer {
  public:
@@ -198,17 +224,54 @@ struct AdamStepScalars {
 
 // Defaults are torch's; given by name, in this order:
 //   nn::AdamW opt(params, {.lr = 3e-3, .betas = {0.9, 0.95}, .weight_decay = 0.1});
+// or, in any order (CS336's calls name lr, weight_decay, betas, eps), with
+// chained setters as libtorch's AdamWOptions:
+//   nn::AdamW opt(params, nn::AdamWOptions::chain(3e-3).weight_decay(0.1).betas(0.9, 0.95));
 struct AdamWOptions {
   ByNameOnly by_name_only{};
   double lr = 1e-3;
   std::pair<double, double> betas = {0.9, 0.999};
   double eps = 1e-8;
   double weight_decay = 0.01;
+
+  struct Chain;
+  static Chain chain(double lr = 1e-3);
 };
+
+// AdamWOptions::chain(lr): each setter returns the chain, which converts to AdamWOptions.
+struct AdamWOptions::Chain {
+  Chain& lr(double v) { return set(&AdamWOptions::lr, v); }
+  Chain& betas(double beta1, double beta2) { return set(&AdamWOptions::betas, std::pair<double, double>{beta1, beta2}); }
+  Chain& betas(std::pair<double, double> v) { return set(&AdamWOptions::betas, v); }
+  Chain& eps(double v) { return set(&AdamWOptions::eps, v); }
+  Chain& weight_decay(double v) { return set(&AdamWOptions::weight_decay, v); }
+  operator AdamWOptions() const { return options; }  // NOLINT: converts where AdamWOptions is expected
+
+  AdamWOptions options;
+
+ private:
+  template <typename T>
+  Chain& set(T AdamWOptions::*field, T v) {
+    options.*field = v;
+    return *this;
+  }
+};
+
+inline AdamWOptions::Chain AdamWOptions::chain(double lr) { return AdamWOptions::Chain{}.lr(lr); }
 
 class AdamW : public Optimizer {
  public:
   explicit AdamW(std::vector<Tensor> params, AdamWOptions options = {});
+  // The positional constructor of earlier releases is gone: its settings are
+  // named now, so a weight decay can never land in eps.
+  template <int removed = 0>
+  AdamW(std::vector<Tensor> params, double, std::pair<double, double>, double = 0, double = 0)
+      : AdamW(std::move(params)) {
+    static_assert(removed != 0,
+                  "AdamW(params, lr, betas, eps, weight_decay) is gone: name the settings, "
+                  "AdamW(params, {.lr = ..., .betas = {b1, b2}, .eps = ..., .weight_decay = ...}) in that order, or "
+                  "AdamW(params, AdamWOptions::chain(lr).weight_decay(wd).betas(b1, b2).eps(eps)) in any order");
+  }
   std::string type_name() const override { return "AdamW"; }
   void step() override;
   // beta1, beta2, eps, weight_decay

@@ -207,7 +207,7 @@ case "${1:-}" in
     # examples/ on its own: it finds the installed package, not the source tree.
     cmake -S examples -B build-install/examples -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null
     cmake --build build-install/examples -j"$jobs"
-    for example in first_program train_by_hand custom_function; do
+    for example in first_program train_by_hand custom_function cs336_adapters; do
       echo "install-check: build-install/examples/$example"
       ./build-install/examples/$example
     done

@@ -35,7 +35,7 @@ TEST(CourseFindings, TheWrongSliceIsNamedWhenItIsExactlyTheWrongElements) {
   EXPECT_EQ(structure({2, 2, 3, 4, 10, 6, 7, 8}, {1, 2, 3, 4, 5, 6, 7, 8}, {2, 4}),
             "wrong exactly where dim 1's index is 0 (of 4), right elsewhere; each wrong element is 2 x the expected");
   // (3, 5): only the last column right: the right slice is named.
-  EXPECT_EQ(structure({9, 9, 9, 9, 5, 9, 9, 9, 9, 10, 9, 9, 9, 9, 15},
+  EXPECT_EQ(structure({20, 20, 20, 20, 5, 20, 20, 20, 20, 10, 20, 20, 20, 20, 15},
                       {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, {3, 5}),
             "right only where dim 1's index is 4 (of 5), wrong elsewhere");
   // Column 0 of row 0 and column 1 of row 1: no slice.

@@ -115,7 +115,7 @@ std::string replay_text(const Replay& r) {
     parts.push_back("every piece's moments read from the first slot of this rank's m and v instead of slot lo - "
                     "begin (the pieces of different parameters share slots)");
   if (r.step_shift != 0)
-    parts.push_back(fmt::format("the step count t {} {} given to the update (AdamW's: t, the number of steps taken)",
+    parts.push_back(fmt::format("the step count t {} {} (AdamW's: t, the number of steps taken)",
                                 r.step_shift > 0 ? "+" : "-", std::abs(r.step_shift)));
   std::string out;
   for (size_t i = 0; i < parts.size(); ++i) out += (i ? "; and " : "") + parts[i];

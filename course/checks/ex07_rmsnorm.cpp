@@ -33,29 +33,8 @@ TEST(ex07_rmsnorm, eps_goes_inside_the_root) {
     expect_values(y, full({4}, want, DType::Float64), f64_tol(), "y");
 }
 
-TEST(ex07_rmsnorm, gradients_match_torch_float64) {
-  COURSE_AFTER_FORWARD("forward_matches_torch_float64", "eps_goes_inside_the_root");
-  nn::RMSNorm m(8);
-  expect_module_parity(m, [&](const Tensor& x) { return m.forward(x); }, "rmsnorm", "f64", 0, Part::Gradients);
-}
-
-TEST(ex07_rmsnorm, forward_and_gradients_match_torch_float32) {
-  COURSE_AFTER_FORWARD("forward_matches_torch_float64", "eps_goes_inside_the_root");
-  nn::RMSNorm m(8);
-  // K = 6 rows (the gain's gradient sums over B T) or D = 8 (a row's mean of
-  // squares and the backward's row dot); stages: mean of squares, root, scale,
-  // and the backward's dot.
-  expect_module_parity(m, [&](const Tensor& x) { return m.forward(x); }, "rmsnorm", "f32", 4);
-}
-
-TEST(ex07_rmsnorm, small_inputs_where_eps_matters_match_torch_float64) {
-  COURSE_AFTER_FORWARD("forward_matches_torch_float64", "eps_goes_inside_the_root");
-  nn::RMSNorm m(8, nn_fixture("rmsnorm_eps", "f64", "eps").item<double>());  // 1e-3
-  expect_module_parity(m, [&](const Tensor& x) { return m.forward(x); }, "rmsnorm_eps", "f64");
-}
-
 // Set by the check below when it finds what the backward computes in every
-// row: the gradcheck after it would only restate that, less precisely.
+// row: the gradcheck further down would only restate that, less precisely.
 bool g_backward_factor_named = false;
 
 // The backward on three rows whose r = 1 / sqrt(mean(x^2) + eps) differ
@@ -232,6 +211,27 @@ TEST(ex07_rmsnorm, gradients_on_rows_of_different_rms) {
     what = (dx_right ? sg + "; " + sx : sx + "; " + sg) + " (" + rows + ")";
   }
   ADD_FAILURE() << what;
+}
+
+TEST(ex07_rmsnorm, gradients_match_torch_float64) {
+  COURSE_AFTER_FORWARD("forward_matches_torch_float64", "eps_goes_inside_the_root");
+  nn::RMSNorm m(8);
+  expect_module_parity(m, [&](const Tensor& x) { return m.forward(x); }, "rmsnorm", "f64", 0, Part::Gradients);
+}
+
+TEST(ex07_rmsnorm, forward_and_gradients_match_torch_float32) {
+  COURSE_AFTER_FORWARD("forward_matches_torch_float64", "eps_goes_inside_the_root");
+  nn::RMSNorm m(8);
+  // K = 6 rows (the gain's gradient sums over B T) or D = 8 (a row's mean of
+  // squares and the backward's row dot); stages: mean of squares, root, scale,
+  // and the backward's dot.
+  expect_module_parity(m, [&](const Tensor& x) { return m.forward(x); }, "rmsnorm", "f32", 4);
+}
+
+TEST(ex07_rmsnorm, small_inputs_where_eps_matters_match_torch_float64) {
+  COURSE_AFTER_FORWARD("forward_matches_torch_float64", "eps_goes_inside_the_root");
+  nn::RMSNorm m(8, nn_fixture("rmsnorm_eps", "f64", "eps").item<double>());  // 1e-3
+  expect_module_parity(m, [&](const Tensor& x) { return m.forward(x); }, "rmsnorm_eps", "f64");
 }
 
 TEST(ex07_rmsnorm, gradients_of_input_and_gain_pass_gradcheck) {

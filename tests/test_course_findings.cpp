@@ -34,6 +34,10 @@ TEST(CourseFindings, TheWrongSliceIsNamedWhenItIsExactlyTheWrongElements) {
   // (2, 4): column 0 wrong in both rows, twice the expected there.
   EXPECT_EQ(structure({2, 2, 3, 4, 10, 6, 7, 8}, {1, 2, 3, 4, 5, 6, 7, 8}, {2, 4}),
             "wrong exactly where dim 1's index is 0 (of 4), right elsewhere; each wrong element is 2 x the expected");
+  // (3, 5): only the last column right: the right slice is named.
+  EXPECT_EQ(structure({20, 20, 20, 20, 5, 20, 20, 20, 20, 10, 20, 20, 20, 20, 15},
+                      {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, {3, 5}),
+            "right only where dim 1's index is 4 (of 5), wrong elsewhere");
   // Column 0 of row 0 and column 1 of row 1: no slice.
   EXPECT_EQ(structure({9, 2, 3, 4, 5, 9, 7, 8}, {1, 2, 3, 4, 5, 6, 7, 8}, {2, 4}), "");
 }

@@ -28,11 +28,69 @@ TEST(ex02_mul_div, mul_gradcheck_broadcast_summed_back) {  // (2, 1, 3) * (4, 1)
                    {randn64({2, 1, 3}, 3), randn64({4, 1}, 4)}, "mul with broadcasting");
 }
 
-TEST(ex02_mul_div, mul_only_one_input_needs_grad) {  // b is a constant: only a gets a gradient
-  Tensor a = param({1, 2}, {2});
-  const Tensor b = tensor({3, -1}, {2}, kF64);
-  backward(sum(mul(a, b)));
-  expect_values(a.grad(), b, f64_tol(), "grad a");
+constexpr const char* kMulSaves = "saves a only when b requires a gradient, and b only when a does";
+constexpr const char* kDivSaves = "saves a only when b requires a gradient, and b always";
+
+// op(a, b) with only input `which` (0: a, 1: b) requiring a gradient, the
+// other a constant: that input's gradient equals `want`. When it does not,
+// the same op with both inputs requiring one says whether this input's
+// gradient is right there (it then depends on whether the other is needed).
+// `saves`: which inputs the op saves when (outside the exercise's region),
+// said when the backward read an undefined tensor.
+void expect_one_needs_grad(Tensor (*op)(const Tensor&, const Tensor&), const std::string& name, const char* saves,
+                           int which,
+                           const std::vector<double>& a_values, const std::vector<double>& b_values,
+                           const std::vector<double>& want) {
+  const Shape shape{static_cast<int64_t>(a_values.size())};
+  const char* self = which == 0 ? "a" : "b";
+  const char* other = which == 0 ? "b" : "a";
+  const std::string label = fmt::format("{}(a, b), only {} requiring a gradient ({} is a constant)", name, self, other);
+  const Tensor wanted = tensor(want, shape, kF64);
+  // With both inputs requiring a gradient: this input's gradient is right there?
+  const auto right_with_both = [&] {
+    try {
+      Tensor a = param(a_values, shape), b = param(b_values, shape);
+      backward(sum(op(a, b)));
+      const Tensor g = which == 0 ? a.grad() : b.grad();
+      return g.defined() && static_cast<bool>(all_close(g, wanted, f64_tol()));
+    } catch (const NotImplemented&) {
+      throw;
+    } catch (const Error&) {
+      return false;
+    }
+  };
+  const bool right = right_with_both();
+  Tensor a = which == 0 ? param(a_values, shape) : tensor(a_values, shape, kF64);
+  Tensor b = which == 1 ? param(b_values, shape) : tensor(b_values, shape, kF64);
+  try {
+    backward(sum(op(a, b)));
+  } catch (const NotImplemented&) {
+    throw;
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    ADD_FAILURE() << label << ": backward raised an error"
+                  << (right ? fmt::format(" (with {} requiring a gradient too it runs, and {}'s gradient is right)", other,
+                                          self)
+                            : "")
+                  << ": " << msg
+                  << (msg.find("undefined tensor") != std::string::npos ? fmt::format(" ({} {})", name, saves) : "");
+    return;
+  }
+  const Tensor g = which == 0 ? a.grad() : b.grad();
+  if (!g.defined()) {
+    ADD_FAILURE() << label << ": " << self << " got no gradient"
+                  << (right ? fmt::format(" (with {} requiring one too, {} gets the right one)", other, self) : "");
+    return;
+  }
+  expect_values(g, wanted, f64_tol(), label + ": grad " + self);
+}
+
+// One input a constant: only the other gets a gradient.
+TEST(ex02_mul_div, mul_only_a_needs_grad) {
+  expect_one_needs_grad(mul, "mul", kMulSaves, 0, {1, -2, 3}, {3, -1, 0.5}, {3, -1, 0.5});
+}
+TEST(ex02_mul_div, mul_only_b_needs_grad) {
+  expect_one_needs_grad(mul, "mul", kMulSaves, 1, {1, -2, 3}, {3, -1, 0.5}, {1, -2, 3});
 }
 
 TEST(ex02_mul_div, div_gradient_values) {  // d(a/b)/da = 1/b, d(a/b)/db = -a/b^2
@@ -40,6 +98,13 @@ TEST(ex02_mul_div, div_gradient_values) {  // d(a/b)/da = 1/b, d(a/b)/db = -a/b^
   backward(sum(div(a, b)));
   expect_values(a.grad(), tensor({0.5, 0.25}, {2}, kF64), f64_tol(), "grad a");
   expect_values(b.grad(), tensor({-0.25, -0.125}, {2}, kF64), f64_tol(), "grad b");
+}
+
+TEST(ex02_mul_div, div_only_a_needs_grad) {  // b a constant: d(a/b)/da = 1/b
+  expect_one_needs_grad(div, "div", kDivSaves, 0, {1, -2, 3}, {2, 4, -0.5}, {0.5, 0.25, -2});
+}
+TEST(ex02_mul_div, div_only_b_needs_grad) {  // a a constant: d(a/b)/db = -a/b^2
+  expect_one_needs_grad(div, "div", kDivSaves, 1, {1, -2, 3}, {2, 4, -0.5}, {-0.25, 0.125, -12});
 }
 
 TEST(ex02_mul_div, div_gradcheck_same_shapes) {

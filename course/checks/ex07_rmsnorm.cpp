@@ -2,6 +2,8 @@
 // (nn/rmsnorm.cpp: rms_norm_forward, rms_norm_backward), against the CS336
 // formula in PyTorch (tests/fixtures/nn/rmsnorm: x (2, 3, 8), eps 1e-5;
 // nn/rmsnorm_eps: x ~ 1e-2, eps 1e-3, where eps is as large as mean(x^2)).
+#include <algorithm>
+#include <bit>
 #include <cmath>
 
 #include "course/checks/check_util.h"
@@ -31,6 +33,186 @@ TEST(ex07_rmsnorm, eps_goes_inside_the_root) {
     expect_values(y, full({4}, want, DType::Float64), f64_tol(), "y");
 }
 
+// Set by the check below when it finds what the backward computes in every
+// row: the gradcheck further down would only restate that, less precisely.
+bool g_backward_factor_named = false;
+
+// The backward on three rows whose r = 1 / sqrt(mean(x^2) + eps) differ
+// (about 2, 0.5, 0.33), against the chapter's rule
+//   d gain_i = sum over rows of dy_i x_i r,  d x_i = r g_i dy_i - x_i r^3 / D sum_j dy_j g_j x_j.
+// When a gradient is wrong, it is compared with the same rule evaluated with
+// another per-row factor in place of r (1/r, r^2, 1): one that gives every
+// entry of it, in every row, is named; otherwise where it is wrong.
+TEST(ex07_rmsnorm, gradients_on_rows_of_different_rms) {
+  COURSE_AFTER_FORWARD("forward_matches_torch_float64", "eps_goes_inside_the_root");
+  constexpr int64_t kRows = 3, kD = 6;
+  const double eps = 1e-5;
+  const std::vector<double> row_scale = {0.5, 2.0, 3.0};
+  Generator gen(7);
+  std::vector<double> xs = randn({kRows, kD}, DType::Float64, &gen).to_vector<double>();
+  for (int64_t r = 0; r < kRows; ++r) {
+    double ms = 0;
+    for (int64_t j = 0; j < kD; ++j) ms += xs[r * kD + j] * xs[r * kD + j] / kD;
+    for (int64_t j = 0; j < kD; ++j) xs[r * kD + j] *= row_scale[r] / std::sqrt(ms);  // rms of the row = row_scale[r]
+  }
+  const std::vector<double> gs = {1.5, -0.75, 0.5, 2.0, -1.25, 0.8};
+  const std::vector<double> dys = randn({kRows, kD}, DType::Float64, &gen).to_vector<double>();
+  std::vector<double> inv_rms(kRows);
+  for (int64_t r = 0; r < kRows; ++r) {
+    double ms = 0;
+    for (int64_t j = 0; j < kD; ++j) ms += xs[r * kD + j] * xs[r * kD + j] / kD;
+    inv_rms[r] = 1 / std::sqrt(ms + eps);
+  }
+  // The rule with `rho[r]` in place of r: d x (rows, D), then d gain (D).
+  const auto rule = [&](const std::vector<double>& rho) {
+    std::vector<double> dx(kRows * kD), dg(kD, 0.0);
+    for (int64_t r = 0; r < kRows; ++r) {
+      double dot = 0;
+      for (int64_t j = 0; j < kD; ++j) dot += dys[r * kD + j] * gs[j] * xs[r * kD + j];
+      for (int64_t i = 0; i < kD; ++i) {
+        dx[r * kD + i] = rho[r] * gs[i] * dys[r * kD + i] - xs[r * kD + i] * rho[r] * rho[r] * rho[r] / kD * dot;
+        dg[i] += dys[r * kD + i] * xs[r * kD + i] * rho[r];
+      }
+    }
+    return std::make_pair(dx, dg);
+  };
+  Tensor x = tensor(xs, {kRows, kD}, kF64).requires_grad_(), g = tensor(gs, {kD}, kF64).requires_grad_();
+  backward(nn::rms_norm(x, g, eps), tensor(dys, {kRows, kD}, kF64));
+  if (!x.grad().defined() || !g.grad().defined()) {
+    ADD_FAILURE() << (x.grad().defined() ? "the gain" : "x") << " got no gradient";
+    return;
+  }
+  const std::vector<double> got_dx = x.grad().to_vector<double>(), got_dg = g.grad().to_vector<double>();
+  const auto same = [](const std::vector<double>& a, const std::vector<double>& b) {
+    for (size_t i = 0; i < a.size(); ++i)
+      if (!(std::abs(a[i] - b[i]) <= 1e-12 + 1e-9 * std::abs(b[i]))) return false;
+    return true;
+  };
+  const auto want = rule(inv_rms);
+  const std::vector<double>& want_dx = want.first;
+  const std::vector<double>& want_dg = want.second;
+  const bool dx_right = same(got_dx, want_dx), dg_right = same(got_dg, want_dg);
+  if (dx_right && dg_right) return;
+  struct Candidate {
+    const char* text;
+    double (*of)(double r);
+  };
+  const std::vector<Candidate> candidates = {
+      {"1/r = sqrt(mean(x^2) + eps), the row's RMS itself,", [](double r) { return 1 / r; }},
+      {"r^2", [](double r) { return r * r; }},
+      {"1 (no factor r at all)", [](double) { return 1.0; }},
+  };
+  // The candidate that gives every entry of dx (which = 0) or dg (which = 1).
+  const auto fitting = [&](int which) -> const Candidate* {
+    for (const Candidate& c : candidates) {
+      std::vector<double> rho(kRows);
+      for (int64_t r = 0; r < kRows; ++r) rho[r] = c.of(inv_rms[r]);
+      const auto values = rule(rho);
+      if (which == 0 ? same(got_dx, values.first) : same(got_dg, values.second)) return &c;
+    }
+    return nullptr;
+  };
+  const std::string rows = fmt::format("rows with r = {:.4g}, {:.4g}, {:.4g}", inv_rms[0], inv_rms[1], inv_rms[2]);
+  const Candidate* fx = dx_right ? nullptr : fitting(0);
+  const Candidate* fg = dg_right ? nullptr : fitting(1);
+  const auto wrong_text = [&](const std::vector<double>& got, const std::vector<double>& want, const Shape& shape) {
+    std::vector<bool> wrong(got.size());
+    size_t n = 0;
+    for (size_t i = 0; i < got.size(); ++i) n += wrong[i] = !(std::abs(got[i] - want[i]) <= 1e-12 + 1e-9 * std::abs(want[i]));
+    const std::string structure = difference_structure(got, want, shape, wrong);
+    return fmt::format("{} of {} entries wrong{}", n, got.size(), structure.empty() ? "" : " (" + structure + ")");
+  };
+  std::string what;
+  if (fx != nullptr && fg != nullptr && fx == fg) {
+    what = fmt::format("d x and d gain are the rule's values with {} in place of r = 1 / sqrt(mean(x^2) + eps), in "
+                       "every row ({})",
+                       fx->text, rows);
+    g_backward_factor_named = true;
+  } else {
+    // d x as the rule's two terms: when got - r g_i dy_i is x_i times one
+    // number k per row (the shape of the second term), k is compared with
+    // -r^p / D x (a sum over the row) for p = 0..3 and five sums (the rule's:
+    // p = 3, sum_j dy_j g_j x_j); "" when no such split or no form fits every row.
+    const auto dx_terms = [&]() -> std::string {
+      std::vector<double> k(kRows);
+      for (int64_t r = 0; r < kRows; ++r) {
+        k[r] = NAN;
+        for (int64_t i = 0; i < kD; ++i) {
+          const double rest = got_dx[r * kD + i] - inv_rms[r] * gs[i] * dys[r * kD + i];
+          const double ki = rest / xs[r * kD + i];
+          if (std::isnan(k[r])) k[r] = ki;
+          if (!(std::abs(ki - k[r]) <= 1e-9 * std::max(1e-3, std::abs(k[r])))) return "";
+        }
+      }
+      if (std::all_of(k.begin(), k.end(), [](double v) { return std::abs(v) < 1e-12; }))
+        return "d x is r g_i dy_i alone, the rule's first term, in every row: its second term (x_i times a number per "
+               "row) is 0";
+      struct Sum {
+        const char* text;
+        double (*term)(double dy, double g, double x);
+      };
+      const std::vector<Sum> sums = {{"sum_j dy_j g_j x_j", [](double dy, double g, double x) { return dy * g * x; }},
+                                     {"sum_j dy_j x_j", [](double dy, double, double x) { return dy * x; }},
+                                     {"sum_j dy_j g_j", [](double dy, double g, double) { return dy * g; }},
+                                     {"sum_j g_j x_j", [](double, double g, double x) { return g * x; }},
+                                     {"sum_j dy_j", [](double dy, double, double) { return dy; }}};
+      for (const Sum& sum : sums) {
+        for (int p = 0; p <= 3; ++p) {
+          bool all = true;
+          for (int64_t r = 0; r < kRows && all; ++r) {
+            double total = 0;
+            for (int64_t j = 0; j < kD; ++j) total += sum.term(dys[r * kD + j], gs[j], xs[r * kD + j]);
+            const double v = -std::pow(inv_rms[r], p) / kD * total;
+            all = std::abs(k[r] - v) <= 1e-9 * std::max(1e-6, std::abs(v));
+          }
+          if (!all) continue;
+          if (sum.text == sums[0].text && p == 3) return "";  // the rule itself (dx was right)
+          return fmt::format("d x's first term r g_i dy_i is right; its second term, x_i times one number per row, "
+                             "has that number -{} / D x {} in every row, where the rule has -r^3 / D x {}",
+                             p == 0 ? "1" : p == 1 ? "r" : fmt::format("r^{}", p), sum.text, sums[0].text);
+        }
+      }
+      return fmt::format("d x's first term r g_i dy_i is right; its second term is x_i times one number per row, as "
+                         "the rule's, but that number is {:.6g}, {:.6g}, {:.6g} in the rows (the rule's: -r^3 / D x "
+                         "sum_j dy_j g_j x_j)",
+                         k[0], k[1], k[2]);
+    };
+    // d gain as the sum of the rows' terms dy_i x_i r over some rows only.
+    const auto dg_rows = [&]() -> std::string {
+      for (unsigned mask = 1; mask + 1 < (1u << kRows); ++mask) {
+        std::vector<double> dg(kD, 0.0);
+        std::string listed;
+        for (int64_t r = 0; r < kRows; ++r) {
+          if (!(mask >> r & 1u)) continue;
+          listed += fmt::format("{}{}", listed.empty() ? "" : ", ", r);
+          for (int64_t i = 0; i < kD; ++i) dg[i] += dys[r * kD + i] * xs[r * kD + i] * inv_rms[r];
+        }
+        if (same(got_dg, dg))
+          return fmt::format("d gain is the sum of the terms dy_i x_i r of row{} {} only, of rows 0 to {}: the other "
+                             "rows' terms are missing",
+                             std::popcount(mask) > 1 ? "s" : "", listed, kRows - 1);
+      }
+      return "";
+    };
+    const auto one = [&](const char* name, bool right, const Candidate* fit, const std::vector<double>& got,
+                         const std::vector<double>& want, const Shape& shape) -> std::string {
+      if (right) return fmt::format("{} is right", name);
+      if (fit != nullptr) {
+        g_backward_factor_named = true;
+        return fmt::format("{} is the rule's value with {} in place of r in every row", name, fit->text);
+      }
+      const std::string split = shape.size() == 2 ? dx_terms() : dg_rows();
+      if (!split.empty()) return split;
+      return fmt::format("{}: {}", name, wrong_text(got, want, shape));
+    };
+    // The wrong one first.
+    const std::string sx = one("d x", dx_right, fx, got_dx, want_dx, {kRows, kD});
+    const std::string sg = one("d gain", dg_right, fg, got_dg, want_dg, {kD});
+    what = (dx_right ? sg + "; " + sx : sx + "; " + sg) + " (" + rows + ")";
+  }
+  ADD_FAILURE() << what;
+}
+
 TEST(ex07_rmsnorm, gradients_match_torch_float64) {
   COURSE_AFTER_FORWARD("forward_matches_torch_float64", "eps_goes_inside_the_root");
   nn::RMSNorm m(8);
@@ -54,6 +236,9 @@ TEST(ex07_rmsnorm, small_inputs_where_eps_matters_match_torch_float64) {
 
 TEST(ex07_rmsnorm, gradients_of_input_and_gain_pass_gradcheck) {
   COURSE_AFTER_FORWARD("forward_matches_torch_float64", "eps_goes_inside_the_root");
+  if (g_backward_factor_named)
+    GTEST_SKIP() << "needs check 'gradients on rows of different rms', which names what the backward computes: fix "
+                    "it first; this check would restate it";
   Generator gen(2);
   expect_gradcheck([](const std::vector<Tensor>& in) { return nn::rms_norm(in[0], in[1], 1e-5); },
                    {randn({3, 5}, DType::Float64, &gen).requires_grad_(),

@@ -57,7 +57,7 @@ bool same_values(const std::vector<double>& got, const std::vector<double>& want
   return true;
 }
 
-TEST(ex08_swiglu, the_derivative_of_silu_has_both_terms) {
+TEST(ex08_swiglu, gate_gradients_at_five_points) {
   COURSE_AFTER_FORWARD("silu_is_x_times_sigmoid_x", "swiglu_forward_matches_torch_float32");
   // d silu_mul(a, b) / da = b silu'(a) = b s (1 + a (1 - s)), d / db = silu(a), s = sigmoid(a).
   // Points where the look-alikes differ: a away from 0 and 1 (silu(1) = s(1)),
@@ -89,14 +89,89 @@ TEST(ex08_swiglu, the_derivative_of_silu_has_both_terms) {
                   << "the term a sigmoid(a) (1 - sigmoid(a)) of silu' is missing";
     return;
   }
-  // No single cause fits: what the rule gives for silu'(a) (d a / b) beside the true values.
-  std::string table;
-  for (size_t i = 0; i < as.size(); ++i)
-    table += fmt::format("{}a = {}: {:.6g} (silu' {:.6g})", i ? ", " : "", as[i], got_a[i] / bs[i], silu_prime[i]);
-  ADD_FAILURE() << (same_values(got_a, want_a) ? "d a is right; d b is wrong: " : "d a / b, your silu'(a), at ")
-                << (same_values(got_a, want_a) ? fmt::format("at a = {}, b = {} it is {:.6g}, expected silu(a) = {:.6g}",
-                                                             as[0], bs[0], got_b[0], want_b[0])
-                                               : table + (same_values(got_b, want_b) ? "; d b is right" : "; d b is wrong too"));
+  const bool a_right = same_values(got_a, want_a), b_right = same_values(got_b, want_b);
+  const size_t n = as.size();
+  // A form of d a that gives all 5 points, tried in turn: the sigmoid taken at
+  // another input than a, or another input in (1 + a (1 - s)); silu'(a) times
+  // another function of b than b; one of silu's two terms right and the other
+  // a simple factor off. "" when none fits.
+  const auto describe_a = [&]() -> std::string {
+    std::vector<std::pair<const char*, std::vector<double>>> args = {{"a", as}, {"b", bs}, {"-a", {}}, {"-b", {}}};
+    for (size_t i = 0; i < n; ++i) args[2].second.push_back(-as[i]), args[3].second.push_back(-bs[i]);
+    for (const auto& z : args) {
+      for (size_t u = 0; u < 2; ++u) {
+        if (z.first == args[0].first && u == 0) continue;  // the rule itself
+        std::vector<double> form;
+        for (size_t i = 0; i < n; ++i) {
+          const double sz = sigmoid_of(z.second[i]), uu = u == 0 ? as[i] : bs[i];
+          form.push_back(bs[i] * sz * (1 + uu * (1 - sz)));
+        }
+        if (same_values(got_a, form))
+          return fmt::format("d a is b s (1 + {} (1 - s)) with s = sigmoid({}) at all 5 points, where b silu'(a) = b s "
+                             "(1 + a (1 - s)) with s = sigmoid(a) was expected",
+                             args[u].first, z.first);
+      }
+    }
+    const std::vector<std::pair<const char*, double (*)(double)>> of_b = {
+        {"silu'(a) alone (no factor b)", [](double) { return 1.0; }},
+        {"b^2 silu'(a)", [](double b) { return b * b; }},
+        {"silu'(a) / b", [](double b) { return 1 / b; }},
+        {"-b silu'(a)", [](double b) { return -b; }}};
+    for (const auto& f : of_b) {
+      std::vector<double> form;
+      for (size_t i = 0; i < n; ++i) form.push_back(f.second(bs[i]) * silu_prime[i]);
+      if (same_values(got_a, form)) return fmt::format("d a is {} at all 5 points, where b silu'(a) was expected", f.first);
+    }
+    // silu'(a) = s + a s (1 - s): d a / b minus one term, over the other.
+    const std::vector<std::pair<const char*, double (*)(double a, double s)>> factors = {
+        {"0 x", [](double, double) { return 0.0; }},        {"-1 x", [](double, double) { return -1.0; }},
+        {"2 x", [](double, double) { return 2.0; }},        {"1/s x", [](double, double s) { return 1 / s; }},
+        {"s x", [](double, double s) { return s; }},        {"1/(1 - s) x", [](double, double s) { return 1 / (1 - s); }},
+        {"(1 - s) x", [](double, double s) { return 1 - s; }}, {"1/a x", [](double a, double) { return 1 / a; }},
+        {"a x", [](double a, double) { return a; }}};
+    const char* term_text[2] = {"s", "a s (1 - s)"};
+    for (int k = 0; k < 2; ++k) {
+      for (const auto& f : factors) {
+        std::vector<double> form;
+        for (size_t i = 0; i < n; ++i) {
+          const double s = sigmoid_of(as[i]), t1 = s, t2 = as[i] * s * (1 - s);
+          const double factor = f.second(as[i], s);
+          form.push_back(bs[i] * (k == 0 ? factor * t1 + t2 : t1 + factor * t2));
+        }
+        if (same_values(got_a, form))
+          return fmt::format("d a / b, your silu'(a), at all 5 points: of silu'(a) = s + a s (1 - s) (s = sigmoid(a)) "
+                             "the {} term {} is right and the {} is {} {}",
+                             k == 0 ? "second" : "first", term_text[1 - k], k == 0 ? "first" : "second", f.first,
+                             term_text[k]);
+      }
+    }
+    return "";
+  };
+  const auto describe_b = [&]() -> std::string {
+    const std::vector<std::pair<const char*, double (*)(double a, double b)>> forms = {
+        {"sigmoid(a)", [](double a, double) { return sigmoid_of(a); }},
+        {"a", [](double a, double) { return a; }},
+        {"silu'(a)", [](double a, double) { return sigmoid_of(a) * (1 + a * (1 - sigmoid_of(a))); }},
+        {"silu(b)", [](double, double b) { return b * sigmoid_of(b); }},
+        {"b silu(a)", [](double a, double b) { return b * a * sigmoid_of(a); }},
+        {"-silu(a)", [](double a, double) { return -a * sigmoid_of(a); }}};
+    for (const auto& f : forms) {
+      std::vector<double> form;
+      for (size_t i = 0; i < n; ++i) form.push_back(f.second(as[i], bs[i]));
+      if (same_values(got_b, form))
+        return fmt::format("d b is {} at all 5 points, where silu(a) = a sigmoid(a) was expected", f.first);
+    }
+    return fmt::format("d b is wrong: at a = {}, b = {} it is {:.6g}, expected silu(a) = {:.6g}", as[0], bs[0],
+                       got_b[0], want_b[0]);
+  };
+  std::string a_text = a_right ? "d a is right" : describe_a();
+  if (a_text.empty()) {  // no form fits: what the rule gives for silu'(a) (d a / b) beside the true values
+    a_text = "d a / b, your silu'(a), at ";
+    for (size_t i = 0; i < n; ++i)
+      a_text += fmt::format("{}a = {}: {:.6g} (silu' {:.6g})", i ? ", " : "", as[i], got_a[i] / bs[i], silu_prime[i]);
+  }
+  const std::string b_text = b_right ? "d b is right" : describe_b();
+  ADD_FAILURE() << (a_right ? b_text + "; " + a_text : a_text + "; " + b_text);
 }
 
 TEST(ex08_swiglu, gradients_of_the_gate_pass_gradcheck) {

@@ -1,6 +1,8 @@
 // ex12-softmax: stable softmax and log_softmax, forward and backward kernels
 // (tensor/softmax.cpp).
+#include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "course/checks/check_util.h"
 #include "course/checks/ops_fixture.h"
@@ -38,9 +40,181 @@ void large_cases(Part part) {
 }
 
 // The forward first: these run no backward.
+//
+// softmax of three rows of five distinct, unsorted logits: y_j = e_j / Z with
+// e_j = exp(x_j - max) and Z the row's sum of e. A wrong row is read as
+// e_j / D_j, each entry's divisor D_j: one number per row, or one of the
+// partial sums of e (up to j, before j, from j, all but j), named only when it
+// gives every entry of every row.
+TEST(ex12_softmax, softmax_of_three_rows) {
+  const std::vector<double> xs = {0.5, -1.0, 2.0, 0.1, -0.3, 1.2, 0.7, -0.4, 3.0, 0.0, -2.0, 0.3, 0.9, -0.6, 1.5};
+  constexpr int64_t kRows = 3, kN = 5;
+  const Tensor y = softmax(tensor(xs, {kRows, kN}, kF64), -1);
+  std::vector<double> e(xs.size()), want(xs.size()), total(kRows);
+  for (int64_t r = 0; r < kRows; ++r) {
+    const double m = *std::max_element(xs.begin() + r * kN, xs.begin() + (r + 1) * kN);
+    total[r] = 0;
+    for (int64_t j = 0; j < kN; ++j) total[r] += e[r * kN + j] = std::exp(xs[r * kN + j] - m);
+    for (int64_t j = 0; j < kN; ++j) want[r * kN + j] = e[r * kN + j] / total[r];
+  }
+  const Tensor expected = tensor(want, {kRows, kN}, kF64);
+  if (!y.defined() || y.shape() != expected.shape() || all_close(y, expected, f64_tol())) {
+    expect_values(y, expected, f64_tol(), "softmax of 3 rows");  // no tensor, another shape, or right
+    return;
+  }
+  const std::vector<double> got = y.to_vector<double>();
+  const auto close = [](double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b)); };
+  // Each entry's divisor, when every entry is finite and not 0.
+  std::vector<double> divisor(got.size());
+  bool readable = true;
+  for (size_t i = 0; i < got.size(); ++i) {
+    readable = readable && std::isfinite(got[i]) && got[i] != 0;
+    divisor[i] = e[i] / got[i];
+  }
+  std::string right_entries;  // "entries 4 of each row" when the right ones are the same in every row
+  {
+    std::vector<bool> right_at(kN, true), wrong_at(kN, true);
+    for (int64_t r = 0; r < kRows; ++r)
+      for (int64_t j = 0; j < kN; ++j) {
+        const bool ok = close(got[r * kN + j], want[r * kN + j]);
+        right_at[j] = right_at[j] && ok;
+        wrong_at[j] = wrong_at[j] && !ok;
+      }
+    std::string list;
+    bool consistent = true;
+    for (int64_t j = 0; j < kN; ++j) {
+      consistent = consistent && (right_at[j] || wrong_at[j]);
+      if (right_at[j]) list += (list.empty() ? "" : ", ") + std::to_string(j);
+    }
+    if (consistent)
+      right_entries = list.empty() ? "no entry is right" : fmt::format("right only at entry {} of each row", list);
+  }
+  if (readable) {
+    // One divisor per row.
+    bool per_row = true;
+    for (int64_t r = 0; r < kRows; ++r)
+      for (int64_t j = 1; j < kN; ++j) per_row = per_row && close(divisor[r * kN + j], divisor[r * kN]);
+    if (per_row) {
+      std::string shown;
+      for (int64_t r = 0; r < kRows; ++r)
+        shown += fmt::format("{}row {}: {:.6g} (Z = {:.6g})", r ? ", " : "", r, divisor[r * kN], total[r]);
+      ADD_FAILURE() << "softmax of 3 rows: every entry of a row is e_j = exp(x_j - max) divided by one number D, "
+                       "not by the row's sum Z of e ("
+                    << shown << "): each row sums to Z / D, not 1";
+      return;
+    }
+    struct Partial {
+      const char* text;
+      bool (*in)(int64_t k, int64_t j);
+    };
+    const std::vector<Partial> partials = {
+        {"the sum of e_k over k <= j (a running total up to and including j)", [](int64_t k, int64_t j) { return k <= j; }},
+        {"the sum of e_k over k < j", [](int64_t k, int64_t j) { return k < j; }},
+        {"the sum of e_k over k >= j", [](int64_t k, int64_t j) { return k >= j; }},
+        {"the sum of e_k over k > j", [](int64_t k, int64_t j) { return k > j; }},
+        {"the sum of e_k over k != j", [](int64_t k, int64_t j) { return k != j; }}};
+    for (const Partial& p : partials) {
+      bool fits = true;
+      for (int64_t r = 0; r < kRows && fits; ++r)
+        for (int64_t j = 0; j < kN && fits; ++j) {
+          double sum = 0;
+          for (int64_t k = 0; k < kN; ++k)
+            if (p.in(k, j)) sum += e[r * kN + k];
+          fits = close(divisor[r * kN + j], sum);
+        }
+      if (!fits) continue;
+      ADD_FAILURE() << "softmax of 3 rows: entry j of each row is e_j = exp(x_j - max) divided by " << p.text
+                    << ", not by the whole row's sum of e, at all 15 entries"
+                    << (right_entries.empty() ? "" : " (" + right_entries + ", where the two sums agree)");
+      return;
+    }
+  }
+  expect_values(y, expected, f64_tol(), "softmax of 3 rows");
+}
+
+// log_softmax of the same rows: y_j = (x_j - max) - log Z. A wrong row that
+// is the expected plus one number d per row is read as (x_j - max) - log D
+// with D = Z exp(-d), and D compared with the row's sums of e that leave one
+// entry out (the first, the last, the max's); or d with +-max (the max not
+// subtracted, or subtracted twice). Named only when it fits every row.
+TEST(ex12_softmax, log_softmax_of_three_rows) {
+  const std::vector<double> xs = {0.5, -1.0, 2.0, 0.1, -0.3, 1.2, 0.7, -0.4, 3.0, 0.0, -2.0, 0.3, 0.9, -0.6, 1.5};
+  constexpr int64_t kRows = 3, kN = 5;
+  const Tensor y = log_softmax(tensor(xs, {kRows, kN}, kF64), -1);
+  std::vector<double> want(xs.size()), e(xs.size()), total(kRows), maxes(kRows);
+  std::vector<int64_t> argmax(kRows);
+  for (int64_t r = 0; r < kRows; ++r) {
+    const auto row = xs.begin() + r * kN;
+    argmax[r] = std::max_element(row, row + kN) - row;
+    maxes[r] = xs[r * kN + argmax[r]];
+    total[r] = 0;
+    for (int64_t j = 0; j < kN; ++j) total[r] += e[r * kN + j] = std::exp(xs[r * kN + j] - maxes[r]);
+    for (int64_t j = 0; j < kN; ++j) want[r * kN + j] = xs[r * kN + j] - maxes[r] - std::log(total[r]);
+  }
+  const Tensor expected = tensor(want, {kRows, kN}, kF64);
+  if (!y.defined() || y.shape() != expected.shape() || all_close(y, expected, f64_tol())) {
+    expect_values(y, expected, f64_tol(), "log_softmax of 3 rows");
+    return;
+  }
+  const std::vector<double> got = y.to_vector<double>();
+  const auto close = [](double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(1.0, std::abs(b)); };
+  std::vector<double> offset(kRows);
+  bool per_row = true;
+  for (int64_t r = 0; r < kRows; ++r) {
+    offset[r] = got[r * kN] - want[r * kN];
+    for (int64_t j = 1; j < kN; ++j) per_row = per_row && close(got[r * kN + j] - want[r * kN + j], offset[r]);
+  }
+  if (per_row) {
+    struct Form {
+      const char* text;
+      std::function<bool(int64_t r)> fits;
+    };
+    // The sum of e over the row, leaving out entry `skip` (-1: none).
+    const auto sum_without = [&](int64_t r, int64_t skip) {
+      double sum = 0;
+      for (int64_t k = 0; k < kN; ++k)
+        if (k != skip) sum += e[r * kN + k];
+      return sum;
+    };
+    const auto total_is = [&](int64_t r, double d) { return close(std::log(d), std::log(total[r]) - offset[r]); };
+    const std::vector<Form> forms = {
+        {"the expected plus the row's max: x_j - log D with D the row's sum of exp(x_k - max), the max not subtracted "
+         "from x_j",
+         [&](int64_t r) { return close(offset[r], maxes[r]); }},
+        {"the expected minus the row's max", [&](int64_t r) { return close(offset[r], -maxes[r]); }},
+        {"(x_j - max) - log D with D the row's sum of exp(x_k - max) without entry 0",
+         [&](int64_t r) { return total_is(r, sum_without(r, 0)); }},
+        {"(x_j - max) - log D with D the row's sum of exp(x_k - max) without the last entry",
+         [&](int64_t r) { return total_is(r, sum_without(r, kN - 1)); }},
+        {"(x_j - max) - log D with D the row's sum of exp(x_k - max) without the max's entry",
+         [&](int64_t r) { return total_is(r, sum_without(r, argmax[r])); }},
+        {"(x_j - max) alone: no log of the row's sum subtracted", [&](int64_t r) { return total_is(r, 1.0); }}};
+    for (const Form& f : forms) {
+      bool all = true;
+      for (int64_t r = 0; r < kRows; ++r) all = all && f.fits(r);
+      if (!all) continue;
+      ADD_FAILURE() << "log_softmax of 3 rows: each row is the expected plus a number of its own (row 0: "
+                    << fmt::format("{:+.6g}, row 1: {:+.6g}, row 2: {:+.6g}", offset[0], offset[1], offset[2])
+                    << "); in every row y_j is " << f.text << ", where (x_j - max) - log(sum_k exp(x_k - max)) was "
+                    << "expected";
+      return;
+    }
+  }
+  expect_values(y, expected, f64_tol(), "log_softmax of 3 rows");
+}
+
 TEST(ex12_softmax, softmax_matches_torch_float64) { softmax_cases("f64", Part::Forward); }
 TEST(ex12_softmax, log_softmax_matches_torch_float64) { log_softmax_cases("f64", Part::Forward); }
-TEST(ex12_softmax, large_logits_match_torch_float64) { large_cases(Part::Forward); }
+// The edge cases once the plain forward is right: a wrong forward fails them
+// for its own reason, not for theirs.
+#define AFTER_PLAIN_SOFTMAX() COURSE_REQUIRES("softmax_of_three_rows", "softmax_matches_torch_float64")
+#define AFTER_PLAIN_LOG_SOFTMAX() COURSE_REQUIRES("log_softmax_of_three_rows", "log_softmax_matches_torch_float64")
+
+TEST(ex12_softmax, large_logits_match_torch_float64) {  // softmax's and log_softmax's
+  COURSE_REQUIRES("softmax_of_three_rows", "softmax_matches_torch_float64", "log_softmax_of_three_rows",
+                  "log_softmax_matches_torch_float64");
+  large_cases(Part::Forward);
+}
 
 // Logits at +100 in float32: exp(100) = 2.7e43 is beyond float32's largest
 // value (3.4e38), so softmax without subtracting the row's max gives inf / inf.
@@ -64,9 +238,11 @@ void expect_stable(Tensor (*op)(const Tensor&, int64_t), const char* name, const
 }
 
 TEST(ex12_softmax, softmax_of_logits_at_plus_100_does_not_overflow) {
+  AFTER_PLAIN_SOFTMAX();
   expect_stable(softmax, "softmax", {0.090030573170380462, 0.24472847105479767, 0.66524095577482185});
 }
 TEST(ex12_softmax, log_softmax_of_logits_at_plus_100_does_not_overflow) {
+  AFTER_PLAIN_LOG_SOFTMAX();
   expect_stable(log_softmax, "log_softmax", {-2.4076059644443806, -1.4076059644443806, -0.40760596444438035});
 }
 
@@ -74,6 +250,7 @@ TEST(ex12_softmax, log_softmax_of_logits_at_plus_100_does_not_overflow) {
 // softmax gives zeros (not NaN), log_softmax -inf, as torch does for a
 // fully masked attention row once NaN is replaced.
 TEST(ex12_softmax, fully_masked_row_gives_zeros_not_nan) {
+  AFTER_PLAIN_SOFTMAX();
   const double inf = INFINITY;
   const Tensor x = tensor({1, 2, 3, -inf, -inf, -inf}, {2, 3}, kF64);
   expect_values(softmax(x, -1), tensor({0.090030573170380462, 0.24472847105479767, 0.66524095577482185, 0, 0, 0},
@@ -83,7 +260,9 @@ TEST(ex12_softmax, fully_masked_row_gives_zeros_not_nan) {
 
 
 // The gradients, once the forward is right.
-#define AFTER_SOFTMAX_FORWARD() COURSE_AFTER_FORWARD("softmax_matches_torch_float64", "log_softmax_matches_torch_float64")
+#define AFTER_SOFTMAX_FORWARD()                                                                      \
+  COURSE_AFTER_FORWARD("softmax_of_three_rows", "log_softmax_of_three_rows", "softmax_matches_torch_float64", \
+                       "log_softmax_matches_torch_float64")
 
 TEST(ex12_softmax, gradients_match_torch_float64) {
   AFTER_SOFTMAX_FORWARD();
@@ -91,7 +270,8 @@ TEST(ex12_softmax, gradients_match_torch_float64) {
   log_softmax_cases("f64", Part::Gradients);
 }
 TEST(ex12_softmax, gradients_of_large_logits_match_torch_float64) {
-  COURSE_AFTER_FORWARD("large_logits_match_torch_float64");
+  COURSE_AFTER_FORWARD("softmax_of_three_rows", "log_softmax_of_three_rows", "softmax_matches_torch_float64",
+                       "log_softmax_matches_torch_float64", "large_logits_match_torch_float64");
   large_cases(Part::Gradients);
 }
 // float32: the bound's condition numbers of the gradients come from the

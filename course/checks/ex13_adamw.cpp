@@ -172,7 +172,74 @@ double one_step(double weight_decay) {
   return p.item<double>();
 }
 
-TEST(ex13_adamw, the_first_step_is_bias_corrected) {
+// Two steps on three weights (gradients 2, -0.3, 0.7, then -1, 0.5, 1.5; lr
+// 0.1, no decay), when the moments are right and the update is not: each
+// step's move compared with the update computed from other values than m_t,
+// v_t and the corrections of step t: the moments from before the step (m_t-1,
+// v_t-1, 0 at the first), the corrections of step t + 1. A form is named only
+// when it gives all three moves at both steps, the moments being right at
+// both; "" otherwise.
+std::string update_form_over_two_steps() {
+  const std::vector<double> p0 = {1.0, -0.5, 2.0};
+  const std::vector<std::vector<double>> grads = {{2.0, -0.3, 0.7}, {-1.0, 0.5, 1.5}};
+  const double lr = 0.1;
+  Tensor p = tensor(p0, {3}, DType::Float64).requires_grad_();
+  nn::AdamW opt({p}, {.lr = lr, .betas = {kBeta1, kBeta2}, .eps = kEps, .weight_decay = 0.0});
+  std::vector<std::vector<double>> moves, m(3, std::vector<double>(3, 0.0)), v = m;  // m[t], v[t], t = 0, 1, 2
+  std::vector<double> before = p0;
+  for (size_t t = 0; t < 2; ++t) {
+    p.set_grad(tensor(grads[t], {3}, DType::Float64));
+    opt.step();
+    const std::vector<double> after = p.to_vector<double>();
+    std::vector<double> move(3);
+    for (size_t i = 0; i < 3; ++i) {
+      move[i] = before[i] - after[i];
+      m[t + 1][i] = kBeta1 * m[t][i] + (1 - kBeta1) * grads[t][i];
+      v[t + 1][i] = kBeta2 * v[t][i] + (1 - kBeta2) * grads[t][i] * grads[t][i];
+    }
+    const nn::StateDict state = opt.state_dict();
+    const auto it_m = state.find("state.0.exp_avg"), it_v = state.find("state.0.exp_avg_sq");
+    if (it_m == state.end() || it_v == state.end()) return "";
+    const std::vector<double> got_m = it_m->second.to_vector<double>(), got_v = it_v->second.to_vector<double>();
+    for (size_t i = 0; i < 3; ++i)
+      if (std::abs(got_m[i] - m[t + 1][i]) > 1e-12 || std::abs(got_v[i] - v[t + 1][i]) > 1e-12) return "";
+    moves.push_back(move);
+    before = after;
+  }
+  struct Form {
+    const char* text;
+    int m_lag, v_lag, t_shift;  // m_(t - m_lag), v_(t - v_lag), corrections of step t + t_shift
+    double bc1_power = 1, bc2_power = 1;  // m^ = m / bc1^power, v^ = v / bc2^power
+  };
+  const Form forms[] = {
+      {"m from before this step's update (m_t-1: 0 at the first step) with this step's v", 1, 0, 0},
+      {"v from before this step's update (v_t-1: 0 at the first step) with this step's m", 0, 1, 0},
+      {"m and v from before this step's update (m_t-1, v_t-1)", 1, 1, 0},
+      {"the bias corrections of step t + 1 (1 - beta^2 at the first step)", 0, 0, 1},
+      {"v^ = v / (1 - beta2^t)^2", 0, 0, 0, 1, 2},
+      {"m^ = m / (1 - beta1^t)^2", 0, 0, 0, 2, 1},
+  };
+  for (const Form& f : forms) {
+    bool fits = true;
+    for (size_t t = 1; t <= 2 && fits; ++t) {
+      const double tc = static_cast<double>(t + f.t_shift);
+      const double bc1 = std::pow(1 - std::pow(kBeta1, tc), f.bc1_power);
+      const double bc2 = std::pow(1 - std::pow(kBeta2, tc), f.bc2_power);
+      for (size_t i = 0; i < 3 && fits; ++i) {
+        const double u = lr / bc1 * m[t - f.m_lag][i] / (std::sqrt(v[t - f.v_lag][i] / bc2) + kEps);
+        fits = std::abs(moves[t - 1][i] - u) <= 1e-6 * std::max(std::abs(u), 1e-3);
+      }
+    }
+    if (!fits) continue;
+    return fmt::format("m and v are right after each of two steps, and each weight moved by the update lr m^ / "
+                       "(sqrt(v^) + eps) computed with {}, at both steps (moves {:.6g}, {:.6g}, {:.6g}, then "
+                       "{:.6g}, {:.6g}, {:.6g}), where m_t, v_t and the corrections 1 - beta^t of step t belong",
+                       f.text, moves[0][0], moves[0][1], moves[0][2], moves[1][0], moves[1][1], moves[1][2]);
+  }
+  return "";
+}
+
+TEST(ex13_adamw, moments_and_update_of_the_first_step) {
   // Three weights with distinct gradients. After one step m = 0.1 g and
   // v = 0.05 g^2; divided by 1 - beta^1 they are g and g^2, so each weight
   // moves by lr g / (|g| + eps), about 0.1 sign(g) (without the corrections:
@@ -213,6 +280,8 @@ TEST(ex13_adamw, the_first_step_is_bias_corrected) {
     ADD_FAILURE() << "the bias correction is missing: m and v are right, and each weight moved by lr m / (sqrt(v) + "
                   << "eps) (" << moved << "), not by lr m^ / (sqrt(v^) + eps) with m^ = m / (1 - beta1^t), v^ = v / "
                   << "(1 - beta2^t)";
+  } else if (const std::string form = update_form_over_two_steps(); !form.empty()) {
+    ADD_FAILURE() << form;
   } else {
     ADD_FAILURE() << "m and v are right after one step, but the weights moved by " << moved << ": the update "
                   << "from them, lr m^ / (sqrt(v^) + eps) with m^ = m / (1 - beta1^t) and v^ = v / (1 - beta2^t), "
@@ -221,7 +290,7 @@ TEST(ex13_adamw, the_first_step_is_bias_corrected) {
 }
 
 TEST(ex13_adamw, weight_decay_is_decoupled_and_scaled_by_lr) {
-  COURSE_REQUIRES("the_first_step_is_bias_corrected");
+  COURSE_REQUIRES("moments_and_update_of_the_first_step");
   // wd = 0.5, lr = 0.1, the Adam update u = lr m^ / (sqrt(v^) + eps) = 0.1:
   //   torch, decay first:               p (1 - lr wd) - u = 0.95 - 0.1 = 0.85
   //   CS336's Algorithm 1, decay after: (p - u) (1 - lr wd) = 0.9 x 0.95 = 0.855
@@ -243,9 +312,59 @@ TEST(ex13_adamw, weight_decay_is_decoupled_and_scaled_by_lr) {
                   << " (decay first, torch) or " << after << " (decay after the update, CS336's Algorithm 1)";
 }
 
+// One step (lr 0.1, no decay) with gradients 1e-6, -3e-7, 2e-6, where eps =
+// 1e-8 is not small beside sqrt(v^) = |g|: each weight moves by
+// lr g / (|g| + eps) (torch), or lr g / (|g| + eps / sqrt(1 - beta2)) (CS336's
+// a_t m / (sqrt(v) + eps)); eps inside the root, sqrt(v^ + eps), gives about
+// lr g / 1e-4 instead.
+TEST(ex13_adamw, one_step_with_gradients_near_eps) {
+  COURSE_REQUIRES("moments_and_update_of_the_first_step");
+  const std::vector<double> p0 = {1.0, -0.5, 2.0}, g = {1e-6, -3e-7, 2e-6};
+  const double lr = 0.1, root_bc2 = std::sqrt(1 - kBeta2);
+  Tensor p = tensor(p0, {3}, DType::Float64).requires_grad_();
+  nn::AdamW opt({p}, {.lr = lr, .betas = {kBeta1, kBeta2}, .eps = kEps, .weight_decay = 0.0});
+  p.set_grad(tensor(g, {3}, DType::Float64));
+  opt.step();
+  const std::vector<double> p1 = p.to_vector<double>();
+  struct Form {
+    const char* text;
+    double (*u)(double lr, double g, double root_bc2);
+  };
+  const Form accepted[] = {
+      {"torch", [](double lr, double g, double) { return lr * g / (std::abs(g) + kEps); }},
+      {"CS336", [](double lr, double g, double r) { return lr * r * g / (r * std::abs(g) + kEps); }}};
+  const Form look_alikes[] = {
+      {"lr m^ / sqrt(v^ + eps): eps inside the root", [](double lr, double g, double) { return lr * g / std::sqrt(g * g + kEps); }},
+      {"a_t m / sqrt(v + eps): eps inside the root",
+       [](double lr, double g, double r) { return lr * r * g / std::sqrt(r * r * g * g + kEps); }},
+      {"lr m^ / sqrt(v^): no eps", [](double lr, double g, double) { return lr * g / std::abs(g); }}};
+  const auto gives = [&](const Form& f) {
+    for (size_t i = 0; i < 3; ++i) {
+      const double u = f.u(lr, g[i], root_bc2);
+      if (!(std::abs((p0[i] - p1[i]) - u) <= 1e-6 * std::abs(u))) return false;
+    }
+    return true;
+  };
+  for (const Form& f : accepted)
+    if (gives(f)) return;
+  std::string moved;
+  for (size_t i = 0; i < 3; ++i)
+    moved += fmt::format("{}{:.6g} (torch's {:.6g})", i ? ", " : "", p0[i] - p1[i], accepted[0].u(lr, g[i], root_bc2));
+  for (const Form& f : look_alikes) {
+    if (!gives(f)) continue;
+    ADD_FAILURE() << "with gradients 1e-6, -3e-7, 2e-6 (sqrt(v^) = |g|, near eps = 1e-8) each weight moved by " << f.text
+                  << " (" << moved << "); expected lr m^ / (sqrt(v^) + eps) (torch) or a_t m / (sqrt(v) + eps) "
+                  << "(CS336's Algorithm 1)";
+    return;
+  }
+  ADD_FAILURE() << "with gradients 1e-6, -3e-7, 2e-6 (sqrt(v^) = |g|, near eps = 1e-8) the weights moved by " << moved
+                << "; expected lr m^ / (sqrt(v^) + eps) (torch) or a_t m / (sqrt(v) + eps) (CS336's Algorithm 1)";
+}
+
 // The whole, after its parts: a thousand steps, then ten in float32.
 TEST(ex13_adamw, a_thousand_steps_match_torch_or_cs336_float64) {
-  COURSE_REQUIRES("the_first_step_is_bias_corrected", "weight_decay_is_decoupled_and_scaled_by_lr");
+  COURSE_REQUIRES("moments_and_update_of_the_first_step", "weight_decay_is_decoupled_and_scaled_by_lr",
+                  "one_step_with_gradients_near_eps");
   const Tol tol{1e-12, 1e-14};
   bool frozen_untouched = false;
   const Trajectory run = learner_run("f64", kCheckpoints, frozen_untouched);
@@ -283,7 +402,8 @@ TEST(ex13_adamw, a_thousand_steps_match_torch_or_cs336_float64) {
 }
 
 TEST(ex13_adamw, ten_steps_match_torch_or_cs336_float32) {
-  COURSE_REQUIRES("the_first_step_is_bias_corrected", "weight_decay_is_decoupled_and_scaled_by_lr");
+  COURSE_REQUIRES("moments_and_update_of_the_first_step", "weight_decay_is_decoupled_and_scaled_by_lr",
+                  "one_step_with_gradients_near_eps");
   // A step rounds through 6 float32 stages (the decay, the two moments, the
   // root, the quotient, the sum), K = 1: each within u of a value no larger
   // than |p| or the step's update, at most lr (|m^| <~ sqrt(v^) for these

@@ -88,13 +88,73 @@ TEST(ex13_cross_entropy, the_loss_of_logits_b_t_v_matches_torch_float64) {  // (
                        "logits_of_magnitude_1e30_give_a_finite_loss", "ignored_targets_are_left_out_of_the_mean", \
                        "an_ignore_index_that_is_a_class_is_ignored", "the_loss_of_logits_b_t_v_matches_torch_float64")
 
+// d (loss g) / d logits = g d loss / d logits: the gradient of ce_basic's
+// logits for the output gradients g = 0.5 and g = -2.5 must differ by the
+// factor -5. When they do not, the part of the second that is not -5 x the
+// first is located against the targets.
+TEST(ex13_cross_entropy, the_gradient_is_proportional_to_the_output_gradient) {
+  AFTER_CE_FORWARD();
+  const Tensor logits_in = nn_fixture("ce_basic", "f64", "logits"), targets = nn_fixture("ce_basic", "f64", "targets");
+  const int64_t ignore = nn_fixture("ce_basic", "f64", "ignore_index").item<int64_t>();
+  const auto grad_for = [&](double g) {
+    Tensor logits = clone(logits_in).detach().requires_grad_();
+    backward(nn::cross_entropy(logits, targets, ignore), scalar_tensor(g, kF64));
+    return logits.grad();
+  };
+  const double g1 = 0.5, g2 = -2.5;
+  const Tensor a = grad_for(g1), b = grad_for(g2);
+  if (!a.defined() || !b.defined()) {
+    ADD_FAILURE() << "no gradient reached the logits";
+    return;
+  }
+  const std::vector<double> ga = a.to_vector<double>(), gb = b.to_vector<double>();
+  // The gradient for g = 1, from torch's for g = w.
+  const double w = nn_fixture("ce_basic", "f64", "w").item<double>();
+  const std::vector<double> unit = nn_fixture("ce_basic", "f64", "grad_logits").to_vector<double>();
+  const auto close = [](double x, double y) { return std::abs(x - y) <= 1e-12 + 1e-9 * std::abs(y); };
+  bool scaled = true, same = true, both_unit = true, at_targets = true, in_ignored = true, any_off = false;
+  const std::vector<int64_t> t = to(targets, DType::Int64).to_vector<int64_t>();
+  const auto v = static_cast<size_t>(a.size(-1));
+  double ratio = NAN;
+  bool one_ratio = true;
+  for (size_t i = 0; i < ga.size(); ++i) {
+    const bool off = !close(gb[i], g2 / g1 * ga[i]);
+    scaled = scaled && !off;
+    same = same && close(gb[i], ga[i]);
+    both_unit = both_unit && close(ga[i], unit[i] / w) && close(gb[i], unit[i] / w);
+    any_off = any_off || off;
+    at_targets = at_targets && off == (t[i / v] != ignore && static_cast<int64_t>(i % v) == t[i / v]);
+    in_ignored = in_ignored && off == (t[i / v] == ignore);
+    if (ga[i] != 0) {
+      if (std::isnan(ratio)) ratio = gb[i] / ga[i];
+      one_ratio = one_ratio && close(gb[i] / ga[i], ratio);
+    }
+  }
+  if (scaled) return;
+  const std::string given = fmt::format("output gradients g = {} and g = {}", g1, g2);
+  if (same)
+    ADD_FAILURE() << "the gradient does not scale with the output gradient: d logits is the same for " << given
+                  << (both_unit ? ", and both are the gradient for g = 1" : "") << " (expected g x d loss / d logits)";
+  else if (one_ratio)
+    ADD_FAILURE() << "for " << given << " d logits differs by the factor " << fmt::format("{:.6g}", ratio)
+                  << " at every entry, not by their ratio " << g2 / g1;
+  else
+    ADD_FAILURE() << "for " << given << " the second d logits is not " << g2 / g1 << " x the first"
+                  << (at_targets ? ": the part that is not sits exactly at each row's target entry (where the one-hot "
+                                   "is 1), every other entry scales"
+                      : in_ignored ? ": the part that is not sits exactly in the rows whose target is ignore_index"
+                                   : "");
+}
+
 TEST(ex13_cross_entropy, gradients_match_torch_float64) {  // the five cases above
   AFTER_CE_FORWARD();
+  COURSE_REQUIRES("the_gradient_is_proportional_to_the_output_gradient");
   for (const char* c : {"ce_basic", "ce_huge", "ce_ignore", "ce_ignore_class", "ce_3d"}) expect_f64_case(c, Part::Gradients);
 }
 
 TEST(ex13_cross_entropy, loss_and_gradient_match_torch_float32) {
   AFTER_CE_FORWARD();
+  COURSE_REQUIRES("the_gradient_is_proportional_to_the_output_gradient");
   // K = 10: the longest sum (the V classes of a row's exp sum; the N = 6
   // targets of the mean); stages: max, exp and sum, log, the mean, and the
   // backward's softmax.

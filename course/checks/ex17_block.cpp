@@ -1,5 +1,6 @@
 // ex17-block: the pre-norm transformer block (nn/transformer.cpp,
 // TransformerBlock::forward): h = x + attn(ln1(x)), then h + ffn(ln2(h)).
+#include <functional>
 #include <memory>
 
 #include "autograd/engine.h"
@@ -86,6 +87,44 @@ TEST(ex17_block, each_step_is_the_residual_of_its_normalised_sublayer) {
       return;
     }
   }
+  // Then each of eight forms of the attention step h (from x) with each of
+  // nine forms of the feed-forward step (from h and x), the right ones first.
+  using Step = std::function<Tensor(const Tensor& h)>;
+  const auto ln1 = [&](const Tensor& t) { return block->ln1->forward(t); };
+  const auto ln2 = [&](const Tensor& t) { return block->ln2->forward(t); };
+  const std::vector<std::pair<std::string, Tensor>> attention_steps = {
+      {"x + attn(ln1(x))", h},
+      {"ln1(x) + attn(ln1(x))", add(ln1(x), attn(ln1(x)))},
+      {"x + ln1(attn(x))", add(x, ln1(attn(x)))},
+      {"x + attn(x)", add(x, attn(x))},
+      {"attn(ln1(x))", attn(ln1(x))},
+      {"ln1(x + attn(x))", ln1(add(x, attn(x)))},
+      {"x + attn(ln2(x))", add(x, attn(ln2(x)))},
+      {"x + ln1(attn(ln1(x)))", add(x, ln1(attn(ln1(x))))}};
+  const std::vector<std::pair<std::string, Step>> ffn_steps = {
+      {"h + ffn(ln2(h))", [&](const Tensor& t) { return add(t, ffn(ln2(t))); }},
+      {"h + ffn(ln2(x))", [&](const Tensor& t) { return add(t, ffn(ln2(x))); }},
+      {"h + ffn(ln1(h))", [&](const Tensor& t) { return add(t, ffn(ln1(t))); }},
+      {"ffn(ln2(h))", [&](const Tensor& t) { return ffn(ln2(t)); }},
+      {"ln2(h) + ffn(ln2(h))", [&](const Tensor& t) { return add(ln2(t), ffn(ln2(t))); }},
+      {"h + ln2(ffn(h))", [&](const Tensor& t) { return add(t, ln2(ffn(t))); }},
+      {"h + ffn(h)", [&](const Tensor& t) { return add(t, ffn(t)); }},
+      {"ln2(h + ffn(h))", [&](const Tensor& t) { return ln2(add(t, ffn(t))); }},
+      {"x + ffn(ln2(h))", [&](const Tensor& t) { return add(x, ffn(ln2(t))); }}};
+  for (size_t ai = 0; ai < attention_steps.size(); ++ai) {
+    for (size_t fi = 0; fi < ffn_steps.size(); ++fi) {
+      if (!same(got, ffn_steps[fi].second(attention_steps[ai].second))) continue;
+      const std::string attention = ai == 0 ? "its attention step h = x + attn(ln1(x)) is right"
+                                            : "its attention step is h = " + attention_steps[ai].first +
+                                                  ", where h = x + attn(ln1(x)) belongs";
+      const std::string feed_forward = fi == 0 ? "its feed-forward step h + ffn(ln2(h)) is right"
+                                               : "its feed-forward step is " + ffn_steps[fi].first +
+                                                     ", where h + ffn(ln2(h)) belongs";
+      ADD_FAILURE() << "the output is exactly that of a block built from the same pieces in which "
+                    << (ai == 0 ? feed_forward + ", and " + attention : attention + ", and " + feed_forward);
+      return;
+    }
+  }
   // None fits: which step is wrong, with the other sublayer silenced.
   nn::StateDict w = block->state_dict();
   w["ffn.w2.weight"] = zeros({16, 32}, DType::Float64);
@@ -130,11 +169,16 @@ TEST(ex17_block, gradients_of_the_input_and_every_weight_pass_gradcheck) {
 
 TEST(ex17_block, with_silent_sublayers_the_block_passes_its_input_through) {
   // Zero output projections (attention's output_proj, the FFN's w2): both
-  // sublayers add 0, so a pre-norm block returns x itself.
+  // sublayers add 0, so a pre-norm block returns x itself. (The norms' gains
+  // away from 1 and different, so that which norm acted on x shows.)
   Generator gen(3);
   const auto block = make_block(DType::Float64, &gen);
   const Tensor x = randn({1, 4, 16}, DType::Float64, &gen);
   nn::StateDict w = block->state_dict();
+  std::vector<double> g1, g2;
+  for (int i = 0; i < 16; ++i) g1.push_back(0.5 + 0.05 * i), g2.push_back(1.5 - 0.04 * i);
+  w["ln1.weight"] = tensor(g1, {16}, DType::Float64);
+  w["ln2.weight"] = tensor(g2, {16}, DType::Float64);
   w["attn.output_proj.weight"] = zeros({16, 16}, DType::Float64);
   w["ffn.w2.weight"] = zeros({16, 32}, DType::Float64);
   block->load_state_dict(w);
@@ -145,10 +189,22 @@ TEST(ex17_block, with_silent_sublayers_the_block_passes_its_input_through) {
     return;
   }
   const ::testing::AssertionResult same = all_close(out, x, f64_tol());
-  if (!same)
-    ADD_FAILURE() << "the block changes x though both sublayers add 0: the norm must act on each sublayer's input "
-                     "only (pre-norm), never on the sum\n"
-                  << same.message();
+  if (same) return;
+  // Which norms the stream itself went through, when it is one of these.
+  const auto ln1 = [&](const Tensor& t) { return block->ln1->forward(t); };
+  const auto ln2 = [&](const Tensor& t) { return block->ln2->forward(t); };
+  const std::vector<std::pair<std::string, Tensor>> normed = {
+      {"ln1(x)", ln1(x)}, {"ln2(x)", ln2(x)}, {"ln2(ln1(x))", ln2(ln1(x))}, {"ln1(ln2(x))", ln1(ln2(x))}};
+  for (const auto& [text, t] : normed) {
+    if (!all_close(out, t, f64_tol())) continue;
+    ADD_FAILURE() << "the block returns " << text << " though both sublayers add 0, not x: the residual stream itself "
+                  << "went through " << (text.size() > 6 ? "both norms" : "a norm")
+                  << "; the norms act only on each sublayer's input (pre-norm)";
+    return;
+  }
+  ADD_FAILURE() << "the block changes x though both sublayers add 0 (it is none of ln1(x), ln2(x) and their "
+                   "compositions); with zero sublayers a pre-norm block returns x\n"
+                << same.message();
 }
 
 }  // namespace

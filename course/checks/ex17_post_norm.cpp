@@ -2,6 +2,7 @@
 // TransformerBlock::post_norm_forward): z = ln1(x + attn(x)), then
 // ln2(z + ffn(z)), the original transformer's order.
 #include <cmath>
+#include <functional>
 #include <memory>
 
 #include "autograd/engine.h"
@@ -93,9 +94,61 @@ TEST(ex17_post_norm, with_silent_sublayers_the_block_is_ln2_of_ln1_of_x) {
                   << same.message();
 }
 
+// The block's output against blocks built from its own pieces in other ways
+// (the fixture's block: its norms' gains away from 1 and different): each of
+// eight forms of the attention step z (from x) with each of nine forms of the
+// feed-forward step (from z and x). A form is named only when the output is
+// exactly that block, on an input where they all differ.
+TEST(ex17_post_norm, the_two_steps_compared_with_look_alikes) {
+  const auto block = fixture_block();
+  const nn::AttentionCall call = nn::AttentionCall::causal();
+  const Tensor x = post_block_fixture("in");
+  const auto attn = [&](const Tensor& t) { return block->attn->forward(t, call); };
+  const auto ffn = [&](const Tensor& t) { return block->ffn->forward(t); };
+  const auto ln1 = [&](const Tensor& t) { return block->ln1->forward(t); };
+  const auto ln2 = [&](const Tensor& t) { return block->ln2->forward(t); };
+  const Tensor got = block->forward(x, call);
+  using Step = std::function<Tensor(const Tensor& z)>;
+  // The attention step's forms, the right one first.
+  const std::vector<std::pair<std::string, Tensor>> attention_steps = {
+      {"ln1(x + attn(x))", ln1(add(x, attn(x)))},       {"ln1(x + attn(ln1(x)))", ln1(add(x, attn(ln1(x))))},
+      {"x + attn(ln1(x))", add(x, attn(ln1(x)))},       {"x + ln1(attn(x))", add(x, ln1(attn(x)))},
+      {"x + attn(x)", add(x, attn(x))},                 {"ln1(attn(x))", ln1(attn(x))},
+      {"ln1(x) + attn(ln1(x))", add(ln1(x), attn(ln1(x)))}, {"ln2(x + attn(x))", ln2(add(x, attn(x)))}};
+  // The feed-forward step's forms, the right one first.
+  const std::vector<std::pair<std::string, Step>> ffn_steps = {
+      {"ln2(z + ffn(z))", [&](const Tensor& z) { return ln2(add(z, ffn(z))); }},
+      {"ln2(x + ffn(z))", [&](const Tensor& z) { return ln2(add(x, ffn(z))); }},
+      {"ln2(ffn(z))", [&](const Tensor& z) { return ln2(ffn(z)); }},
+      {"z + ffn(z)", [&](const Tensor& z) { return add(z, ffn(z)); }},
+      {"ln2(z + ffn(x))", [&](const Tensor& z) { return ln2(add(z, ffn(x))); }},
+      {"z + ffn(ln2(z))", [&](const Tensor& z) { return add(z, ffn(ln2(z))); }},
+      {"ln2(z + ffn(ln2(z)))", [&](const Tensor& z) { return ln2(add(z, ffn(ln2(z)))); }},
+      {"z + ln2(ffn(z))", [&](const Tensor& z) { return add(z, ln2(ffn(z))); }},
+      {"ln1(z + ffn(z))", [&](const Tensor& z) { return ln1(add(z, ffn(z))); }}};
+  for (size_t a = 0; a < attention_steps.size(); ++a) {
+    for (size_t f = 0; f < ffn_steps.size(); ++f) {
+      if (!all_close(got, ffn_steps[f].second(attention_steps[a].second), f64_tol())) continue;
+      if (a == 0 && f == 0) return;
+      const std::string attention =
+          a == 0 ? "its attention step z = ln1(x + attn(x)) is right"
+                 : "its attention step is z = " + attention_steps[a].first + ", where z = ln1(x + attn(x)) belongs";
+      const std::string feed_forward =
+          f == 0 ? "its feed-forward step ln2(z + ffn(z)) is right"
+                 : "its feed-forward step is " + ffn_steps[f].first + ", where ln2(z + ffn(z)) belongs";
+      ADD_FAILURE() << "the output is exactly that of a block built from the same pieces in which "
+                    << (a == 0 ? feed_forward + ", and " + attention : attention + ", and " + feed_forward);
+      return;
+    }
+  }
+  ADD_FAILURE() << "the output is none of the 72 blocks built from the same pieces (8 forms of the attention step, "
+                   "9 of the feed-forward step, the right ones included)";
+}
+
 TEST(ex17_post_norm, gradients_match_torch_float64) {
   COURSE_AFTER_FORWARD("output_matches_torch_float64", "the_output_is_normalised",
-                       "with_silent_sublayers_the_block_is_ln2_of_ln1_of_x");
+                       "with_silent_sublayers_the_block_is_ln2_of_ln1_of_x",
+                       "the_two_steps_compared_with_look_alikes");
   const auto block = fixture_block();
   Tensor x = post_block_fixture("in");
   x.requires_grad_(true);
@@ -107,7 +160,8 @@ TEST(ex17_post_norm, gradients_match_torch_float64) {
 
 TEST(ex17_post_norm, gradients_of_the_input_and_every_weight_pass_gradcheck) {
   COURSE_AFTER_FORWARD("output_matches_torch_float64", "the_output_is_normalised",
-                       "with_silent_sublayers_the_block_is_ln2_of_ln1_of_x");
+                       "with_silent_sublayers_the_block_is_ln2_of_ln1_of_x",
+                       "the_two_steps_compared_with_look_alikes");
   Generator gen(17);
   nn::TransformerConfig c = post_block_config();
   c.d_model = 8, c.num_heads = 2, c.d_ff = 8;

@@ -1,6 +1,7 @@
 // ex19-encode: Tokenizer::encode_pretoken and Tokenizer::encode
 // (tokenizer/encode.cpp), with the Python reference's model and encodings
 // (tests/fixtures/make_bpe_fixtures.py) read from the fixture files.
+#include <algorithm>
 #include <set>
 
 #include "course/checks/tok_util.h"
@@ -102,6 +103,78 @@ std::string crossing(const Tokenizer& tok, const std::string& text, const std::v
   return "";
 }
 
+// A pre-token or a special token of text: its bytes [begin, end).
+struct Span {
+  size_t begin, end;
+};
+
+// text's pre-tokens and special tokens, in order.
+std::vector<Span> pretoken_spans(const Tokenizer& tok, const std::string& text) {
+  std::vector<Span> spans;
+  for (const tok::Piece& piece : tok::split_at_specials(text, tok.model().specials)) {
+    const size_t base = static_cast<size_t>(piece.text.data() - text.data());
+    if (piece.special >= 0) {
+      spans.push_back({base, base + piece.text.size()});
+      continue;
+    }
+    tok::for_each_pretoken(piece.text, [&](std::string_view p) {
+      const size_t at = static_cast<size_t>(p.data() - text.data());
+      spans.push_back({at, at + p.size()});
+    });
+  }
+  return spans;
+}
+
+// ": they stop spelling it at token k (byte b), ...": where the tokens first
+// differ from the text's bytes, in which pre-token, and, when the ids from
+// there are the reference's ids of an earlier pre-token (another text), which.
+std::string where_spelling_stops(const Tokenizer& tok, const std::string& text, const std::vector<int32_t>& got,
+                                 const std::vector<int32_t>& expected) {
+  const BpeModel& model = tok.model();
+  size_t at = 0, k = 0;
+  for (; k < got.size(); ++k) {
+    const std::string& bytes = model.vocab[got[k]];
+    if (text.compare(at, bytes.size(), bytes) != 0) break;
+    at += bytes.size();
+  }
+  if (k == got.size())
+    return fmt::format(": the {} tokens spell the text's first {} bytes, then end", got.size(), at);
+  const std::vector<Span> spans = pretoken_spans(tok, text);
+  // The reference's ids of each span (they never cross one), and the span holding byte `at`.
+  std::vector<std::vector<int32_t>> ids_of(spans.size());
+  size_t here = spans.size();
+  {
+    size_t byte = 0, s = 0;
+    for (int32_t id : expected) {
+      while (s < spans.size() && byte >= spans[s].end) ++s;
+      if (s < spans.size()) ids_of[s].push_back(id);
+      byte += model.vocab[id].size();
+    }
+    for (size_t i = 0; i < spans.size(); ++i)
+      if (spans[i].begin <= at && at < spans[i].end) here = i;
+  }
+  const std::string& bytes = model.vocab[got[k]];
+  std::string out = fmt::format(": they stop spelling it at token {} (byte {}): {} where the text has {}", k, at,
+                                literal(bytes), literal(text.substr(at, bytes.size())));
+  if (here == spans.size()) return out;
+  const Span& span = spans[here];
+  out += fmt::format(", in the pre-token {} (bytes {} to {})", literal(text.substr(span.begin, span.end - span.begin)),
+                     span.begin, span.end);
+  if (span.begin != at) return out;
+  // At a pre-token's start: are the ids from here an earlier pre-token's (of another text)?
+  const std::string own = text.substr(span.begin, span.end - span.begin);
+  for (size_t i = here; i-- > 0;) {
+    const std::vector<int32_t>& e = ids_of[i];
+    const std::string other = text.substr(spans[i].begin, spans[i].end - spans[i].begin);
+    if (e.empty() || other == own || k + e.size() > got.size()) continue;
+    if (!std::equal(e.begin(), e.end(), got.begin() + static_cast<std::ptrdiff_t>(k))) continue;
+    return out + fmt::format("; the ids from there, {}, are the reference's ids of the earlier pre-token {} (bytes {} "
+                             "to {})",
+                             id_list(e), literal(other), spans[i].begin, spans[i].end);
+  }
+  return out;
+}
+
 // Compares encode(text) with the reference's ids; on a difference shows the
 // first stretch that differs (the tokens, their ids and the ranks of the
 // merges that made them) and, when a token crosses a pre-token's end, which.
@@ -121,7 +194,7 @@ void expect_encoding(const Tokenizer& tok, const std::string& text, const std::v
   }
   if (spelled != text) {
     ADD_FAILURE() << label << ": the tokens do not spell the text (" << spelled.size() << " bytes for "
-                  << text.size() << ")";
+                  << text.size() << ")" << where_spelling_stops(tok, text, got, expected);
     return;
   }
   // The first difference, and the shortest stretch after it where both sides end at the same byte.

@@ -1,6 +1,7 @@
 // ex19-merge-step: merge_pair_in_word, PairOrder and merge_step
 // (tokenizer/merge_step.cpp): one merge of BPE training with incrementally
 // maintained pair counts, against tests/fixtures/make_bpe_fixtures.py.
+#include <algorithm>
 #include <map>
 
 #include "course/checks/tok_util.h"
@@ -73,19 +74,40 @@ std::string count_mismatch(const MergeState& state, const BpeModel& model, const
   return "";
 }
 
+bool holds(const Word& w, int32_t a, int32_t b) {
+  for (size_t i = 0; i + 1 < w.ids.size(); ++i)
+    if (w.ids[i] == a && w.ids[i + 1] == b) return true;
+  return false;
+}
+
 // After merge `rank` of (a, b): the first word that still holds a b side by
-// side (merge_step did not merge it there), as text; "" when none does.
-std::string pair_left_in_a_word(const MergeState& state, const BpeModel& model, size_t rank) {
+// side (merge_step did not merge it there), as text, with whether where[(a,
+// b)] lists that word and since which merge the word has held the pair
+// (`history[s]`: the words after s merges); "" when none does.
+std::string pair_left_in_a_word(const MergeState& state, const BpeModel& model, size_t rank,
+                                const std::vector<std::vector<Word>>& history) {
   const auto [a, b] = model.merges[rank];
-  for (const Word& w : state.words)
-    for (size_t i = 0; i + 1 < w.ids.size(); ++i)
-      if (w.ids[i] == a && w.ids[i + 1] == b) {
-        std::string text;
-        for (int32_t id : w.ids) text += model.vocab[id];
-        return fmt::format("after merge {} {}, the word {} (count {}) still holds that pair at position {}: it was not "
-                           "merged there",
-                           rank, merge_str(model, rank), literal(text), w.count, i);
-      }
+  for (size_t wi = 0; wi < state.words.size(); ++wi) {
+    const Word& w = state.words[wi];
+    for (size_t i = 0; i + 1 < w.ids.size(); ++i) {
+      if (w.ids[i] != a || w.ids[i + 1] != b) continue;
+      std::string text;
+      for (int32_t id : w.ids) text += model.vocab[id];
+      std::string out = fmt::format("after merge {} {}, the word {} (count {}) still holds that pair at position {}: "
+                                    "it was not merged there",
+                                    rank, merge_str(model, rank), literal(text), w.count, i);
+      const auto it = state.where.find(tok::pair_key(a, b));
+      const bool listed = it != state.where.end() && std::find(it->second.begin(), it->second.end(),
+                                                              static_cast<int32_t>(wi)) != it->second.end();
+      if (listed || history.size() != rank + 1) return out;
+      // Since when the word holds the pair: history[s] holds it for every s >= since.
+      size_t since = rank + 1;
+      while (since > 0 && holds(history[since - 1][wi], a, b)) --since;
+      out += fmt::format("; where[{}] does not list this word (index {}), which has held the pair since {}", merge_str(model, rank),
+                         wi, since == 0 ? "the start (before merge 0)" : fmt::format("merge {} {}", since - 1, merge_str(model, since - 1)));
+      return out;
+    }
+  }
   return "";
 }
 
@@ -171,13 +193,15 @@ TEST(ex19_merge_step, each_merge_is_made_everywhere_and_the_counts_equal_a_recou
   BpeModel model = byte_model();
   MergeState state(words_of({{"banana", 3}, {" bandana", 2}, {"aaaa", 1}, {"aaa", 2}, {"abab", 1}, {"nana", 4}, {"n", 7}}),
                    model.vocab);
+  std::vector<std::vector<Word>> history = {state.words};  // the words after 0, 1, ... merges
   for (int step = 0; step < 40; ++step) {
     const Counts before = recount(state.words, model);
     if (!tok::merge_step(state, model)) {
       if (step < 10) ADD_FAILURE() << "merge_step found no pair after " << step << " merges; expected at least 10";
       return;
     }
-    const std::string left = pair_left_in_a_word(state, model, static_cast<size_t>(step));
+    const std::string left = pair_left_in_a_word(state, model, static_cast<size_t>(step), history);
+    history.push_back(state.words);
     if (!left.empty()) {
       ADD_FAILURE() << left;
       return;

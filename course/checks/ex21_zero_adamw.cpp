@@ -3,6 +3,9 @@
 // gathered so every rank holds every weight. Parameters p0 (3), p1 (2),
 // p2 (4): 9 elements; with 3 ranks, rank 1 owns elements [3, 6): p1[0],
 // p1[1] and p2[0]. Against nn::AdamW (ex13-adamw), which updates everything.
+#include <algorithm>
+#include <optional>
+
 #include "course/checks/check_util.h"
 #include "course/checks/rank_groups.h"
 #include "tasks/zero_adamw.h"
@@ -90,6 +93,111 @@ RankOneStep rank_one_step() {
   return r;
 }
 
+// ---- ZeRO's step replayed, with look-alikes --------------------------------------------
+//
+// The step on n ranks computed here with nn::adamw_update_elements (ex13's
+// update, the one ZeroAdamW calls), each rank's range [9 r / n, 9 (r + 1) / n)
+// cut at the parameters' boundaries into pieces, as the right step does; or
+// with one or more of these changes, each a look-alike of the right step that
+// gives other weights on these parameters:
+struct Replay {
+  bool grad_from_parameter_start = false;  // a piece starting at p[at] reads the gradient from g[0], not g[at]
+  bool moments_from_range_start = false;   // every piece's m and v start at the range's slot 0, not at lo - begin
+  int step_shift = 0;                      // the update told step t + shift
+};
+
+std::string replay_text(const Replay& r) {
+  std::vector<std::string> parts;
+  if (r.grad_from_parameter_start)
+    parts.push_back("the gradient of a piece that starts at p[at] read from g[0] instead of g[at] (element i of "
+                    "the parameter updated with the gradient of element i - at)");
+  if (r.moments_from_range_start)
+    parts.push_back("every piece's moments read from the first slot of this rank's m and v instead of slot lo - "
+                    "begin (the pieces of different parameters share slots)");
+  if (r.step_shift != 0)
+    parts.push_back(fmt::format("the step count t {} {} (AdamW's: t, the number of steps taken)",
+                                r.step_shift > 0 ? "+" : "-", std::abs(r.step_shift)));
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) out += (i ? "; and " : "") + parts[i];
+  return out;
+}
+
+// The look-alikes tried, each change alone and in pairs.
+std::vector<Replay> look_alikes() {
+  std::vector<Replay> out;
+  for (int mask = 1; mask < 8; ++mask)
+    out.push_back({(mask & 1) != 0, (mask & 2) != 0, (mask & 4) != 0 ? 1 : 0});
+  out.push_back({false, false, -1});
+  return out;
+}
+
+// The flat weights after each of `steps` steps of the replay on n ranks.
+std::vector<std::vector<float>> replay_zero(int n, const Replay& how, int steps) {
+  const int64_t sizes[] = {3, 2, 4}, offsets[] = {0, 3, 5}, total = 9;
+  std::vector<float> w = flat(zero_params());
+  std::vector<std::vector<float>> m(static_cast<size_t>(n)), v(static_cast<size_t>(n)), out;
+  for (int r = 0; r < n; ++r) {
+    m[r].assign(static_cast<size_t>(total * (r + 1) / n - total * r / n), 0.0f);
+    v[r] = m[r];
+  }
+  for (int step = 1; step <= steps; ++step) {
+    const std::vector<Tensor> ps = zero_params();
+    set_zero_grads(ps, step);
+    for (int r = 0; r < n; ++r) {
+      const int64_t begin = total * r / n, end = total * (r + 1) / n;
+      for (size_t i = 0; i < 3; ++i) {
+        const int64_t lo = std::max(begin, offsets[i]), hi = std::min(end, offsets[i] + sizes[i]);
+        if (lo >= hi) continue;
+        const std::vector<float> g = ps[i].grad().to_vector<float>();
+        const int64_t at = lo - offsets[i], slot = how.moments_from_range_start ? 0 : lo - begin;
+        nn::adamw_update_elements(w.data() + lo, g.data() + (how.grad_from_parameter_start ? 0 : at),
+                                  m[r].data() + slot, v[r].data() + slot, hi - lo, kZeroOptions.lr,
+                                  kZeroOptions.betas.first, kZeroOptions.betas.second, kZeroOptions.eps,
+                                  kZeroOptions.weight_decay, step + how.step_shift);
+      }
+    }
+    out.push_back(w);
+  }
+  return out;
+}
+
+// The first look-alike whose replay gives `got[s]` (elements [from, to) of the
+// flat weights after step s + 1, for every s) exactly, while the right
+// replay does not; nullopt when none does.
+std::optional<Replay> reproducing(int n, const std::vector<std::vector<float>>& got, int64_t from, int64_t to) {
+  const auto gives = [&](const Replay& how) {
+    const std::vector<std::vector<float>> want = replay_zero(n, how, static_cast<int>(got.size()));
+    for (size_t s = 0; s < got.size(); ++s)
+      for (int64_t e = from; e < to; ++e)
+        if (got[s][static_cast<size_t>(e - from)] != want[s][static_cast<size_t>(e)]) return false;
+    return true;
+  };
+  if (gives(Replay{})) return std::nullopt;
+  for (const Replay& how : look_alikes())
+    if (gives(how)) return how;
+  return std::nullopt;
+}
+
+// "p1[1] (element 4: rank 1's range [4, 9) holds p1[1] .. p1[1], a piece that
+// starts inside p1)": where element e lies against its rank's range and its
+// parameter's bounds.
+std::string placed(int n, int64_t e) {
+  const int64_t sizes[] = {3, 2, 4}, offsets[] = {0, 3, 5}, total = 9;
+  int r = 0;
+  while (!(total * r / n <= e && e < total * (r + 1) / n)) ++r;
+  const int64_t begin = total * r / n, end = total * (r + 1) / n;
+  size_t i = 0;
+  while (!(offsets[i] <= e && e < offsets[i] + sizes[i])) ++i;
+  const int64_t lo = std::max(begin, offsets[i]), hi = std::min(end, offsets[i] + sizes[i]);
+  return fmt::format("{} (element {}: rank {}'s range [{}, {}) holds p{}[{}..{}], {} of p{}, {} of its piece)",
+                     element_name(e), e, r, begin, end, i, lo - offsets[i], hi - 1 - offsets[i],
+                     lo == offsets[i] && hi == offsets[i] + sizes[i] ? "all"
+                     : lo == offsets[i]                             ? "the start"
+                     : hi == offsets[i] + sizes[i]                  ? "the end"
+                                                                    : "the middle",
+                     i, e == lo ? "the first element" : e == hi - 1 ? "the last element" : "inside");
+}
+
 // Which parameters this rank's range [3, 6) holds whole, and which in part.
 constexpr const char* kRangeHolds = "this rank's range [3, 6) holds p1[0], p1[1] (all of p1) and p2[0] (p2 starts "
                                     "inside the range and ends outside it)";
@@ -134,6 +242,25 @@ TEST(ex21_zero_adamw, this_rank_updates_exactly_its_range_with_adamw) {
   }
   if (first_wrong < 0) return;
   const float sent = r.sent[0][static_cast<size_t>(first_wrong - 3)];
+  // Three steps of rank 1 of 3 (its range evolves alone: the others' are
+  // pretended): a look-alike that gives every element it sent at each step.
+  {
+    const std::vector<Tensor> ps = zero_params();
+    PretendRanks group(1, 3);
+    tasks::ZeroAdamW zero(ps, kZeroOptions, group);
+    for (int step = 1; step <= 3; ++step) {
+      set_zero_grads(ps, step);
+      zero.step();
+    }
+    if (group.gathered.size() == 3) {
+      if (const std::optional<Replay> how = reproducing(3, group.gathered, 3, 6)) {
+        ADD_FAILURE() << "what this rank sent for its range [3, 6) at each of steps 1 to 3 is exactly, element for "
+                         "element, the update with "
+                      << replay_text(*how) << " (" << kRangeHolds << "; after step 1: " << each << ")";
+        return;
+      }
+    }
+  }
   ADD_FAILURE() << observed_at(r, first_wrong, sent) << " (the range: " << each << ")";
 }
 
@@ -165,18 +292,34 @@ TEST(ex21_zero_adamw, n_ranks_give_the_weights_of_one_adamw_bit_for_bit) {
       const std::vector<Tensor> ps = zero_params(), whole = zero_params();
       tasks::ZeroAdamW zero(ps, kZeroOptions, group);
       nn::AdamW adamw(whole, kZeroOptions);
+      std::vector<std::vector<float>> seen;
+      std::string first;
       for (int step = 1; step <= 3; ++step) {
         set_zero_grads(ps, step);
         set_zero_grads(whole, step);
         zero.step();
         adamw.step();
         const std::vector<float> got = flat(ps), want = flat(whole);
+        seen.push_back(got);
+        if (!first.empty()) continue;
+        std::string wrong;
+        size_t count = 0;
         for (size_t e = 0; e < got.size(); ++e)
-          if (got[e] != want[e])
-            return fmt::format("after step {}, {} (element {}) = {}, AdamW's = {} (this rank owns [{}, {}))", step,
-                               element_name(static_cast<int64_t>(e)), e, got[e], want[e], zero.begin(), zero.end());
+          if (got[e] != want[e]) {
+            if (count++ == 0)
+              first = fmt::format("after step {}, {} = {}, AdamW's = {} (this rank owns [{}, {}))", step,
+                                  placed(n, static_cast<int64_t>(e)), got[e], want[e], zero.begin(), zero.end());
+            wrong += (wrong.empty() ? "" : ", ") + element_name(static_cast<int64_t>(e));
+          }
+        if (count > 1) first += fmt::format("; wrong after step {}: {}", step, wrong);
       }
-      return "";
+      if (first.empty()) return "";
+      // A look-alike of the step that gives this rank's weights, every element at every step.
+      if (const std::optional<Replay> how = reproducing(n, seen, 0, 9))
+        return fmt::format("its weights at each of steps 1 to 3 are exactly, element for element, those of the "
+                           "step with {}; {}",
+                           replay_text(*how), first);
+      return first;
     }));
     if (!found.empty()) {
       ADD_FAILURE() << "the weights differ from one AdamW's: " << found;

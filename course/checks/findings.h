@@ -7,6 +7,7 @@
 //   every element is 0.25 x the expected
 //   each row (along the last dim) is the expected plus a number of its own (row [0, 0]: +1.66, ...)
 //   wrong exactly where dim 1's index is 0 (of 4), right elsewhere; there each is 2 x the expected
+//   right only where dim 1's index is 4 (of 5), wrong elsewhere
 //   (nothing: no simple structure; the caller then gives the count and the worst element)
 //
 // A check names a cause only when it has tested it on inputs where its
@@ -63,24 +64,30 @@ inline std::string ratio_text(double c) {
 }
 
 // The dim along which the wrong elements are exactly those whose index lies
-// in a proper subset of that dim's indices (the smallest such subset); the
-// text, or "" when no dim explains them all.
+// in a proper subset of that dim's indices (the smallest such subset), or,
+// failing that, the right elements are; the text, or "" when no dim explains
+// them all.
 inline std::string wrong_slices(const Shape& shape, const std::vector<bool>& wrong) {
   std::string best;
   size_t best_size = SIZE_MAX;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    std::set<int64_t> where;
-    for (size_t i = 0; i < wrong.size(); ++i)
-      if (wrong[i]) where.insert(unravel(shape, i)[d]);
-    // A proper subset of at most half of the dim's indices (more is no pattern worth saying).
-    if (2 * where.size() > static_cast<size_t>(shape[d]) || where.size() >= best_size) continue;
-    bool exact = true;
-    for (size_t i = 0; i < wrong.size() && exact; ++i) exact = wrong[i] == (where.count(unravel(shape, i)[d]) > 0);
-    if (!exact) continue;
-    std::string list;
-    for (int64_t v : where) list += (list.empty() ? "" : ", ") + std::to_string(v);
-    best = fmt::format("wrong exactly where dim {}'s index is {} (of {}), right elsewhere", d, list, shape[d]);
-    best_size = where.size();
+  for (int pass = 0; pass < 2 && best.empty(); ++pass) {
+    const bool marked = pass == 0;  // pass 0: the wrong elements' indices; pass 1: the right ones'
+    for (size_t d = 0; d < shape.size(); ++d) {
+      std::set<int64_t> where;
+      for (size_t i = 0; i < wrong.size(); ++i)
+        if (wrong[i] == marked) where.insert(unravel(shape, i)[d]);
+      // A proper subset of at most half of the dim's indices (more is no pattern worth saying).
+      if (where.empty() || 2 * where.size() > static_cast<size_t>(shape[d]) || where.size() >= best_size) continue;
+      bool exact = true;
+      for (size_t i = 0; i < wrong.size() && exact; ++i)
+        exact = (wrong[i] == marked) == (where.count(unravel(shape, i)[d]) > 0);
+      if (!exact) continue;
+      std::string list;
+      for (int64_t v : where) list += (list.empty() ? "" : ", ") + std::to_string(v);
+      best = marked ? fmt::format("wrong exactly where dim {}'s index is {} (of {}), right elsewhere", d, list, shape[d])
+                    : fmt::format("right only where dim {}'s index is {} (of {}), wrong elsewhere", d, list, shape[d]);
+      best_size = where.size();
+    }
   }
   return best;
 }

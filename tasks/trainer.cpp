@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
+#include <optional>
 #include <tuple>
 
 #include "nn/checkpoint.h"
@@ -450,246 +452,324 @@ std::unique_ptr<RunLock> open_run_directory(const TrainConfig& c) {
 
 }  // namespace
 
-TrainResult train(const TrainConfig& config, std::FILE* progress) {
+namespace {
+
+// One call of train(), in named steps: the set-up (the task, the model, the
+// optimizer, the micro-batch machinery), --resume, the logs, then each step
+// (the update, its rows, an evaluation, the progress line, a checkpoint) and
+// at the end the result and summary.json.
+class TrainingRun {
+ public:
+  TrainingRun(const TrainConfig& config, std::FILE* progress);
+  TrainResult run();
+
+ private:
+  void build_model_and_optimizer();
+  bool resume();  // false: the run had finished, nothing to do
+  void load_optimizer_state(const nn::StateDict& state);
+  bool run_step(int64_t step);  // false: stop after it
+  bool update(int64_t step, StepRecord& record, StepTimes& times);  // false: diverged inside the step
+  void log_data_parallel(int64_t step, StepTimes times);
+  void check_loss(const char* which, double loss, int64_t step);
+  void show_progress(int64_t step, const StepRecord& record, const EvalRecord* ev);
+  void finish();
+  std::string data_parallel_summary();
+  void write_summary(const std::string& dp_summary) const;
+
+  TrainConfig c_;
+  std::FILE* progress_;
+  LocalGroup alone_;
+  ProcessGroup& group_;
+  bool micro_, rank0_;
+  std::unique_ptr<Task> task_;
+  nn::TransformerConfig model_config_;
+  MemoryStats before_{};
+  std::unique_ptr<nn::TransformerLM> model_;
+  std::unique_ptr<nn::Optimizer> optimizer_;
+  std::unique_ptr<GradientBuckets> buckets_;
+  TrainResult result_;
+  int64_t first_step_ = 1, last_step_ = 0, tokens_per_step_ = 0;
+  std::string checkpoint_, config_text_;
+  std::unique_ptr<RunLock> lock_;  // one run at a time in a directory
+  std::optional<RunLog> log_;
+  std::optional<DpLog> dp_log_;
+  bool live_ = false;
+  double train_seconds_ = 0, first_loss_ = NAN;  // step 1's loss: the reference of divergence
+  std::chrono::steady_clock::time_point start_;
+};
+
+TrainingRun::TrainingRun(const TrainConfig& config, std::FILE* progress)
+    : c_(config),
+      progress_(progress),
+      group_(config.group != nullptr ? *config.group : alone_),
+      // Micro-batches, alone or across processes (tasks/grad_buckets.h): the
+      // step is M micro-batches; N processes share each step's M.
+      micro_(config.micro_batch > 0 || config.group != nullptr || config.zero == 1),
+      rank0_(group_.rank() == 0) {  // only rank 0 writes the run's files and prints progress
   check_train_config(config);
-  // Micro-batches, alone or across processes (tasks/grad_buckets.h): the
-  // step is M micro-batches; N processes share each step's M.
-  LocalGroup alone;
-  ProcessGroup& group = config.group != nullptr ? *config.group : alone;
-  const bool micro = config.micro_batch > 0 || config.group != nullptr || config.zero == 1;
-  TrainConfig c = config;
-  if (micro && c.micro_batch == 0) c.micro_batch = c.batch_size;  // one micro-batch: the whole batch
-  if (micro) micro_batches_per_step(c.batch_size, c.micro_batch, group.size());
-  const bool rank0 = group.rank() == 0;  // only rank 0 writes the run's files and prints progress
-  if (!rank0) progress = nullptr;
-  const std::unique_ptr<Task> task = make_task(c.task, c.task_options);
-  nn::TransformerConfig mc = c.model;
-  mc.vocab_size = task->vocab_size();
-  mc.context_length = task->seq_len();
-  check_training_fits(c, *task);
-
-  const MemoryStats before = memory_stats();
-  reset_peak_memory();
-  Generator init(c.seed);
-  nn::TransformerLM model(mc, &init);
-  model.train();
-  const nn::AdamWOptions adamw{.lr = c.lr, .betas = {c.beta1, c.beta2}, .eps = 1e-8, .weight_decay = c.weight_decay};
-  // ZeRO-1 keeps 1/N of AdamW's state on each rank (tasks/zero_adamw.h): the same bits.
-  std::unique_ptr<nn::Optimizer> optimizer;
-  if (c.zero == 1) {
-    optimizer = std::make_unique<ZeroAdamW>(model.parameters(), adamw, group);
-  } else {
-    optimizer = std::make_unique<nn::AdamW>(model.parameters(), adamw);
-  }
-  nn::Optimizer& opt = *optimizer;
-  std::unique_ptr<GradientBuckets> buckets;
-  if (micro) {
-    if (group.size() > 1) check_same_settings(group, dp_settings_text(c, *task));
-    buckets = std::make_unique<GradientBuckets>(model.parameters(), static_cast<int64_t>(c.bucket_mb * 1e6), group);
-  }
-
-  TrainResult result;
-  result.task = task->name();
-  result.metric_name = task->metric_name();
-  result.attention = nn::attention_kind_name(mc.attention);
-  result.parameters = model.num_parameters();
+  if (micro_ && c_.micro_batch == 0) c_.micro_batch = c_.batch_size;  // one micro-batch: the whole batch
+  if (micro_) micro_batches_per_step(c_.batch_size, c_.micro_batch, group_.size());
+  if (!rank0_) progress_ = nullptr;
+  task_ = make_task(c_.task, c_.task_options);
+  model_config_ = c_.model;
+  model_config_.vocab_size = task_->vocab_size();
+  model_config_.context_length = task_->seq_len();
+  check_training_fits(c_, *task_);
+  build_model_and_optimizer();
+  result_.task = task_->name();
+  result_.metric_name = task_->metric_name();
+  result_.attention = nn::attention_kind_name(model_config_.attention);
+  result_.parameters = model_->num_parameters();
+  const nn::TransformerConfig& mc = model_config_;
   const bool ablated = mc.norm != nn::NormPlacement::Pre || mc.position != nn::PositionEncoding::Rope ||
                        mc.ffn != nn::FeedForwardKind::SwiGLU;
-  if (ablated && !c.quiet && progress != nullptr) fmt::print(progress, "{}\n", ablation_header(mc, result.parameters));
-
-  int64_t first_step = 1;
-  const std::string checkpoint = c.out_dir.empty() ? "" : c.out_dir + "/checkpoint.safetensors";
-  std::unique_ptr<RunLock> lock;  // one run at a time in a directory
-  if (!c.out_dir.empty() && rank0) lock = open_run_directory(c);
-  const std::string config_text = model_config_text(c, *task);
-  if (c.resume) {
-    RG_CHECK(std::filesystem::is_regular_file(checkpoint), "train",
-             "--resume: there is no checkpoint '{}' to continue from", checkpoint);
-    const std::string notice =
-        check_resume_matches(c.out_dir + "/config.txt", config_text, c.allow_changed_data, c.allow_changed_optimizer);
-    if (!notice.empty()) fmt::print(progress != nullptr ? progress : stderr, "{}\n", notice);
-    result.notices = notice;
-    nn::StateDict opt_state;
-    first_step = nn::load_checkpoint(checkpoint, model, &opt_state) + 1;
-    // A NaN in the checkpoint is the checkpoint's fault, not the learning
-    // rate's: say so before the first step would blame --lr.
-    check_finite_weights(model, checkpoint, "train");
-    // The checkpoint's optimizer settings must be the command line's (config.txt
-    // said so above, unless it was edited), or --allow-changed-optimizer keeps the command line's.
-    try {
-      opt.load_state_dict(opt_state, c.allow_changed_optimizer ? nn::OptimizerSettingsOnLoad::keep_mine
-                                                               : nn::OptimizerSettingsOnLoad::must_match);
-    } catch (const nn::OptimizerSettingsDiffer& e) {
-      // The library names its C++ choices; the command line has a flag for it.
-      std::vector<std::string> differ;
-      for (const auto& d : e.differences)
-        differ.push_back(fmt::format("{} {} (the checkpoint has {})", flag_of(d.name), d.mine, d.saved));
-      fail("train",
-           "--resume: '{}': the optimizer settings it was saved with differ from the command line's: {}; resume with "
-           "the checkpoint's values, or pass --allow-changed-optimizer to continue with the command line's",
-           checkpoint, fmt::join(differ, ", "));
-    } catch (const Error& e) {
-      fail("train", "--resume: '{}': {}", checkpoint, e.what());
-    }
-    // The step in the metadata against the optimizer's own count of its
-    // updates (AdamW's t): a checkpoint whose step was edited, or that has no
-    // metadata checksum to catch it, must not continue at another step with
-    // this state.
-    RG_CHECK(opt.step_count() == first_step - 1, "train",
-             "--resume: '{}': its metadata says step {}, but its optimizer state has taken {} steps (AdamW's t): the "
-             "checkpoint was edited or is corrupt; resume from another checkpoint or start a new --out",
-             checkpoint, first_step - 1, opt.step_count());
-    // Nothing left to run (every step, or the time budget, spent): say so,
-    // and leave the run's files as they are.
-    if (first_step > c.steps || (c.time_budget > 0 && kept_seconds(c.out_dir, first_step) >= c.time_budget)) {
-      result.already_finished_at = result.last_step = first_step - 1;
-      return result;
-    }
+  if (ablated && !c_.quiet && progress_ != nullptr) {
+    fmt::print(progress_, "{}\n", ablation_header(mc, result_.parameters));
   }
-  result.last_step = first_step - 1;
-  // config.txt first: it is what marks the directory as a run's (open_run_directory).
-  if (!c.out_dir.empty() && rank0) write_file_atomically(c.out_dir + "/config.txt", config_text);
-  RunLog log(c.out_dir, c.resume, first_step, rank0);
-  DpLog dp_log(micro ? c.out_dir : "", c.resume, first_step, rank0);
-
-  const bool live = !c.quiet && progress != nullptr && isatty(fileno(progress));
-  const int64_t last_step = c.stop_after > 0 ? std::min(c.stop_after, c.steps) : c.steps;
-  const int64_t tokens_per_step = c.batch_size * task->seq_len();
-  double train_seconds = 0;
-  double first_loss = log.first_loss();  // the reference of divergence
-  const auto start = std::chrono::steady_clock::now();
-  for (int64_t step = first_step; step <= last_step; ++step) {
-    const auto t0 = std::chrono::steady_clock::now();
-    Generator gen(mix(c.seed, static_cast<uint64_t>(step)));
-    const Batch b = task->batch(c.batch_size, gen);
-    // Dropout draws from the default generator: seed it from (seed, step) too,
-    // so a resumed run repeats the same masks.
-    manual_seed(mix(c.seed ^ 0xD20D0D0Dull, static_cast<uint64_t>(step)));
-    StepRecord record{};
-    StepTimes times;
-    try {
-      group.maybe_die(step);
-      if (micro) {
-        record = train_step_micro_batches(model, opt, b, step, c, *buckets, group,
-                                          mix(c.seed ^ 0xD20D0D0Dull, static_cast<uint64_t>(step)), &times);
-      } else {
-        record = train_step(model, dynamic_cast<nn::AdamW&>(opt), b, step, c);
-      }
-      check_finite(model, step, /*grads=*/false, opt.lr());  // the update itself overflowed
-    } catch (const DivergedError& e) {
-      if (c.divergence_factor <= 0) throw;
-      result.diverged_at = step;  // the step did not complete: no row, no checkpoint
-      result.diverged_because = e.what();
-      break;
-    }
-    const double loss_value = record.loss;
-    train_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    result.steps.push_back(record);
-    result.last_step = step;
-    // Step 1's loss as metrics.csv records it: a resumed run compares with the same number.
-    if (step == 1) first_loss = csv_number(fmt::format("{:.6f}", loss_value));
-    const double seconds = log.seconds_before() + train_seconds;
-    bool out_of_time = c.time_budget > 0 && seconds >= c.time_budget;
-    if (c.time_budget > 0 && group.size() > 1) out_of_time = group.rank0_says(out_of_time);  // every rank stops alike
-    if (micro) {
-      const StepTimes spent = group.take_times();
-      times.compute -= spent.communication_in_backward;
-      times.communication = spent.communication;
-      times.waiting = spent.waiting;
-      dp_log.row(step, times, group.take_bytes_summed(), group.size(), buckets->ready_seconds(),
-                 buckets->bucket_elements());
-    }
-    const double factor = c.divergence_factor;
-    if (factor > 0 && loss_diverged(loss_value, first_loss, factor)) {
-      result.diverged_at = step;
-      result.diverged_because = fmt::format("the training loss {:.4g} at step {} is above {} times step 1's {:.4g}",
-                                            loss_value, step, factor, first_loss);
-    }
-
-    const bool eval_now = step % c.eval_every == 0 || step == c.steps || out_of_time || result.diverged_at > 0;
-    EvalRecord ev{step, NAN, NAN};
-    if (eval_now) {
-      ev = evaluate(model, *task, c.eval_batches, c.batch_size, c.seed);
-      ev.step = step;
-      result.evals.push_back(ev);
-      if (factor > 0 && result.diverged_at == 0 && loss_diverged(ev.loss, first_loss, factor)) {
-        result.diverged_at = step;
-        result.diverged_because = fmt::format("the evaluation loss {:.4g} at step {} is above {} times step 1's {:.4g}",
-                                              ev.loss, step, factor, first_loss);
-      }
-    }
-    log.row(record, eval_now ? &ev : nullptr, seconds);
-    const double done = static_cast<double>(step - first_step + 1);
-    const double tok_s = static_cast<double>(tokens_per_step) * done / std::max(train_seconds, 1e-9);
-    const double eta = train_seconds / done * static_cast<double>(last_step - step);
-    const std::string metric = result.evals.empty() ? "-" : fmt::format("{:.4f}", result.evals.back().metric);
-    if (live) {
-      fmt::print(progress, "\r{} {:<8} step {:>5}/{} | loss {:.4f} | {} {} | {:.0f} tok/s | ETA {}   ",
-                 task->name(), result.attention, step, c.steps, loss_value, task->metric_name(), metric, tok_s,
-                 format_duration(eta));
-      std::fflush(progress);
-    } else if (!c.quiet && progress != nullptr && eval_now) {
-      fmt::print(progress, "{} {:<8} step {:>5}/{} | loss {:.4f} | eval loss {:.4f} | {} {:.4f} | {:.0f} tok/s\n",
-                 task->name(), result.attention, step, c.steps, loss_value, ev.loss, task->metric_name(), ev.metric,
-                 tok_s);
-    }
-    if (c.on_step) c.on_step(record, eval_now ? &ev : nullptr, seconds);
-    if (result.diverged_at > 0) break;  // no checkpoint: there is nothing to continue
-    if (!checkpoint.empty() &&
-        ((c.checkpoint_every > 0 && step % c.checkpoint_every == 0) || step == last_step || out_of_time)) {
-      // The rows up to this step reach the disk before the checkpoint that
-      // claims them: a kill between the two leaves rows past the checkpoint
-      // (dropped on resume), never a checkpoint past its rows.
-      log.sync();
-      const nn::StateDict state = opt.state_dict();  // every rank: ZeRO gathers the shards here
-      if (rank0) nn::save_checkpoint(checkpoint, model, state, step);
-    }
-    if (out_of_time) break;
-  }
-  if (live) std::fputs("\n", progress);
-  log.close();
-  dp_log.close();
-
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const auto ran = static_cast<double>(result.steps.size());
-  result.seconds_per_step = ran > 0 ? train_seconds / ran : 0;
-  result.tokens_per_second = train_seconds > 0 ? static_cast<double>(tokens_per_step) * ran / train_seconds : 0;
-  result.peak_bytes = memory_stats().peak_bytes - before.current_bytes;
-  if (!result.evals.empty()) {
-    result.final_loss = result.evals.back().loss;
-    result.final_metric = result.evals.back().metric;
-  }
-  std::string dp_summary;  // the data-parallel part of summary.json
-  if (micro) {
-    const StepTimes t = dp_log.mean_times();
-    const double bytes = dp_log.mean_bytes();
-    // Each rank's AdamW state (m and v): 1/N of the whole with ZeRO-1.
-    const auto* sharded = dynamic_cast<const ZeroAdamW*>(&opt);
-    const double mine = sharded != nullptr ? static_cast<double>(sharded->state_bytes())
-                                           : 8.0 * static_cast<double>(buckets->elements());
-    std::vector<double> state_bytes(static_cast<size_t>(group.size()));
-    group.all_gather(&mine, 1, state_bytes.data(), "the optimizer state sizes");
-    dp_summary = fmt::format(
-        "  \"ranks\": {},\n  \"micro_batch\": {},\n  \"zero\": {},\n  \"buckets\": {},\n"
-        "  \"parameter_bytes\": {},\n  \"bytes_summed_per_step\": {:.0f},\n  \"ring_bytes_per_rank_per_step\": {:.0f},\n"
-        "  \"ring_bytes_of_float32_per_rank_per_step\": {:.0f},\n  \"compute_seconds_per_step\": {:.6f},\n"
-        "  \"communication_seconds_per_step\": {:.6f},\n  \"waiting_seconds_per_step\": {:.6f},\n"
-        "  \"optimizer_state_bytes_per_rank\": [{}],\n",
-        group.size(), c.micro_batch, c.zero, buckets->buckets(), 4 * buckets->elements(), bytes,
-        ring_bytes(bytes, group.size()), ring_bytes(4.0 * static_cast<double>(buckets->elements()), group.size()),
-        t.compute, t.communication, t.waiting, fmt::join(state_bytes, ", "));
-  }
-  if (!c.out_dir.empty() && rank0) {
-    write_file_atomically(c.out_dir + "/summary.json", fmt::format(
-        "{{\n  \"task\": \"{}\",\n  \"attention\": \"{}\",\n  \"parameters\": {},\n  \"steps\": {},\n  \"final_eval_step\": {},\n"
-        "  \"final_eval_loss\": {:.6f},\n  \"metric\": \"{}\",\n  \"final_metric\": {:.6f},\n"
-        "  \"peak_bytes\": {},\n  \"tokens_per_second\": {:.1f},\n  \"seconds_per_step\": {:.6f},\n{}  \"seed\": {}\n}}\n",
-        result.task, result.attention, result.parameters, result.last_step,
-        result.evals.empty() ? 0 : result.evals.back().step,
-        result.final_loss, result.metric_name,
-        result.final_metric, result.peak_bytes, result.tokens_per_second, result.seconds_per_step, dp_summary, c.seed));
-  }
-  return result;
+  checkpoint_ = c_.out_dir.empty() ? "" : c_.out_dir + "/checkpoint.safetensors";
+  if (!c_.out_dir.empty() && rank0_) lock_ = open_run_directory(c_);
+  config_text_ = model_config_text(c_, *task_);
 }
+
+void TrainingRun::build_model_and_optimizer() {
+  before_ = memory_stats();
+  reset_peak_memory();
+  Generator init(c_.seed);
+  model_ = std::make_unique<nn::TransformerLM>(model_config_, &init);
+  model_->train();
+  const nn::AdamWOptions adamw{.lr = c_.lr, .betas = {c_.beta1, c_.beta2}, .eps = 1e-8, .weight_decay = c_.weight_decay};
+  // ZeRO-1 keeps 1/N of AdamW's state on each rank (tasks/zero_adamw.h): the same bits.
+  if (c_.zero == 1) {
+    optimizer_ = std::make_unique<ZeroAdamW>(model_->parameters(), adamw, group_);
+  } else {
+    optimizer_ = std::make_unique<nn::AdamW>(model_->parameters(), adamw);
+  }
+  if (micro_) {
+    if (group_.size() > 1) check_same_settings(group_, dp_settings_text(c_, *task_));
+    buckets_ = std::make_unique<GradientBuckets>(model_->parameters(), static_cast<int64_t>(c_.bucket_mb * 1e6),
+                                                 group_);
+  }
+}
+
+bool TrainingRun::resume() {
+  RG_CHECK(std::filesystem::is_regular_file(checkpoint_), "train",
+           "--resume: there is no checkpoint '{}' to continue from", checkpoint_);
+  const std::string notice =
+      check_resume_matches(c_.out_dir + "/config.txt", config_text_, c_.allow_changed_data, c_.allow_changed_optimizer);
+  if (!notice.empty()) fmt::print(progress_ != nullptr ? progress_ : stderr, "{}\n", notice);
+  result_.notices = notice;
+  nn::StateDict opt_state;
+  first_step_ = nn::load_checkpoint(checkpoint_, *model_, &opt_state) + 1;
+  // A NaN in the checkpoint is the checkpoint's fault, not the learning
+  // rate's: say so before the first step would blame --lr.
+  check_finite_weights(*model_, checkpoint_, "train");
+  load_optimizer_state(opt_state);
+  // Nothing left to run (every step, or the time budget, spent): say so,
+  // and leave the run's files as they are.
+  if (first_step_ > c_.steps || (c_.time_budget > 0 && kept_seconds(c_.out_dir, first_step_) >= c_.time_budget)) {
+    result_.already_finished_at = result_.last_step = first_step_ - 1;
+    return false;
+  }
+  return true;
+}
+
+void TrainingRun::load_optimizer_state(const nn::StateDict& state) {
+  nn::Optimizer& opt = *optimizer_;
+  // The checkpoint's optimizer settings must be the command line's (config.txt
+  // said so above, unless it was edited), or --allow-changed-optimizer keeps the command line's.
+  try {
+    opt.load_state_dict(state, c_.allow_changed_optimizer ? nn::OptimizerSettingsOnLoad::keep_mine
+                                                          : nn::OptimizerSettingsOnLoad::must_match);
+  } catch (const nn::OptimizerSettingsDiffer& e) {
+    // The library names its C++ choices; the command line has a flag for it.
+    std::vector<std::string> differ;
+    for (const auto& d : e.differences)
+      differ.push_back(fmt::format("{} {} (the checkpoint has {})", flag_of(d.name), d.mine, d.saved));
+    fail("train",
+         "--resume: '{}': the optimizer settings it was saved with differ from the command line's: {}; resume with "
+         "the checkpoint's values, or pass --allow-changed-optimizer to continue with the command line's",
+         checkpoint_, fmt::join(differ, ", "));
+  } catch (const Error& e) {
+    fail("train", "--resume: '{}': {}", checkpoint_, e.what());
+  }
+  // The step in the metadata against the optimizer's own count of its
+  // updates (AdamW's t): a checkpoint whose step was edited, or that has no
+  // metadata checksum to catch it, must not continue at another step with
+  // this state.
+  RG_CHECK(opt.step_count() == first_step_ - 1, "train",
+           "--resume: '{}': its metadata says step {}, but its optimizer state has taken {} steps (AdamW's t): the "
+           "checkpoint was edited or is corrupt; resume from another checkpoint or start a new --out",
+           checkpoint_, first_step_ - 1, opt.step_count());
+}
+
+TrainResult TrainingRun::run() {
+  if (c_.resume && !resume()) return result_;
+  result_.last_step = first_step_ - 1;
+  // config.txt first: it is what marks the directory as a run's (open_run_directory).
+  if (!c_.out_dir.empty() && rank0_) write_file_atomically(c_.out_dir + "/config.txt", config_text_);
+  log_.emplace(c_.out_dir, c_.resume, first_step_, rank0_);
+  dp_log_.emplace(micro_ ? c_.out_dir : "", c_.resume, first_step_, rank0_);
+  live_ = !c_.quiet && progress_ != nullptr && isatty(fileno(progress_));
+  last_step_ = c_.stop_after > 0 ? std::min(c_.stop_after, c_.steps) : c_.steps;
+  tokens_per_step_ = c_.batch_size * task_->seq_len();
+  first_loss_ = log_->first_loss();
+  start_ = std::chrono::steady_clock::now();
+  for (int64_t step = first_step_; step <= last_step_; ++step) {
+    if (!run_step(step)) break;
+  }
+  finish();
+  return result_;
+}
+
+bool TrainingRun::update(int64_t step, StepRecord& record, StepTimes& times) {
+  Generator gen(mix(c_.seed, static_cast<uint64_t>(step)));
+  const Batch b = task_->batch(c_.batch_size, gen);
+  // Dropout draws from the default generator: seed it from (seed, step) too,
+  // so a resumed run repeats the same masks.
+  manual_seed(mix(c_.seed ^ 0xD20D0D0Dull, static_cast<uint64_t>(step)));
+  try {
+    group_.maybe_die(step);
+    if (micro_) {
+      record = train_step_micro_batches(*model_, *optimizer_, b, step, c_, *buckets_, group_,
+                                        mix(c_.seed ^ 0xD20D0D0Dull, static_cast<uint64_t>(step)), &times);
+    } else {
+      record = train_step(*model_, dynamic_cast<nn::AdamW&>(*optimizer_), b, step, c_);
+    }
+    check_finite(*model_, step, /*grads=*/false, optimizer_->lr());  // the update itself overflowed
+  } catch (const DivergedError& e) {
+    if (c_.divergence_factor <= 0) throw;
+    result_.diverged_at = step;  // the step did not complete: no row, no checkpoint
+    result_.diverged_because = e.what();
+    return false;
+  }
+  return true;
+}
+
+void TrainingRun::log_data_parallel(int64_t step, StepTimes times) {
+  const StepTimes spent = group_.take_times();
+  times.compute -= spent.communication_in_backward;
+  times.communication = spent.communication;
+  times.waiting = spent.waiting;
+  dp_log_->row(step, times, group_.take_bytes_summed(), group_.size(), buckets_->ready_seconds(),
+               buckets_->bucket_elements());
+}
+
+// A loss above divergence_factor times step 1's (or not finite) ends the run at this step.
+void TrainingRun::check_loss(const char* which, double loss, int64_t step) {
+  const double factor = c_.divergence_factor;
+  if (factor <= 0 || result_.diverged_at != 0 || !loss_diverged(loss, first_loss_, factor)) return;
+  result_.diverged_at = step;
+  result_.diverged_because = fmt::format("the {} loss {:.4g} at step {} is above {} times step 1's {:.4g}", which,
+                                         loss, step, factor, first_loss_);
+}
+
+bool TrainingRun::run_step(int64_t step) {
+  const auto t0 = std::chrono::steady_clock::now();
+  StepRecord record{};
+  StepTimes times;
+  if (!update(step, record, times)) return false;
+  train_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  result_.steps.push_back(record);
+  result_.last_step = step;
+  // Step 1's loss as metrics.csv records it: a resumed run compares with the same number.
+  if (step == 1) first_loss_ = csv_number(fmt::format("{:.6f}", record.loss));
+  const double seconds = log_->seconds_before() + train_seconds_;
+  bool out_of_time = c_.time_budget > 0 && seconds >= c_.time_budget;
+  if (c_.time_budget > 0 && group_.size() > 1) out_of_time = group_.rank0_says(out_of_time);  // every rank stops alike
+  if (micro_) log_data_parallel(step, times);
+  check_loss("training", record.loss, step);
+
+  const bool eval_now = step % c_.eval_every == 0 || step == c_.steps || out_of_time || result_.diverged_at > 0;
+  EvalRecord ev{step, NAN, NAN};
+  if (eval_now) {
+    ev = evaluate(*model_, *task_, c_.eval_batches, c_.batch_size, c_.seed);
+    ev.step = step;
+    result_.evals.push_back(ev);
+    check_loss("evaluation", ev.loss, step);
+  }
+  log_->row(record, eval_now ? &ev : nullptr, seconds);
+  show_progress(step, record, eval_now ? &ev : nullptr);
+  if (c_.on_step) c_.on_step(record, eval_now ? &ev : nullptr, seconds);
+  if (result_.diverged_at > 0) return false;  // no checkpoint: there is nothing to continue
+  if (!checkpoint_.empty() &&
+      ((c_.checkpoint_every > 0 && step % c_.checkpoint_every == 0) || step == last_step_ || out_of_time)) {
+    // The rows up to this step reach the disk before the checkpoint that
+    // claims them: a kill between the two leaves rows past the checkpoint
+    // (dropped on resume), never a checkpoint past its rows.
+    log_->sync();
+    const nn::StateDict state = optimizer_->state_dict();  // every rank: ZeRO gathers the shards here
+    if (rank0_) nn::save_checkpoint(checkpoint_, *model_, state, step);
+  }
+  return !out_of_time;
+}
+
+void TrainingRun::show_progress(int64_t step, const StepRecord& record, const EvalRecord* ev) {
+  const double done = static_cast<double>(step - first_step_ + 1);
+  const double tok_s = static_cast<double>(tokens_per_step_) * done / std::max(train_seconds_, 1e-9);
+  const double eta = train_seconds_ / done * static_cast<double>(last_step_ - step);
+  const std::string metric = result_.evals.empty() ? "-" : fmt::format("{:.4f}", result_.evals.back().metric);
+  if (live_) {
+    fmt::print(progress_, "\r{} {:<8} step {:>5}/{} | loss {:.4f} | {} {} | {:.0f} tok/s | ETA {}   ",
+               task_->name(), result_.attention, step, c_.steps, record.loss, task_->metric_name(), metric, tok_s,
+               format_duration(eta));
+    std::fflush(progress_);
+  } else if (!c_.quiet && progress_ != nullptr && ev != nullptr) {
+    fmt::print(progress_, "{} {:<8} step {:>5}/{} | loss {:.4f} | eval loss {:.4f} | {} {:.4f} | {:.0f} tok/s\n",
+               task_->name(), result_.attention, step, c_.steps, record.loss, ev->loss, task_->metric_name(),
+               ev->metric, tok_s);
+  }
+}
+
+void TrainingRun::finish() {
+  if (live_) std::fputs("\n", progress_);
+  log_->close();
+  dp_log_->close();
+  result_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const auto ran = static_cast<double>(result_.steps.size());
+  result_.seconds_per_step = ran > 0 ? train_seconds_ / ran : 0;
+  result_.tokens_per_second = train_seconds_ > 0 ? static_cast<double>(tokens_per_step_) * ran / train_seconds_ : 0;
+  result_.peak_bytes = memory_stats().peak_bytes - before_.current_bytes;
+  if (!result_.evals.empty()) {
+    result_.final_loss = result_.evals.back().loss;
+    result_.final_metric = result_.evals.back().metric;
+  }
+  const std::string dp_summary = micro_ ? data_parallel_summary() : "";
+  if (!c_.out_dir.empty() && rank0_) write_summary(dp_summary);
+}
+
+// The data-parallel part of summary.json.
+std::string TrainingRun::data_parallel_summary() {
+  const StepTimes t = dp_log_->mean_times();
+  const double bytes = dp_log_->mean_bytes();
+  // Each rank's AdamW state (m and v): 1/N of the whole with ZeRO-1.
+  const auto* sharded = dynamic_cast<const ZeroAdamW*>(optimizer_.get());
+  const double mine = sharded != nullptr ? static_cast<double>(sharded->state_bytes())
+                                         : 8.0 * static_cast<double>(buckets_->elements());
+  std::vector<double> state_bytes(static_cast<size_t>(group_.size()));
+  group_.all_gather(&mine, 1, state_bytes.data(), "the optimizer state sizes");
+  return fmt::format(
+      "  \"ranks\": {},\n  \"micro_batch\": {},\n  \"zero\": {},\n  \"buckets\": {},\n"
+      "  \"parameter_bytes\": {},\n  \"bytes_summed_per_step\": {:.0f},\n  \"ring_bytes_per_rank_per_step\": {:.0f},\n"
+      "  \"ring_bytes_of_float32_per_rank_per_step\": {:.0f},\n  \"compute_seconds_per_step\": {:.6f},\n"
+      "  \"communication_seconds_per_step\": {:.6f},\n  \"waiting_seconds_per_step\": {:.6f},\n"
+      "  \"optimizer_state_bytes_per_rank\": [{}],\n",
+      group_.size(), c_.micro_batch, c_.zero, buckets_->buckets(), 4 * buckets_->elements(), bytes,
+      ring_bytes(bytes, group_.size()), ring_bytes(4.0 * static_cast<double>(buckets_->elements()), group_.size()),
+      t.compute, t.communication, t.waiting, fmt::join(state_bytes, ", "));
+}
+
+void TrainingRun::write_summary(const std::string& dp_summary) const {
+  const TrainResult& r = result_;
+  write_file_atomically(c_.out_dir + "/summary.json", fmt::format(
+      "{{\n  \"task\": \"{}\",\n  \"attention\": \"{}\",\n  \"parameters\": {},\n  \"steps\": {},\n  \"final_eval_step\": {},\n"
+      "  \"final_eval_loss\": {:.6f},\n  \"metric\": \"{}\",\n  \"final_metric\": {:.6f},\n"
+      "  \"peak_bytes\": {},\n  \"tokens_per_second\": {:.1f},\n  \"seconds_per_step\": {:.6f},\n{}  \"seed\": {}\n}}\n",
+      r.task, r.attention, r.parameters, r.last_step, r.evals.empty() ? 0 : r.evals.back().step, r.final_loss,
+      r.metric_name, r.final_metric, r.peak_bytes, r.tokens_per_second, r.seconds_per_step, dp_summary, c_.seed));
+}
+
+}  // namespace
+
+TrainResult train(const TrainConfig& config, std::FILE* progress) { return TrainingRun(config, progress).run(); }
 
 }  // namespace ropegrad::tasks

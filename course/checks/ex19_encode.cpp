@@ -117,10 +117,11 @@ std::vector<Span> pretoken_spans(const Tokenizer& tok, const std::string& text) 
       spans.push_back({base, base + piece.text.size()});
       continue;
     }
-    tok::for_each_pretoken(piece.text, [&](std::string_view p) {
-      const size_t at = static_cast<size_t>(p.data() - text.data());
-      spans.push_back({at, at + p.size()});
-    });
+    const auto add_span = [&](std::string_view pretoken) {
+      const size_t at = static_cast<size_t>(pretoken.data() - text.data());
+      spans.push_back({at, at + pretoken.size()});
+    };
+    tok::for_each_pretoken(piece.text, add_span);
   }
   return spans;
 }

@@ -148,6 +148,22 @@ class Optimizer {
 // torch.optim.SGD: d = g + weight_decay * p; with momentum,
 // buf = momentum * buf + (1 - dampening) * d (buf = d on the first step) and
 // d = nesterov ? d + momentum * buf : buf; then p -= lr * d.
+// What the optimizers' chained setters share (libtorch's habit, any order):
+// the options they fill, which the chain converts to, and `set`, which sets
+// one field and returns the chain for the next call.
+template <typename Options, typename Derived>
+struct OptionsChain {
+  operator Options() const { return options; }  // NOLINT: converts where Options is expected
+  Options options;
+
+ protected:
+  template <typename T>
+  Derived& set(T Options::*field, T v) {
+    options.*field = v;
+    return static_cast<Derived&>(*this);
+  }
+};
+
 // Defaults are torch's; given by name, in this order:
 //   nn::SGD opt(params, {.lr = 0.1, .momentum = 0.9, .weight_decay = 1e-4});
 // or, in any order, with chained setters as libtorch's SGDOptions:
@@ -165,22 +181,12 @@ struct SGDOptions {
 };
 
 // SGDOptions::chain(lr): each setter returns the chain, which converts to SGDOptions.
-struct SGDOptions::Chain {
+struct SGDOptions::Chain : OptionsChain<SGDOptions, SGDOptions::Chain> {
   Chain& lr(double v) { return set(&SGDOptions::lr, v); }
   Chain& momentum(double v) { return set(&SGDOptions::momentum, v); }
   Chain& dampening(double v) { return set(&SGDOptions::dampening, v); }
   Chain& weight_decay(double v) { return set(&SGDOptions::weight_decay, v); }
   Chain& nesterov(bool v) { return set(&SGDOptions::nesterov, v); }
-  operator SGDOptions() const { return options; }  // NOLINT: converts where SGDOptions is expected
-
-  SGDOptions options;
-
- private:
-  template <typename T>
-  Chain& set(T SGDOptions::*field, T v) {
-    options.*field = v;
-    return *this;
-  }
 };
 
 inline SGDOptions::Chain SGDOptions::chain(double lr) { return SGDOptions::Chain{}.lr(lr); }
@@ -239,22 +245,12 @@ struct AdamWOptions {
 };
 
 // AdamWOptions::chain(lr): each setter returns the chain, which converts to AdamWOptions.
-struct AdamWOptions::Chain {
+struct AdamWOptions::Chain : OptionsChain<AdamWOptions, AdamWOptions::Chain> {
   Chain& lr(double v) { return set(&AdamWOptions::lr, v); }
   Chain& betas(double beta1, double beta2) { return set(&AdamWOptions::betas, std::pair<double, double>{beta1, beta2}); }
   Chain& betas(std::pair<double, double> v) { return set(&AdamWOptions::betas, v); }
   Chain& eps(double v) { return set(&AdamWOptions::eps, v); }
   Chain& weight_decay(double v) { return set(&AdamWOptions::weight_decay, v); }
-  operator AdamWOptions() const { return options; }  // NOLINT: converts where AdamWOptions is expected
-
-  AdamWOptions options;
-
- private:
-  template <typename T>
-  Chain& set(T AdamWOptions::*field, T v) {
-    options.*field = v;
-    return *this;
-  }
 };
 
 inline AdamWOptions::Chain AdamWOptions::chain(double lr) { return AdamWOptions::Chain{}.lr(lr); }

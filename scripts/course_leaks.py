@@ -302,55 +302,44 @@ def cmd_simd(root):
     return 0
 
 
-def strip_text(text, stubbed):
-    """(text without the solution blocks of stubbed exercises, ids removed, problems)."""
+def strip_marked(text, ids, begin, end, marks, removed_line):
+    """(text without the blocks between BEGIN and END whose id is in IDS, ids
+    removed, problems). MARKS names the two marks in a problem's message;
+    REMOVED_LINE(id) is the line left where a block was."""
     out, removed, problems = [], [], []
     lines = text.split("\n")
     i = 0
     while i < len(lines):
-        m = SOLUTION_BEGIN.match(lines[i])
-        if m and m.group(1) in stubbed:
+        m = begin.match(lines[i])
+        if m and m.group(1) in ids:
             j = i + 1
-            while j < len(lines) and not SOLUTION_END.match(lines[j]) and not SOLUTION_BEGIN.match(lines[j]):
+            while j < len(lines) and not end.match(lines[j]) and not begin.match(lines[j]):
                 j += 1
-            if j == len(lines) or not SOLUTION_END.match(lines[j]):
-                problems.append((i + 1, f"<!-- solution: {m.group(1)} --> has no <!-- end solution -->"))
+            if j == len(lines) or not end.match(lines[j]):
+                problems.append((i + 1, f"<!-- {marks[0]}: {m.group(1)} --> has no <!-- {marks[1]} -->"))
                 out.append(lines[i])
                 i += 1
                 continue
-            out.append(f"<!-- solution of {m.group(1)} removed in this workspace: scripts/dev.sh course new -->")
+            out.append(removed_line(m.group(1)))
             removed.append(m.group(1))
             i = j + 1
             continue
         out.append(lines[i])
         i += 1
     return "\n".join(out), removed, problems
+
+
+def strip_text(text, stubbed):
+    """(text without the solution blocks of stubbed exercises, ids removed, problems)."""
+    return strip_marked(text, stubbed, SOLUTION_BEGIN, SOLUTION_END, ("solution", "end solution"),
+                        lambda id_: f"<!-- solution of {id_} removed in this workspace: scripts/dev.sh course new -->")
 
 
 def strip_problem_solutions(text, open_ids):
     """(text without the worked solutions of OPEN_IDS, ids removed, problems)."""
-    out, removed, problems = [], [], []
-    lines = text.split("\n")
-    i = 0
-    while i < len(lines):
-        m = PROBLEM_SOLUTION_BEGIN.match(lines[i])
-        if m and m.group(1) in open_ids:
-            j = i + 1
-            while j < len(lines) and not PROBLEM_SOLUTION_END.match(lines[j]) and \
-                    not PROBLEM_SOLUTION_BEGIN.match(lines[j]):
-                j += 1
-            if j == len(lines) or not PROBLEM_SOLUTION_END.match(lines[j]):
-                problems.append((i + 1, f"<!-- problem-solution: {m.group(1)} --> has no <!-- end problem-solution -->"))
-                out.append(lines[i])
-                i += 1
-                continue
-            out.append(f"<!-- worked solution of {m.group(1)} removed in this workspace: scripts/dev.sh course new -->")
-            removed.append(m.group(1))
-            i = j + 1
-            continue
-        out.append(lines[i])
-        i += 1
-    return "\n".join(out), removed, problems
+    return strip_marked(text, open_ids, PROBLEM_SOLUTION_BEGIN, PROBLEM_SOLUTION_END,
+                        ("problem-solution", "end problem-solution"),
+                        lambda id_: f"<!-- worked solution of {id_} removed in this workspace: scripts/dev.sh course new -->")
 
 
 def cmd_strip(workspace):

@@ -92,11 +92,14 @@ nn::TransformerConfig small_shape() {
 struct Json {
   enum class Kind { Null, Bool, Number, String, Array, Object } kind = Kind::Null;
   std::string str;
-  std::vector<std::pair<std::string, Json>> members;
+  // An object's members as two lists (a pair holding a Json needs Json
+  // complete, which it is not inside its own definition; a vector does not).
+  std::vector<std::string> keys;
+  std::vector<Json> values;
   std::vector<Json> items;
   const Json& at(const std::string& key) const {
-    for (const auto& [k, v] : members) {
-      if (k == key) return v;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (keys[i] == key) return values[i];
     }
     throw std::runtime_error("no key " + key);
   }
@@ -142,7 +145,9 @@ class StrictJson {
         if (i_ >= t_.size() || t_[i_] != '"') bad("expected a key");
         std::string key = string();
         expect(':');
-        v.members.emplace_back(std::move(key), value(depth + 1));
+        Json member = value(depth + 1);
+        v.keys.push_back(std::move(key));
+        v.values.push_back(std::move(member));
       } while (eat(','));
       expect('}');
     } else if (c == '[') {

@@ -116,6 +116,14 @@ TEST(ex03_matmul_backward, broadcast_batch_gradcheck_summed_back) {
 }
 // One weight for every row of a batch, as in a Linear layer.
 TEST(ex03_matmul_backward, shared_weight_gradcheck) { gradcheck_matmul({2, 3, 4}, {4, 2}, 9, "(2, 3, 4) @ (4, 2)"); }
+// The shared weight again, its batched operand a transposed view X^T (X
+// (2, 4, 3)): its memory cannot be viewed as one (batch x rows, k) matrix,
+// so flattening it for one GEMM over every row needs a copy.
+TEST(ex03_matmul_backward, shared_weight_with_a_transposed_batched_operand_gradcheck) {
+  expect_gradcheck([](const std::vector<Tensor>& x) { return matmul(transpose(x[0], 1, 2), x[1]); },
+                   {randn64({2, 4, 3}, 15), randn64({4, 2}, 16)},
+                   "transpose(X, 1, 2) @ W, X (2, 4, 3) (a non-contiguous (2, 3, 4) view), W (4, 2)");
+}
 TEST(ex03_matmul_backward, vector_operands_gradcheck) {
   gradcheck_matmul({4}, {4, 3}, 11, "[4] @ (4, 3)");
   gradcheck_matmul({2, 3, 4}, {4}, 13, "(2, 3, 4) @ [4]");

@@ -1262,15 +1262,65 @@ std::optional<Place> wrong_only_in_one_place(const Entries& e) {
                best_active};
 }
 
+// "; the wrong ones are where |input0| is about 0.75 or less, the right ones
+// where it is about 1.2 or more" (3 digits: "about") when |v| (v per diagonal element) separates the wrong diagonal
+// entries from the right active ones; "" when it does not.
+std::string separated_by(const Entries& e, const std::vector<double>& v, const std::string& what) {
+  double wrong_lo = INFINITY, wrong_hi = -INFINITY, right_lo = INFINITY, right_hi = -INFINITY;
+  for (int64_t i = 0; i < e.a.rows; ++i) {
+    if (!e.active(i, i)) continue;
+    const double m = std::abs(v[static_cast<size_t>(i)]);
+    if (e.wrong_at(i, i)) {
+      wrong_lo = std::min(wrong_lo, m), wrong_hi = std::max(wrong_hi, m);
+    } else {
+      right_lo = std::min(right_lo, m), right_hi = std::max(right_hi, m);
+    }
+  }
+  if (right_lo > right_hi) return "";  // no right active entry to compare with
+  if (wrong_hi < right_lo)
+    return fmt::format("; the wrong ones are where |{}| is about {:.3g} or less, the right ones where it is about {:.3g} "
+                       "or more",
+                       what, wrong_hi, right_lo);
+  if (wrong_lo > right_hi)
+    return fmt::format("; the wrong ones are where |{}| is about {:.3g} or more, the right ones where it is about {:.3g} "
+                       "or less",
+                       what, wrong_lo, right_hi);
+  return "";
+}
+
 // Both Jacobians diagonal, the wrong entries on the diagonal.
 std::string elementwise_wrong(const Entries& e, const std::vector<Structure>& ss) {
   if (ss.empty() || ss.front().kind != Structure::Diagonal) return "";
   if (!zero_outside(e, e.a, ss.front()) || !zero_outside(e, e.n, ss.front())) return "";
-  return fmt::format("the elementwise derivative is wrong: both Jacobians are diagonal (output[i] depends on "
-                     "input{}[i] alone), and d output[i] / d input{}[i] differs at {} of the {} elements with no "
-                     "sign, factor, simple form or place that fits them all: the rule's formula for the derivative "
-                     "itself is wrong",
-                     e.b.input, e.b.input, e.wrong_count, e.a.rows);
+  const std::string head = fmt::format(
+      "the elementwise derivative is wrong: both Jacobians are diagonal (output[i] depends on input{}[i] alone), and "
+      "d output[i] / d input{}[i] differs at {} of the {} elements",
+      e.b.input, e.b.input, e.wrong_count, e.a.rows);
+  // One factor for every wrong entry (least squares over them), the others right.
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < e.a.rows; ++i) {
+    if (!e.wrong_at(i, i)) continue;
+    num += e.a.at(i, i) * e.n.at(i, i);
+    den += e.n.at(i, i) * e.n.at(i, i);
+  }
+  bool fits = den > 0 && e.wrong_count < e.a.rows;
+  const double factor = fits ? num / den : 0;
+  for (int64_t i = 0; i < e.a.rows && fits; ++i) {
+    fits = !e.wrong_at(i, i) || (!is_zero(e.n.at(i, i), e.o) && close(e.a.at(i, i), factor * e.n.at(i, i), e.o));
+  }
+  if (fits) {
+    std::vector<double> numerical_diagonal;
+    for (int64_t i = 0; i < e.a.rows; ++i) numerical_diagonal.push_back(e.n.at(i, i));
+    std::string where = separated_by(e, e.x, fmt::format("input{}", e.b.input));
+    if (where.empty()) where = separated_by(e, numerical_diagonal, "the numerical derivative");
+    return fmt::format("{}: {} {:.6g} x the numerical one{}; the other {} are right{}", head,
+                       e.wrong_count == 1 ? std::string("the wrong entry is")
+                                          : fmt::format("the {} wrong entries are each", e.wrong_count),
+                       factor, std::abs(factor + 1) < 1e-6 ? " (the sign flipped there)" : "",
+                       e.a.rows - e.wrong_count, where);
+  }
+  return head + " with no sign, factor, simple form or place that fits them all: the rule's formula for the "
+                "derivative itself is wrong";
 }
 
 // "0..2", "3", "{0, 2..3}": a set of indices as runs.

@@ -47,6 +47,61 @@ TEST(ex03_matmul_backward, transposed_view_operands_match_torch_float32) {
   expect_op_parity("matmul_transposed_views", "f32", kTransposedViews, kBound);
 }
 
+// C = A B with only operand `which` (0: A, 1: B) requiring a gradient, the
+// other a constant (a frozen weight, a layer's input): that operand's
+// gradient of sum(C) equals `want`. When it does not, the same product with
+// both requiring one says whether this operand's gradient is right there
+// (it then depends on whether the other one is needed).
+void expect_one_needs_grad(int which, const std::vector<double>& want) {
+  const std::vector<double> a_values = {1, -2, 3, 0.5, 2.5, -1}, b_values = {2, -1, 0.5, 3, -2, 1.5};
+  const Shape a_shape{2, 3}, b_shape{3, 2};
+  const char* self = which == 0 ? "A" : "B";
+  const char* other = which == 0 ? "B" : "A";
+  const std::string label =
+      fmt::format("matmul(A, B), A (2, 3), B (3, 2), only {} requiring a gradient ({} is a constant)", self, other);
+  const Tensor wanted = tensor(want, which == 0 ? a_shape : b_shape, kF64);
+  // With both operands requiring a gradient: this operand's gradient is right there?
+  const auto right_with_both = [&] {
+    try {
+      Tensor a = param(a_values, a_shape), b = param(b_values, b_shape);
+      backward(sum(matmul(a, b)));
+      const Tensor g = which == 0 ? a.grad() : b.grad();
+      return g.defined() && static_cast<bool>(all_close(g, wanted, f64_tol()));
+    } catch (const NotImplemented&) {
+      throw;
+    } catch (const Error&) {
+      return false;
+    }
+  };
+  const bool right = right_with_both();
+  Tensor a = which == 0 ? param(a_values, a_shape) : tensor(a_values, a_shape, kF64);
+  Tensor b = which == 1 ? param(b_values, b_shape) : tensor(b_values, b_shape, kF64);
+  try {
+    backward(sum(matmul(a, b)));
+  } catch (const NotImplemented&) {
+    throw;
+  } catch (const Error& e) {
+    ADD_FAILURE() << label << ": backward raised an error"
+                  << (right ? fmt::format(" (with {} requiring a gradient too it runs, and {}'s gradient is right)", other,
+                                          self)
+                            : "")
+                  << ": " << e.what();
+    return;
+  }
+  const Tensor g = which == 0 ? a.grad() : b.grad();
+  if (!g.defined()) {
+    ADD_FAILURE() << label << ": " << self << " got no gradient"
+                  << (right ? fmt::format(" (with {} requiring one too, {} gets the right one)", other, self) : "");
+    return;
+  }
+  expect_values(g, wanted, f64_tol(), label + ": grad " + self);
+}
+
+// One operand a constant: only the other gets a gradient. d sum(A B)/dA[i, k]
+// = sum_j B[k, j] (B's row sums), d sum(A B)/dB[k, j] = sum_i A[i, k] (A's column sums).
+TEST(ex03_matmul_backward, only_a_needs_grad) { expect_one_needs_grad(0, {1, 3.5, -0.5, 1, 3.5, -0.5}); }
+TEST(ex03_matmul_backward, only_b_needs_grad) { expect_one_needs_grad(1, {1.5, 1.5, 0.5, 0.5, 2, 2}); }
+
 void gradcheck_matmul(Shape a, Shape b, uint64_t seed, const std::string& label) {
   expect_gradcheck([](const std::vector<Tensor>& x) { return matmul(x[0], x[1]); },
                    {randn64(std::move(a), seed), randn64(std::move(b), seed + 1)}, label);
@@ -61,6 +116,14 @@ TEST(ex03_matmul_backward, broadcast_batch_gradcheck_summed_back) {
 }
 // One weight for every row of a batch, as in a Linear layer.
 TEST(ex03_matmul_backward, shared_weight_gradcheck) { gradcheck_matmul({2, 3, 4}, {4, 2}, 9, "(2, 3, 4) @ (4, 2)"); }
+// The shared weight again, its batched operand a transposed view X^T (X
+// (2, 4, 3)): its memory cannot be viewed as one (batch x rows, k) matrix,
+// so flattening it for one GEMM over every row needs a copy.
+TEST(ex03_matmul_backward, shared_weight_with_a_transposed_batched_operand_gradcheck) {
+  expect_gradcheck([](const std::vector<Tensor>& x) { return matmul(transpose(x[0], 1, 2), x[1]); },
+                   {randn64({2, 4, 3}, 15), randn64({4, 2}, 16)},
+                   "transpose(X, 1, 2) @ W, X (2, 4, 3) (a non-contiguous (2, 3, 4) view), W (4, 2)");
+}
 TEST(ex03_matmul_backward, vector_operands_gradcheck) {
   gradcheck_matmul({4}, {4, 3}, 11, "[4] @ (4, 3)");
   gradcheck_matmul({2, 3, 4}, {4}, 13, "(2, 3, 4) @ [4]");

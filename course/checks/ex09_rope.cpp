@@ -13,16 +13,18 @@ namespace {
 
 Tensor rope_fixture(const std::string& name) { return load_fixture("attention/" + name); }
 
-nn::RopeConfig config(int64_t head_dim) {
+nn::RopeConfig config(int64_t head_dim, nn::RopePairing pairing = nn::RopePairing::Interleaved) {
   nn::RopeConfig c;
   c.head_dim = head_dim;
+  c.pairing = pairing;
   c.max_seq_len = 16;  // the (B, T) fixture reaches position 104: the table must extend
   return c;
 }
 
 // out and d sum(out * w) / dx of case `name` with the given positions, in x's dtype.
-NamedTensors rope_run(const std::string& name, const Tensor& x_in, const Tensor& positions) {
-  nn::RotaryEmbedding rope(config(8), x_in.dtype());
+NamedTensors rope_run(const std::string& name, const Tensor& x_in, const Tensor& positions,
+                      nn::RopePairing pairing = nn::RopePairing::Interleaved) {
+  nn::RotaryEmbedding rope(config(8, pairing), x_in.dtype());
   Tensor x = to(x_in, x_in.dtype()).detach().requires_grad_();
   const Tensor out = rope.forward(x, positions);
   backward(out, clone(to(rope_fixture(name + ".w"), x_in.dtype())));  // d sum(out * w) / dx
@@ -108,6 +110,16 @@ TEST(ex09_rope, gradient_of_interleaved_pairs_matches_torch_float64) {
 TEST(ex09_rope, gradient_with_positions_of_shape_b_t_matches_torch_float64) {
   AFTER_ROPE_FORWARD();
   expect_f64_case("rope_positions_bt", true, Part::Gradients);
+}
+
+// Half-split pairs (x_i, x_{i + dh/2}) (their pairing is given, outside the
+// exercise's region): the backward turns the gradient back on the pairs the
+// forward turned.
+TEST(ex09_rope, gradient_of_half_split_pairs_matches_torch_float64) {
+  AFTER_ROPE_FORWARD();
+  for (const auto& [n, t] : rope_run("rope_half_split", rope_fixture("rope_half_split.x"), Tensor(),
+                                     nn::RopePairing::HalfSplit))
+    expect_values(t, rope_fixture("rope_half_split.f64." + n), f64_tol(), "half-split pairs (x_i, x_{i + dh/2}): " + n);
 }
 
 TEST(ex09_rope, interleaved_pairs_match_torch_float32) {

@@ -116,8 +116,20 @@ TEST(ex12_sdpa, scores_are_scaled_by_one_over_the_square_root_of_the_head_size) 
   nn::AttentionOptions o;
   o.scale = 0.25;  // an explicit scale replaces 1/sqrt(dh)
   const double explicit_scale = nn::scaled_dot_product_attention(q, k, v, o).item<double>();
-  if (std::abs(explicit_scale - sigmoid(1)) > 1e-12)
-    ADD_FAILURE() << "options.scale = 0.25 is ignored: weight " << explicit_scale << ", expected " << sigmoid(1);
+  // The weight of key 1 is sigmoid(4 x the factor the scores are multiplied
+  // by): sigmoid(1) for 0.25, sigmoid(2) for the default 1/sqrt(dh) = 0.5 (the
+  // scale ignored), sigmoid(16) for 1/0.25 = 4 (the scale used as a divisor).
+  if (std::abs(explicit_scale - sigmoid(1)) <= 1e-12) return;
+  if (std::abs(explicit_scale - sigmoid(2)) <= 1e-12)
+    ADD_FAILURE() << "options.scale = 0.25 is ignored: weight " << explicit_scale << ", expected " << sigmoid(1)
+                  << " (the weight is that of the default scale 1/sqrt(dh) = 0.5, sigmoid(4 x 0.5))";
+  else if (std::abs(explicit_scale - sigmoid(16)) <= 1e-12)
+    ADD_FAILURE() << "options.scale = 0.25 is used as a divisor (1/scale = 4 multiplies the scores): weight "
+                  << explicit_scale << " = sigmoid(4 / 0.25), expected sigmoid(4 x 0.25) = " << sigmoid(1);
+  else
+    ADD_FAILURE() << "with options.scale = 0.25 (q.k0 = 0, q.k1 = 4): weight of key 1 " << explicit_scale
+                  << ", expected sigmoid(4 x 0.25) = " << sigmoid(1) << " (the default scale 1/sqrt(dh) = 0.5 gives "
+                  << sigmoid(2) << ", 1/scale = 4 gives " << sigmoid(16) << ")";
 }
 
 // q (1, 2, 3, 4), k (1, 2, 5, 4), v (1, 2, 5, 3) with query 1 masked from

@@ -4,6 +4,8 @@
 // p2 (4): 9 elements; with 3 ranks, rank 1 owns elements [3, 6): p1[0],
 // p1[1] and p2[0]. Against nn::AdamW (ex13-adamw), which updates everything.
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <optional>
 
 #include "course/checks/check_util.h"
@@ -104,6 +106,10 @@ struct Replay {
   bool grad_from_parameter_start = false;  // a piece starting at p[at] reads the gradient from g[0], not g[at]
   bool moments_from_range_start = false;   // every piece's m and v start at the range's slot 0, not at lo - begin
   int step_shift = 0;                      // the update told step t + shift
+  // Settings, each alone (every one gives other weights than the right step here):
+  bool eps_and_weight_decay_exchanged = false;  // the update told eps = weight_decay and weight_decay = eps
+  bool betas_exchanged = false;                 // the update told beta1 = beta2 and beta2 = beta1
+  bool no_weight_decay = false;                 // the update told weight_decay = 0
 };
 
 std::string replay_text(const Replay& r) {
@@ -117,6 +123,15 @@ std::string replay_text(const Replay& r) {
   if (r.step_shift != 0)
     parts.push_back(fmt::format("the step count t {} {} (AdamW's: t, the number of steps taken)",
                                 r.step_shift > 0 ? "+" : "-", std::abs(r.step_shift)));
+  if (r.eps_and_weight_decay_exchanged)
+    parts.push_back(fmt::format("eps and weight_decay in each other's places (the decay uses eps = {:g} and the "
+                                "denominator adds weight_decay = {:g})",
+                                kZeroOptions.eps, kZeroOptions.weight_decay));
+  if (r.betas_exchanged)
+    parts.push_back(fmt::format("beta1 and beta2 in each other's places (m decays by beta2 = {:g}, v by beta1 = {:g})",
+                                kZeroOptions.betas.second, kZeroOptions.betas.first));
+  if (r.no_weight_decay)
+    parts.push_back(fmt::format("no weight decay (weight_decay 0 instead of {:g})", kZeroOptions.weight_decay));
   std::string out;
   for (size_t i = 0; i < parts.size(); ++i) out += (i ? "; and " : "") + parts[i];
   return out;
@@ -128,6 +143,11 @@ std::vector<Replay> look_alikes() {
   for (int mask = 1; mask < 8; ++mask)
     out.push_back({(mask & 1) != 0, (mask & 2) != 0, (mask & 4) != 0 ? 1 : 0});
   out.push_back({false, false, -1});
+  Replay exchanged, betas, no_decay;
+  exchanged.eps_and_weight_decay_exchanged = true;
+  betas.betas_exchanged = true;
+  no_decay.no_weight_decay = true;
+  out.insert(out.end(), {exchanged, betas, no_decay});
   return out;
 }
 
@@ -150,10 +170,15 @@ std::vector<std::vector<float>> replay_zero(int n, const Replay& how, int steps)
         if (lo >= hi) continue;
         const std::vector<float> g = ps[i].grad().to_vector<float>();
         const int64_t at = lo - offsets[i], slot = how.moments_from_range_start ? 0 : lo - begin;
+        const double eps = how.eps_and_weight_decay_exchanged ? kZeroOptions.weight_decay : kZeroOptions.eps;
+        const double decay = how.no_weight_decay                  ? 0.0
+                             : how.eps_and_weight_decay_exchanged ? kZeroOptions.eps
+                                                                  : kZeroOptions.weight_decay;
+        const double beta1 = how.betas_exchanged ? kZeroOptions.betas.second : kZeroOptions.betas.first;
+        const double beta2 = how.betas_exchanged ? kZeroOptions.betas.first : kZeroOptions.betas.second;
         nn::adamw_update_elements(w.data() + lo, g.data() + (how.grad_from_parameter_start ? 0 : at),
-                                  m[r].data() + slot, v[r].data() + slot, hi - lo, kZeroOptions.lr,
-                                  kZeroOptions.betas.first, kZeroOptions.betas.second, kZeroOptions.eps,
-                                  kZeroOptions.weight_decay, step + how.step_shift);
+                                  m[r].data() + slot, v[r].data() + slot, hi - lo, kZeroOptions.lr, beta1, beta2, eps,
+                                  decay, step + how.step_shift);
       }
     }
     out.push_back(w);
@@ -198,6 +223,9 @@ std::string placed(int n, int64_t e) {
                      i, e == lo ? "the first element" : e == hi - 1 ? "the last element" : "inside");
 }
 
+// The same float, bit for bit (0 and -0 differ): "not updated" only then.
+bool same_bits(float a, float b) { return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b); }
+
 // Which parameters this rank's range [3, 6) holds whole, and which in part.
 constexpr const char* kRangeHolds = "this rank's range [3, 6) holds p1[0], p1[1] (all of p1) and p2[0] (p2 starts "
                                     "inside the range and ends outside it)";
@@ -216,8 +244,12 @@ std::string observed_at(const RankOneStep& r, int64_t e, float sent) {
                        "them divides by its bias corrections 1 - beta1^t = {:.4g} and 1 - beta2^t = {:.4g} at t = 1 "
                        "(they are 0 at t = 0)",
                        where, sent, r.before[i], r.grad[i], moments, 1 - kZeroOptions.betas.first, 1 - kZeroOptions.betas.second);
-  if (sent == r.before[i])
-    return fmt::format("{} was not updated: sent its old value {}, AdamW gives {}; {}", where, sent, r.adamw[i],
+  if (same_bits(sent, r.before[i]))
+    return fmt::format("{} was not updated: sent its old value {}, AdamW gives {}{}; {}", where, sent, r.adamw[i],
+                       r.grad[i] == 0 ? fmt::format(" (its gradient is 0 at this step: AdamW moves it by the weight "
+                                                    "decay alone, lr x weight_decay x w = {:g})",
+                                                    kZeroOptions.lr * kZeroOptions.weight_decay * r.before[i])
+                                      : "",
                        kRangeHolds);
   return fmt::format("{}: sent {}, AdamW's update gives {}; {}", where, sent, r.adamw[i], moments);
 }
@@ -238,7 +270,7 @@ TEST(ex21_zero_adamw, this_rank_updates_exactly_its_range_with_adamw) {
     const bool right = sent == r.adamw[i];
     if (!right && first_wrong < 0) first_wrong = e;
     each += fmt::format("{}{} {}", e > 3 ? ", " : "", element_name(e),
-                        right ? "updated as AdamW" : sent == r.before[i] ? "not updated" : "wrong");
+                        right ? "updated as AdamW" : same_bits(sent, r.before[i]) ? "not updated" : "wrong");
   }
   if (first_wrong < 0) return;
   const float sent = r.sent[0][static_cast<size_t>(first_wrong - 3)];

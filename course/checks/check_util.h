@@ -230,4 +230,62 @@ inline void expect_module_parity(nn::Module& m, const std::function<Tensor(const
   }
 }
 
+// A two-input op with only one input needing a gradient (the other a
+// constant: a frozen weight, a layer's input): `op(a, b)` with only input
+// `which` (0: a, 1: b) requiring one; that input's gradient of sum(op(a, b))
+// equals `want`. When it does not, the same op with both inputs requiring one
+// says whether this input's gradient is right there (it then depends on
+// whether the other is needed). `call` describes the call ("div(a, b)"),
+// `explain` adds to a raised error's message (what the op saves, and when).
+struct OneNeedsGrad {
+  std::string call;
+  const char* names[2];
+  std::function<Tensor(const Tensor&, const Tensor&)> op;
+  std::vector<double> a_values, b_values;
+  Shape a_shape, b_shape;
+  std::function<std::string(const std::string& error)> explain = [](const std::string&) { return std::string(); };
+};
+
+inline void expect_one_needs_grad(const OneNeedsGrad& c, int which, const std::vector<double>& want) {
+  const char* self = c.names[which];
+  const char* other = c.names[1 - which];
+  const std::string label = fmt::format("{}, only {} requiring a gradient ({} is a constant)", c.call, self, other);
+  const Tensor wanted = tensor(want, which == 0 ? c.a_shape : c.b_shape, DType::Float64);
+  const auto right_with_both = [&] {
+    try {
+      Tensor a = param(c.a_values, c.a_shape), b = param(c.b_values, c.b_shape);
+      backward(sum(c.op(a, b)));
+      const Tensor g = which == 0 ? a.grad() : b.grad();
+      return g.defined() && static_cast<bool>(all_close(g, wanted, f64_tol()));
+    } catch (const NotImplemented&) {
+      throw;
+    } catch (const Error&) {
+      return false;
+    }
+  };
+  const bool right = right_with_both();
+  Tensor a = which == 0 ? param(c.a_values, c.a_shape) : tensor(c.a_values, c.a_shape, DType::Float64);
+  Tensor b = which == 1 ? param(c.b_values, c.b_shape) : tensor(c.b_values, c.b_shape, DType::Float64);
+  try {
+    backward(sum(c.op(a, b)));
+  } catch (const NotImplemented&) {
+    throw;
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    ADD_FAILURE() << label << ": backward raised an error"
+                  << (right ? fmt::format(" (with {} requiring a gradient too it runs, and {}'s gradient is right)", other,
+                                          self)
+                            : "")
+                  << ": " << msg << c.explain(msg);
+    return;
+  }
+  const Tensor g = which == 0 ? a.grad() : b.grad();
+  if (!g.defined()) {
+    ADD_FAILURE() << label << ": " << self << " got no gradient"
+                  << (right ? fmt::format(" (with {} requiring one too, {} gets the right one)", other, self) : "");
+    return;
+  }
+  expect_values(g, wanted, f64_tol(), label + ": grad " + self);
+}
+
 }  // namespace ropegrad::course

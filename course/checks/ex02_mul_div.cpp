@@ -31,58 +31,19 @@ TEST(ex02_mul_div, mul_gradcheck_broadcast_summed_back) {  // (2, 1, 3) * (4, 1)
 constexpr const char* kMulSaves = "saves a only when b requires a gradient, and b only when a does";
 constexpr const char* kDivSaves = "saves a only when b requires a gradient, and b always";
 
-// op(a, b) with only input `which` (0: a, 1: b) requiring a gradient, the
-// other a constant: that input's gradient equals `want`. When it does not,
-// the same op with both inputs requiring one says whether this input's
-// gradient is right there (it then depends on whether the other is needed).
-// `saves`: which inputs the op saves when (outside the exercise's region),
-// said when the backward read an undefined tensor.
+// op(a, b) with only input `which` requiring a gradient (check_util.h's
+// expect_one_needs_grad); `saves`: which inputs the op saves when (outside
+// the exercise's region), said when the backward read an undefined tensor.
 void expect_one_needs_grad(Tensor (*op)(const Tensor&, const Tensor&), const std::string& name, const char* saves,
                            int which,
                            const std::vector<double>& a_values, const std::vector<double>& b_values,
                            const std::vector<double>& want) {
   const Shape shape{static_cast<int64_t>(a_values.size())};
-  const char* self = which == 0 ? "a" : "b";
-  const char* other = which == 0 ? "b" : "a";
-  const std::string label = fmt::format("{}(a, b), only {} requiring a gradient ({} is a constant)", name, self, other);
-  const Tensor wanted = tensor(want, shape, kF64);
-  // With both inputs requiring a gradient: this input's gradient is right there?
-  const auto right_with_both = [&] {
-    try {
-      Tensor a = param(a_values, shape), b = param(b_values, shape);
-      backward(sum(op(a, b)));
-      const Tensor g = which == 0 ? a.grad() : b.grad();
-      return g.defined() && static_cast<bool>(all_close(g, wanted, f64_tol()));
-    } catch (const NotImplemented&) {
-      throw;
-    } catch (const Error&) {
-      return false;
-    }
+  OneNeedsGrad c{fmt::format("{}(a, b)", name), {"a", "b"}, op, a_values, b_values, shape, shape};
+  c.explain = [&](const std::string& msg) {
+    return msg.find("undefined tensor") != std::string::npos ? fmt::format(" ({} {})", name, saves) : std::string();
   };
-  const bool right = right_with_both();
-  Tensor a = which == 0 ? param(a_values, shape) : tensor(a_values, shape, kF64);
-  Tensor b = which == 1 ? param(b_values, shape) : tensor(b_values, shape, kF64);
-  try {
-    backward(sum(op(a, b)));
-  } catch (const NotImplemented&) {
-    throw;
-  } catch (const Error& e) {
-    const std::string msg = e.what();
-    ADD_FAILURE() << label << ": backward raised an error"
-                  << (right ? fmt::format(" (with {} requiring a gradient too it runs, and {}'s gradient is right)", other,
-                                          self)
-                            : "")
-                  << ": " << msg
-                  << (msg.find("undefined tensor") != std::string::npos ? fmt::format(" ({} {})", name, saves) : "");
-    return;
-  }
-  const Tensor g = which == 0 ? a.grad() : b.grad();
-  if (!g.defined()) {
-    ADD_FAILURE() << label << ": " << self << " got no gradient"
-                  << (right ? fmt::format(" (with {} requiring one too, {} gets the right one)", other, self) : "");
-    return;
-  }
-  expect_values(g, wanted, f64_tol(), label + ": grad " + self);
+  course::expect_one_needs_grad(c, which, want);
 }
 
 // One input a constant: only the other gets a gradient.

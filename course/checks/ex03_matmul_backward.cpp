@@ -48,53 +48,14 @@ TEST(ex03_matmul_backward, transposed_view_operands_match_torch_float32) {
 }
 
 // C = A B with only operand `which` (0: A, 1: B) requiring a gradient, the
-// other a constant (a frozen weight, a layer's input): that operand's
-// gradient of sum(C) equals `want`. When it does not, the same product with
-// both requiring one says whether this operand's gradient is right there
-// (it then depends on whether the other one is needed).
+// other a constant (a frozen weight, a layer's input): check_util.h's
+// expect_one_needs_grad.
 void expect_one_needs_grad(int which, const std::vector<double>& want) {
-  const std::vector<double> a_values = {1, -2, 3, 0.5, 2.5, -1}, b_values = {2, -1, 0.5, 3, -2, 1.5};
-  const Shape a_shape{2, 3}, b_shape{3, 2};
-  const char* self = which == 0 ? "A" : "B";
-  const char* other = which == 0 ? "B" : "A";
-  const std::string label =
-      fmt::format("matmul(A, B), A (2, 3), B (3, 2), only {} requiring a gradient ({} is a constant)", self, other);
-  const Tensor wanted = tensor(want, which == 0 ? a_shape : b_shape, kF64);
-  // With both operands requiring a gradient: this operand's gradient is right there?
-  const auto right_with_both = [&] {
-    try {
-      Tensor a = param(a_values, a_shape), b = param(b_values, b_shape);
-      backward(sum(matmul(a, b)));
-      const Tensor g = which == 0 ? a.grad() : b.grad();
-      return g.defined() && static_cast<bool>(all_close(g, wanted, f64_tol()));
-    } catch (const NotImplemented&) {
-      throw;
-    } catch (const Error&) {
-      return false;
-    }
-  };
-  const bool right = right_with_both();
-  Tensor a = which == 0 ? param(a_values, a_shape) : tensor(a_values, a_shape, kF64);
-  Tensor b = which == 1 ? param(b_values, b_shape) : tensor(b_values, b_shape, kF64);
-  try {
-    backward(sum(matmul(a, b)));
-  } catch (const NotImplemented&) {
-    throw;
-  } catch (const Error& e) {
-    ADD_FAILURE() << label << ": backward raised an error"
-                  << (right ? fmt::format(" (with {} requiring a gradient too it runs, and {}'s gradient is right)", other,
-                                          self)
-                            : "")
-                  << ": " << e.what();
-    return;
-  }
-  const Tensor g = which == 0 ? a.grad() : b.grad();
-  if (!g.defined()) {
-    ADD_FAILURE() << label << ": " << self << " got no gradient"
-                  << (right ? fmt::format(" (with {} requiring one too, {} gets the right one)", other, self) : "");
-    return;
-  }
-  expect_values(g, wanted, f64_tol(), label + ": grad " + self);
+  const OneNeedsGrad c{"matmul(A, B), A (2, 3), B (3, 2)", {"A", "B"}, [](const Tensor& a, const Tensor& b) {
+                         return matmul(a, b);
+                       },
+                       {1, -2, 3, 0.5, 2.5, -1}, {2, -1, 0.5, 3, -2, 1.5}, {2, 3}, {3, 2}};
+  course::expect_one_needs_grad(c, which, want);
 }
 
 // One operand a constant: only the other gets a gradient. d sum(A B)/dA[i, k]

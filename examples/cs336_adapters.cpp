@@ -4,6 +4,7 @@
 // Links ropegrad::adapters alone. Exits 0 only when each result is right.
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -13,7 +14,10 @@
 using namespace ropegrad;
 
 int main() {
-  const auto path = std::filesystem::temp_directory_path() / "ropegrad_cs336_adapters.txt";
+  // A directory of its own (mkdtemp): the program removes only what it wrote.
+  std::string dir_template = (std::filesystem::temp_directory_path() / "ropegrad_cs336_XXXXXX").string();
+  if (::mkdtemp(dir_template.data()) == nullptr) return 1;
+  const std::filesystem::path dir = dir_template, path = dir / "corpus.txt";
   {
     std::ofstream out(path, std::ios::binary);
     for (int i = 0; i < 200; ++i) out << "the cat sat on the mat, the dog sat on the log.\n";
@@ -36,5 +40,6 @@ int main() {
   const double moved = w.to_vector<float>()[0];
   std::printf("AdamW's first step: w = %.6f (expected 0.900000)\n", moved);
   std::filesystem::remove(path);
+  std::filesystem::remove(dir);
   return same_ids && std::abs(moved - 0.9) < 1e-6 ? 0 : 1;
 }

@@ -48,6 +48,24 @@ steps=${EXPERIMENT_STEPS:-400}
 # one OpenBLAS kernel and one thread (docs/tests/check_docs.py, BOOK_ENV).
 export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-Haswell} OPENBLAS_NUM_THREADS=1 ROPEGRAD_NUM_THREADS=1
 
+# A part that starts over (batch-short, generate) replaces --out only when
+# this script made it for that part (its .experiments-part names the part); a
+# file, a link or a directory with anything else is the user's: refused, left
+# as it is.
+fresh_out() {
+  if [ -e "$out" ] || [ -L "$out" ]; then
+    mark=$(cat "$out/.experiments-part" 2>/dev/null || true)
+    if [ -L "$out" ] || [ ! -d "$out" ] || { [ "$mark" != "$part" ] && [ -n "$(ls -A "$out")" ]; }; then
+      echo "experiments: --out '$out' holds what 'experiments.sh $part' did not write (no .experiments-part" \
+        "naming it); choose another --out" >&2
+      exit 1
+    fi
+    rm -rf "$out"
+  fi
+  mkdir -p "$out"
+  echo "$part" > "$out/.experiments-part"
+}
+
 prepare_data() {
   local fortunes=/usr/share/games/fortunes
   [ -d "$fortunes" ] || { echo "experiments: $fortunes is missing (apt-get install fortunes)" >&2; exit 1; }
@@ -116,7 +134,7 @@ case "$part" in
     # the end), against the batch sweep's 16 and 4 for all of them: the same
     # tokens, every run annealed.
     lr=$(best_lr)
-    rm -rf "$out" && mkdir -p "$out"
+    fresh_out
     for b in 64 16; do
       printf 'batch %s, %s steps (warmup %s, decayed over them): ' "$b" $((steps / 4)) $((steps / 80))
       "$ropegrad" train "${base[@]}" --batch "$b" --lr "$lr" --steps $((steps / 4)) --warmup $((steps / 80)) \
@@ -130,7 +148,7 @@ case "$part" in
   ffn) lr=$(best_lr); sweep --grid ffn=swiglu,silu -- "${base[@]}" --batch 16 --lr "$lr" ;;
   generate)
     lr=$(best_lr)
-    rm -rf "$out"
+    fresh_out
     "$ropegrad" train "${base[@]}" --batch 16 --steps $((steps * 4)) --eval-every $((steps / 2)) --lr "$lr" --out "$out" --quiet | sed -E 's/, [0-9.]+ tokens\/s//'
     "$ropegrad" generate --checkpoint "$out" --text "The" --max-new-tokens 256 --temperature 0.8 --top-p 0.95 --seed 1
     ;;

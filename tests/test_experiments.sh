@@ -56,6 +56,20 @@ for b in 64 16; do
   awk -v a="$lr" -v b="$best" 'BEGIN { exit !(a + 0 == b + 0) }' || fail "batch-short: batch $b trained at lr $lr, not $best"
 done
 
+# A part that starts over replaces only what it wrote: run again, it
+# replaces its own output; the user's file or directory in the way is refused
+# and left as it was.
+part batch-short > /dev/null || fail "batch-short: a second run into its own output was refused"
+mkdir -p "$root/mine" && echo "keep me" > "$root/mine/notes.txt" && echo "keep me too" > "$root/afile"
+for target in "$root/mine" "$root/afile"; do
+  if msg=$(bash scripts/experiments.sh batch-short --build "$build" --out "$target" 2>&1); then
+    fail "batch-short --out $target ran over what it did not write"
+  fi
+  grep -q "did not write" <<<"$msg" || fail "batch-short --out $target: no clear error: $msg"
+done
+[ "$(cat "$root/mine/notes.txt")" = "keep me" ] && [ "$(cat "$root/afile")" = "keep me too" ] ||
+  fail "batch-short deleted or changed the user's files"
+
 # norm: pre, post and none, each at the best rate, the grid's rate below it
 # and the two above it.
 out=$(part norm)

@@ -3,6 +3,10 @@
 //                             metrics_csv,dp_csv}/<files>
 // valid files of every dtype and shape kind, so the fuzzers start from inputs
 // that reach deep into each reader.
+#include <unistd.h>
+
+#include <cstdio>
+
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -73,7 +77,12 @@ int main(int argc, char** argv) {
   std::ofstream(dir / "encode_specials" / "words.bin", std::ios::binary) << words;
   // A run's CSV files, from a tiny --micro-batch run: metrics.csv and time.csv
   // joined by 0x00 (fuzz_metrics_csv.cpp), dp.csv and dp_buckets.csv (fuzz_dp_csv.cpp).
-  const fs::path run = dir / "run";
+  // A directory of its own, removed after: never one the caller had there.
+  const fs::path run = dir / ("make-corpus-run-" + std::to_string(::getpid()));
+  if (fs::exists(run)) {
+    std::fprintf(stderr, "make_corpus: %s exists; not replacing it\n", run.c_str());
+    return 1;
+  }
   tasks::TrainConfig rc;
   rc.task_options.vocab = 8, rc.task_options.length = 8;
   rc.model.d_model = 16, rc.model.num_layers = 1, rc.model.num_heads = 2, rc.model.d_ff = 32;

@@ -60,6 +60,7 @@ RunCsv read_csv(const std::string& path, const std::vector<std::string>& needed)
 }
 
 double median(std::vector<double> v) {
+  RG_CHECK(!v.empty(), kOp, "a median of no values");  // profile_from_run leaves at least one step
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
   return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
@@ -74,6 +75,20 @@ BackwardProfile profile_from_run(const std::string& dir) {
   const auto at = [](const RunCsv& csv, const RunCsv::Row& row, const char* name) {
     return row.values[csv.column(name, kOp)];
   };
+  // One run writes each step once (a resume rewrites the rows after its checkpoint): a step twice
+  // is two runs' rows in one file, and a profile of them would mix them.
+  std::map<double, int64_t> line_of_step;
+  for (const RunCsv::Row& r : steps.rows) {
+    const auto [it, fresh] = line_of_step.emplace(at(steps, r, "step"), r.line);
+    RG_CHECK(fresh, kOp, "'{}' line {}: step {:.0f} again (line {} has it): the rows of more than one run", steps_path,
+             r.line, it->first, it->second);
+  }
+  std::map<std::pair<double, double>, int64_t> line_of_bucket;
+  for (const RunCsv::Row& r : buckets.rows) {
+    const auto [it, fresh] = line_of_bucket.emplace(std::pair{at(buckets, r, "step"), at(buckets, r, "bucket")}, r.line);
+    RG_CHECK(fresh, kOp, "'{}' line {}: step {:.0f}'s bucket {:.0f} again (line {} has it): the rows of more than one run",
+             buckets_path, r.line, it->first.first, it->first.second, it->second);
+  }
   // The steps used: all but the first when there are more (its backward warms the caches and the allocator).
   const double first = at(steps, steps.rows.front(), "step");
   const bool skip_first = steps.rows.size() > 1;

@@ -418,6 +418,14 @@ TEST(DpSimulate, RunFilesReadByHand) {
   EXPECT_DOUBLE_EQ(p.buckets[0].ready_s, 0.2);
   EXPECT_DOUBLE_EQ(p.buckets[1].ready_s, 0.3);
   EXPECT_THAT(p.source, HasSubstr("ranks 2, medians of 3 steps"));
+  // Each step once (and each step's bucket once): a step twice is two runs' rows, never mixed into one profile.
+  // (The fuzzer found the first case: rows all of step 1 left no step to take a median of.)
+  std::ofstream(dir + "/dp.csv") << "step,ranks,before_backward_s,backward_s,optimizer_s\n1,2,1,1,1\n1,2,1,1,1\n";
+  EXPECT_RG_ERROR(profile_from_run(dir), "dp-simulate", "dp.csv' line 3: step 1 again (line 2 has it)",
+                  "the rows of more than one run");
+  std::ofstream(dir + "/dp.csv") << "step,ranks,before_backward_s,backward_s,optimizer_s\n1,2,1,1,1\n2,2,1,1,1\n";
+  std::ofstream(dir + "/dp_buckets.csv") << "step,bucket,elements,ready_s\n2,0,6,0.1\n2,0,6,0.2\n";
+  EXPECT_RG_ERROR(profile_from_run(dir), "dp-simulate", "dp_buckets.csv' line 3: step 2's bucket 0 again (line 2 has it)");
   // A file of an older ropegrad, without the profile's columns.
   std::ofstream(dir + "/dp.csv") << "step,ranks,compute_s\n1,1,0.5\n";
   EXPECT_RG_ERROR(profile_from_run(dir), "dp-simulate", "dp.csv", "no column 'before_backward_s'");

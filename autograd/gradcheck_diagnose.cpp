@@ -1288,6 +1288,153 @@ std::string separated_by(const Entries& e, const std::vector<double>& v, const s
   return "";
 }
 
+// ---- an elementwise derivative of simple form ----------------------------------------------
+
+// c[0] + c[1] f + ... + c[k] f^k by least squares (normal equations, k <= 2),
+// or nothing when they are singular: f takes fewer distinct values than terms.
+std::optional<std::vector<double>> least_squares_poly(const std::vector<double>& f, const std::vector<double>& y,
+                                                      size_t terms) {
+  std::vector<std::vector<double>> m(terms, std::vector<double>(terms + 1, 0.0));
+  for (size_t i = 0; i < f.size(); ++i) {
+    for (size_t r = 0; r < terms; ++r) {
+      for (size_t c = 0; c < terms; ++c) m[r][c] += std::pow(f[i], static_cast<double>(r + c));
+      m[r][terms] += std::pow(f[i], static_cast<double>(r)) * y[i];
+    }
+  }
+  for (size_t col = 0; col < terms; ++col) {  // Gauss-Jordan with partial pivoting
+    size_t pivot = col;
+    for (size_t r = col + 1; r < terms; ++r) {
+      if (std::abs(m[r][col]) > std::abs(m[pivot][col])) pivot = r;
+    }
+    if (std::abs(m[pivot][col]) < 1e-12) return std::nullopt;
+    std::swap(m[col], m[pivot]);
+    for (size_t r = 0; r < terms; ++r) {
+      if (r == col) continue;
+      const double k = m[r][col] / m[col][col];
+      for (size_t c = col; c <= terms; ++c) m[r][c] -= k * m[col][c];
+    }
+  }
+  std::vector<double> coef(terms);
+  for (size_t r = 0; r < terms; ++r) coef[r] = m[r][terms] / m[r][r];
+  return coef;
+}
+
+// "1 - output[i]^2", "2 x input0[i]", "0.5 + numerical": the polynomial with
+// its coefficients as 4 digits (a coefficient under 1e-9 of the largest left out).
+std::string poly_text(const std::vector<double>& c, const std::string& symbol) {
+  double largest = 0;
+  for (const double v : c) largest = std::max(largest, std::abs(v));
+  std::string text;
+  for (size_t k = 0; k < c.size(); ++k) {
+    if (std::abs(c[k]) <= 1e-9 * largest) continue;
+    const std::string power = k == 0 ? "" : k == 1 ? symbol : symbol + "^" + std::to_string(k);
+    const double v = text.empty() ? c[k] : std::abs(c[k]);
+    const std::string sign = text.empty() ? "" : c[k] < 0 ? " - " : " + ";
+    const std::string digits = fmt::format("{:.4g}", v);  // as shown: 0.99999 is "1"
+    const std::string coefficient = k == 0 ? digits : digits == "1" ? "" : digits == "-1" ? "-" : digits + " x ";
+    text += sign + coefficient + power;
+  }
+  return text.empty() ? "0" : text;
+}
+
+// The active diagonal entries i of an elementwise block and, per feature
+// (the output, each input at [i], and for A the numerical derivative itself),
+// the simplest polynomial of degree 1 or 2 in it that equals every one of A's
+// entries there: "the analytical derivative is 1 + output[i]^2 at every
+// element, the numerical one 1 - output[i]^2". Seen on two entries more than
+// it has numbers, over as many distinct values of the feature.
+std::string derivative_form(const Entries& e) {
+  std::vector<int64_t> at;
+  for (int64_t i = 0; i < e.a.rows; ++i) {
+    if (e.active(i, i)) at.push_back(i);
+  }
+  std::vector<double> a, n;
+  for (const int64_t i : at) a.push_back(e.a.at(i, i)), n.push_back(e.n.at(i, i));
+  struct Candidate {
+    std::string symbol;
+    std::vector<double> v;
+  };
+  std::vector<Candidate> candidates;
+  const auto pick = [&at](const std::vector<double>& v) {
+    std::vector<double> out;
+    for (const int64_t i : at) out.push_back(v[static_cast<size_t>(i)]);
+    return out;
+  };
+  // The output, and each float input of the output's shape, at [i].
+  if (e.b.output.size() == static_cast<size_t>(e.a.rows)) candidates.push_back({"output[i]", pick(e.b.output)});
+  for (size_t t = 0; t < e.b.inputs.size(); ++t) {
+    const Tensor& in = e.b.inputs[t];
+    if (!in.defined() || !in.is_floating_point() || in.shape() != e.out_shape) continue;
+    candidates.push_back({fmt::format("input{}[i]", t), pick(in.to_vector<double>())});
+  }
+  candidates.push_back({"numerical", n});
+  const auto fits = [&](const std::vector<double>& f, const std::vector<double>& y, size_t terms,
+                        bool loose) -> std::optional<std::vector<double>> {
+    std::set<double> distinct(f.begin(), f.end());
+    if (distinct.size() < terms + 2 || at.size() < terms + 2) return std::nullopt;
+    const std::optional<std::vector<double>> c = least_squares_poly(f, y, terms);
+    if (!c) return std::nullopt;
+    for (size_t i = 0; i < f.size(); ++i) {
+      double value = 0;
+      for (size_t k = 0; k < terms; ++k) value += (*c)[k] * std::pow(f[i], static_cast<double>(k));
+      // The numerical derivative carries finite-difference error: the test's own tolerance, twice.
+      const double slack = loose ? 2.0 : 1.0;
+      if (std::abs(value - y[i]) > slack * (e.o.atol + e.o.rtol * std::abs(y[i]))) return std::nullopt;
+    }
+    return c;
+  };
+  // One number: A = alpha x f x g, a product of two of them (a rule that
+  // multiplies by the wrong input copies a neighbouring line).
+  const auto product_fit = [&](const std::vector<double>& y, bool loose) -> std::string {
+    for (size_t p = 0; p + 1 < candidates.size(); ++p) {
+      for (size_t q = p; q + 1 < candidates.size(); ++q) {
+        std::vector<double> fg;
+        for (size_t i = 0; i < at.size(); ++i) fg.push_back(candidates[p].v[i] * candidates[q].v[i]);
+        double num = 0, den = 0;
+        for (size_t i = 0; i < at.size(); ++i) num += fg[i] * y[i], den += fg[i] * fg[i];
+        if (den == 0 || num == 0 || at.size() < 3) continue;
+        const double alpha = num / den;
+        bool ok = true;
+        for (size_t i = 0; i < at.size() && ok; ++i) {
+          ok = std::abs(alpha * fg[i] - y[i]) <= (loose ? 2.0 : 1.0) * (e.o.atol + e.o.rtol * std::abs(y[i]));
+        }
+        if (!ok) continue;
+        const std::string fgs = p == q ? candidates[p].symbol + "^2" : candidates[p].symbol + " x " + candidates[q].symbol;
+        return std::abs(alpha - 1) < 1e-9 ? fgs : std::abs(alpha + 1) < 1e-9 ? "-" + fgs : fmt::format("{:.4g} x {}", alpha, fgs);
+      }
+    }
+    return "";
+  };
+  if (const std::string form = product_fit(a, false); !form.empty() && form != product_fit(n, true)) {
+    const std::string numerical = product_fit(n, true);
+    return fmt::format("the analytical derivative is {} at every element{}", form,
+                       numerical.empty() ? "" : ", the numerical one " + numerical);
+  }
+  // A polynomial in the output or an input first, degree 1 before 2 (it says
+  // more than one in the numerical derivative: 1 + y^2 against 1 - y^2, not
+  // 2 - numerical); the numerical derivative (the last candidate) last.
+  std::vector<std::pair<size_t, const Candidate*>> order;
+  for (size_t terms = 2; terms <= 3; ++terms) {
+    for (size_t c = 0; c + 1 < candidates.size(); ++c) order.emplace_back(terms, &candidates[c]);
+  }
+  order.emplace_back(2, &candidates.back());
+  for (const auto& [terms, cand] : order) {
+    const std::optional<std::vector<double>> ca = fits(cand->v, a, terms, false);
+    if (!ca) continue;
+    const std::string form = poly_text(*ca, cand->symbol);
+    if (cand->symbol == "numerical") return fmt::format("analytical = {} at every element", form);
+    if (fits(cand->v, n, terms, true)) {
+      const std::string numerical = poly_text(*least_squares_poly(cand->v, n, terms), cand->symbol);
+      if (numerical == form) continue;  // the numerical one's form too: no finding
+      return fmt::format("the analytical derivative is {} at every element, the numerical one {}", form, numerical);
+    }
+    return fmt::format("the analytical derivative is {} at every element (the numerical one is no polynomial of "
+                       "degree 2 or less in {})",
+                       form, cand->symbol);
+  }
+  return "";
+}
+
 // Both Jacobians diagonal, the wrong entries on the diagonal.
 std::string elementwise_wrong(const Entries& e, const std::vector<Structure>& ss) {
   if (ss.empty() || ss.front().kind != Structure::Diagonal) return "";
@@ -1319,6 +1466,7 @@ std::string elementwise_wrong(const Entries& e, const std::vector<Structure>& ss
                        factor, std::abs(factor + 1) < 1e-6 ? " (the sign flipped there)" : "",
                        e.a.rows - e.wrong_count, where);
   }
+  if (const std::string form = derivative_form(e); !form.empty()) return head + ": " + form;
   return head + " with no sign, factor, simple form or place that fits them all: the rule's formula for the "
                 "derivative itself is wrong";
 }

@@ -22,7 +22,8 @@ mistakes::Case make() {
   return {"logsigmoid-sigmoid-of-x",
           "log-sigmoid y = log(sigmoid(x)) = -softplus(-x): the backward returns g * sigmoid(x) instead of g * sigmoid(-x) = g * (1 - sigmoid(x))",
           inputs,
-          [](const std::vector<Tensor>& in) { return LogSigmoid::apply(in[0]); }};
+          [](const std::vector<Tensor>& in) { return LogSigmoid::apply(in[0]); },
+          std::vector<std::string>{"the elementwise derivative is wrong", "analytical = 1 - numerical at every element"}};
 }
 const mistakes::Register reg(make);
 }  // namespace

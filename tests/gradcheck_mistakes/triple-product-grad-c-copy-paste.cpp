@@ -30,7 +30,9 @@ mistakes::Case make() {
           "elementwise product a * b * c of three inputs: the gradient for c is g * a * c (copied from b's line with one letter changed) instead of g * a * b; da and db are right",
           inputs,
           [](const std::vector<Tensor>& in) { return TripleProduct::apply(in[0], in[1], in[2]); },
-          std::vector<std::string>{"the elementwise derivative is wrong", "d output[i] / d input2[i]"},
+          std::vector<std::string>{"the elementwise derivative is wrong", "d output[i] / d input2[i]",
+                                   "the analytical derivative is input0[i] x input2[i] at every element, the "
+                                   "numerical one input0[i] x input1[i]"},
           std::vector<std::string>{"gradcheck failed for input 2"}};
 }
 const mistakes::Register reg(make);

@@ -8,6 +8,9 @@
 //   each row (along the last dim) is the expected plus a number of its own (row [0, 0]: +1.66, ...)
 //   wrong exactly where dim 1's index is 0 (of 4), right elsewhere; there each is 2 x the expected
 //   right only where dim 1's index is 4 (of 5), wrong elsewhere
+//   it is the expected with dims 1 and 2 swapped (a transpose)
+//   along dim 1 (size 4), index 0 holds the expected's 1, ...; the other indices are right
+//   each row (along the last dim) is the expected times a number of its own (row [0]: 2, ...)
 //   (nothing: no simple structure; the caller then gives the count and the worst element)
 //
 // A check names a cause only when it has tested it on inputs where its
@@ -116,6 +119,99 @@ inline std::string row_offsets(const std::vector<double>& got, const std::vector
              : "";
 }
 
+// The index of element `flat` of `shape` with dims a and b swapped (equal sizes).
+inline size_t swapped_flat(const Shape& shape, size_t flat, size_t a, size_t b) {
+  std::vector<int64_t> idx = unravel(shape, flat);
+  std::swap(idx[a], idx[b]);
+  size_t out = 0;
+  for (size_t d = 0; d < shape.size(); ++d) out = out * static_cast<size_t>(shape[d]) + static_cast<size_t>(idx[d]);
+  return out;
+}
+
+// Equal as the structures below compare: within 1e-6 of the largest expected magnitude (float32 rounding).
+inline bool same_value(double g, double w, double scale) { return std::abs(g - w) <= 1e-6 * std::max(1.0, scale); }
+
+// "it is the expected with dims 1 and 2 swapped (a transpose)" when got[i] is
+// want at i with two dims of the same size swapped, at every element.
+inline std::string dims_swapped(const std::vector<double>& got, const std::vector<double>& want, const Shape& shape,
+                                double scale) {
+  for (size_t a = 0; a < shape.size(); ++a) {
+    for (size_t b = a + 1; b < shape.size(); ++b) {
+      if (shape[a] != shape[b] || shape[a] < 2) continue;
+      bool all = true;
+      for (size_t i = 0; i < got.size() && all; ++i) all = same_value(got[i], want[swapped_flat(shape, i, a, b)], scale);
+      if (all) return fmt::format("it is the expected with dims {} and {} swapped (a transpose)", a, b);
+    }
+  }
+  return "";
+}
+
+// Along one dim, each wrong slice is the expected's slice at another index
+// (one only) and the others are right: "along dim 1 (size 4), index 0 holds
+// the expected's index 1, index 1 the expected's 2, index 3 none of them".
+// At most one wrong slice may match none (the end of a shifted range).
+inline std::string slices_moved(const std::vector<double>& got, const std::vector<double>& want, const Shape& shape,
+                                const std::vector<bool>& wrong, double scale) {
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const auto n = static_cast<size_t>(shape[d]);
+    if (n < 2) continue;
+    // For each index k along d, the elements of slice k in order.
+    std::vector<std::vector<size_t>> slice(n);
+    std::vector<bool> slice_wrong(n, false);
+    for (size_t i = 0; i < got.size(); ++i) {
+      const auto k = static_cast<size_t>(unravel(shape, i)[d]);
+      slice[k].push_back(i);
+      if (wrong[i]) slice_wrong[k] = true;
+    }
+    const auto got_is_want = [&](size_t k, size_t m) {
+      for (size_t j = 0; j < slice[k].size(); ++j) {
+        if (!same_value(got[slice[k][j]], want[slice[m][j]], scale)) return false;
+      }
+      return true;
+    };
+    std::string text;
+    size_t moved = 0, unmatched = 0;
+    for (size_t k = 0; k < n; ++k) {
+      if (!slice_wrong[k]) continue;
+      std::vector<size_t> matches;
+      for (size_t m = 0; m < n; ++m) {
+        if (m != k && got_is_want(k, m)) matches.push_back(m);
+      }
+      if (matches.size() > 1) return "";  // slices of the expected alike: no telling which
+      const std::string what = matches.empty() ? "none of them" : fmt::format("the expected's {}", matches[0]);
+      text += fmt::format("{}index {} holds {}", text.empty() ? "" : ", ", k, what);
+      moved += !matches.empty(), unmatched += matches.empty();
+    }
+    if (unmatched <= 1 && moved > unmatched) {
+      return fmt::format("along dim {} (size {}), {}; the other indices are right", d, n, text);
+    }
+  }
+  return "";
+}
+
+// Each row (along the last dim) is its row of the expected times a number of
+// its own, not one number for all: "each row is the expected times a number
+// of its own (row [0]: 2, row [1]: 0.5, ...)".
+inline std::string row_factors(const std::vector<double>& got, const std::vector<double>& want, const Shape& shape) {
+  if (shape.empty() || shape.back() < 3) return "";
+  const auto n = static_cast<size_t>(shape.back());
+  std::string shown;
+  std::set<double> distinct;
+  for (size_t r = 0; r * n < got.size(); ++r) {
+    std::vector<size_t> at(n);
+    for (size_t j = 0; j < n; ++j) at[j] = r * n + j;
+    const double c = common_ratio(got, want, at);
+    if (std::isnan(c)) return "";
+    distinct.insert(std::round(c * 1e6) / 1e6);
+    std::vector<int64_t> row = unravel(shape, r * n);
+    row.pop_back();
+    if (r < 3) shown += fmt::format("{}row {}: {:.6g}", r ? ", " : "", index_text(row), c);
+  }
+  if (distinct.size() < 2) return "";
+  return "each row (along the last dim) is the expected times a number of its own (" + shown +
+         (got.size() / n > 3 ? ", ..." : "") + ")";
+}
+
 }  // namespace findings_detail
 
 // The structure of the difference of `got` from `want` (same shape), where
@@ -145,6 +241,11 @@ inline std::string difference_structure(const std::vector<double>& got, const st
   if (bad.size() == 1 && c != -1) c = NAN;  // one value has a ratio to anything: no structure unless a sign
   if (bad.size() == got.size() && !std::isnan(c)) return "every element is " + ratio_text(c);
   if (const std::string offsets = row_offsets(got, want, shape); !offsets.empty()) return offsets;
+  double scale = 0;
+  for (double w : want) scale = std::max(scale, std::abs(w));
+  if (const std::string swapped = dims_swapped(got, want, shape, scale); !swapped.empty()) return swapped;
+  if (const std::string moved = slices_moved(got, want, shape, wrong, scale); !moved.empty()) return moved;
+  if (const std::string factors = row_factors(got, want, shape); !factors.empty()) return factors;
   if (bad.size() == got.size()) return "";
   std::string where = wrong_slices(shape, wrong);
   if (!std::isnan(c)) where += (where.empty() ? "" : "; ") + fmt::format("each wrong element is {}", ratio_text(c));

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <set>
 
@@ -375,6 +376,55 @@ std::optional<Fit> factor_of_feature(const Entries& e, const Feature& f, int pow
                                       : fmt::format("a factor {} too many in the rule?", f.symbol))};
 }
 
+// What the constants of a grouping are, when they are one statistic of one
+// tensor over each group: the output or an input of the grouped side's shape,
+// its elements in group k against factor[k] (groups with a factor only),
+// relative 1e-3 (an eps inside a root moves it a little): ": c is the rms
+// (root of the mean of the squares) of input0 over each group".
+std::string group_statistic(const Entries& e, const Grouping& g, const std::vector<double>& factor,
+                            const std::vector<char>& has) {
+  const Shape& shape = g.by_row ? e.out_shape : e.in_shape;
+  std::vector<std::pair<std::string, std::vector<double>>> tensors;
+  if (g.by_row && e.b.output.size() == static_cast<size_t>(e.a.rows)) tensors.emplace_back("output", e.b.output);
+  for (size_t t = 0; t < e.b.inputs.size(); ++t) {
+    const Tensor& in = e.b.inputs[t];
+    if (in.defined() && in.is_floating_point() && in.shape() == shape) {
+      tensors.emplace_back(fmt::format("input{}", t), in.to_vector<double>());
+    }
+  }
+  using Stat = std::function<double(const std::vector<double>&)>;
+  const auto sum = [](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0); };
+  const auto sum_sq = [](const std::vector<double>& v) { return std::inner_product(v.begin(), v.end(), v.begin(), 0.0); };
+  const std::vector<std::pair<std::string, Stat>> stats = {
+      {"the sum", sum},
+      {"the mean", [&](const std::vector<double>& v) { return sum(v) / static_cast<double>(v.size()); }},
+      {"the sum of the squares", sum_sq},
+      {"the norm (root of the sum of the squares)", [&](const std::vector<double>& v) { return std::sqrt(sum_sq(v)); }},
+      {"the rms (root of the mean of the squares)",
+       [&](const std::vector<double>& v) { return std::sqrt(sum_sq(v) / static_cast<double>(v.size())); }},
+      {"the largest value", [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); }},
+      {"the number of elements", [](const std::vector<double>& v) { return static_cast<double>(v.size()); }},
+  };
+  for (const auto& [name, values] : tensors) {
+    std::vector<std::vector<double>> members(static_cast<size_t>(g.groups));
+    for (size_t i = 0; i < values.size(); ++i) members[static_cast<size_t>(g.key[i])].push_back(values[i]);
+    for (const auto& [stat_name, stat] : stats) {
+      for (const int power : {1, -1}) {
+        bool all = true;
+        for (int64_t k = 0; k < g.groups && all; ++k) {
+          if (!has[static_cast<size_t>(k)]) continue;
+          const double v = std::pow(stat(members[static_cast<size_t>(k)]), power);
+          all = std::isfinite(v) && std::abs(v - factor[static_cast<size_t>(k)]) <= 1e-3 * std::abs(v);
+        }
+        if (all) {
+          return fmt::format(": c is {}{} of {} over each group", power < 0 ? "1 / " : "", stat_name, name);
+        }
+      }
+    }
+  }
+  return "";
+}
+
 // A = c_g * N with one constant per group; every group that has nonzero
 // numerical entries has at least two, so each constant is seen twice.
 std::optional<Fit> factor_per_group(const Entries& e, const Grouping& g) {
@@ -403,10 +453,12 @@ std::optional<Fit> factor_per_group(const Entries& e, const Grouping& g) {
       if (!close(e.a.at(r, c), factor[g.of(r, c)] * e.n.at(r, c), e.o)) return std::nullopt;
     }
   }
+  std::vector<char> has(static_cast<size_t>(g.groups), 0);
+  for (int64_t k = 0; k < g.groups; ++k) has[static_cast<size_t>(k)] = seen[k] > 0;
   return Fit{static_cast<int64_t>(shown.size()),
              fmt::format("off by a varying factor: analytical = numerical x c at every entry {}, with one constant c "
-                         "per {} (c = {})",
-                         e.entry_names(), g.each, list_values(shown))};
+                         "per {} (c = {}){}",
+                         e.entry_names(), g.each, list_values(shown), group_statistic(e, g, factor, has))};
 }
 
 // A = N + term(r, c) inside structure s, A = N outside it.
@@ -434,7 +486,7 @@ std::optional<Fit> added_feature(const Entries& e, const Structure& s, const Fea
   if (den == 0 || num == 0) return std::nullopt;
   const double alpha = num / den;
   if (!added_fits(e, s, [&](int64_t r, int64_t c) { return alpha * f.v[f.by_row ? r : c]; })) return std::nullopt;
-  return Fit{1, fmt::format("off by an added term: analytical = numerical + {} at every entry {}{}{}: a term {} too "
+  return Fit{1, fmt::format("off by an added term: analytical = numerical + {} at every entry {}{}{}{}: a term {} too "
                             "many in the rule, or its opposite missing?",
                             multiple(alpha, f.symbol), e.entry_names(), s.where.empty() ? "" : " ", s.where,
                             s.kind == Structure::All ? "" : ", and equal elsewhere", multiple(alpha, f.symbol))};
@@ -726,6 +778,56 @@ std::string nonzeros_disjoint(const Entries& e) {
                      "nonzero at {} entries where the numerical one is 0, and 0 at the {} where it is not{}: the "
                      "gradient routed to the wrong elements (a wrong index, argmax or gather?)",
                      only_a, only_n, row_totals_right(e));
+}
+
+// "[1, 0]": one element's index.
+std::string index_text(const Shape& index) {
+  std::string text = "[";
+  for (size_t d = 0; d < index.size(); ++d) text += (d ? ", " : "") + std::to_string(index[d]);
+  return text + "]";
+}
+
+// Within each row of the Jacobian (one output) that has a wrong entry, the
+// analytical entries are the numerical ones in another order (at least two
+// distinct values moved): the right values at the wrong inputs. Names the
+// first moved entry and where its value belongs.
+std::string values_reordered(const Entries& e) {
+  const auto same = [&e](double p, double q) { return close(p, q, e.o) && close(q, p, e.o); };
+  int64_t rows = 0, moved = 0;
+  std::string example;
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    std::vector<double> a_row, n_row;
+    bool wrong_row = false;
+    for (int64_t c = 0; c < e.a.cols; ++c) {
+      a_row.push_back(e.a.at(r, c)), n_row.push_back(e.n.at(r, c));
+      wrong_row = wrong_row || e.wrong_at(r, c);
+    }
+    if (!wrong_row) continue;
+    std::vector<double> a_sorted = a_row, n_sorted = n_row;
+    std::sort(a_sorted.begin(), a_sorted.end()), std::sort(n_sorted.begin(), n_sorted.end());
+    for (size_t k = 0; k < a_sorted.size(); ++k) {
+      if (!same(a_sorted[k], n_sorted[k])) return "";
+    }
+    ++rows;
+    for (int64_t c = 0; c < e.a.cols; ++c) {
+      if (!e.wrong_at(r, c)) continue;
+      ++moved;
+      if (!example.empty()) continue;
+      for (int64_t c2 = 0; c2 < e.a.cols; ++c2) {
+        if (c2 == c || !same(e.a.at(r, c), e.n.at(r, c2))) continue;
+        example = fmt::format("d output{} / d input{}{} is {}, the numerical value of d output{} / d input{}{}",
+                              index_text(e.out_index[r]), e.b.input, index_text(e.in_index[c]),
+                              number(e.a.at(r, c)), index_text(e.out_index[r]), e.b.input,
+                              index_text(e.in_index[c2]));
+        break;
+      }
+    }
+  }
+  if (rows == 0 || moved < 2 || example.empty()) return "";
+  return fmt::format("the right values at the wrong inputs: in each of the {} outputs with a wrong entry, the "
+                     "analytical entries over input {} are the numerical ones in another order ({} entries moved); "
+                     "e.g. {}",
+                     rows, e.b.input, moved, example);
 }
 
 // A = N^T (same shapes): the rule multiplies g by J where J^T belongs.
@@ -1337,30 +1439,108 @@ std::string poly_text(const std::vector<double>& c, const std::string& symbol) {
   return text.empty() ? "0" : text;
 }
 
-// The active diagonal entries i of an elementwise block and, per feature
-// (the output, each input at [i], and for A the numerical derivative itself),
-// the simplest polynomial of degree 1 or 2 in it that equals every one of A's
-// entries there: "the analytical derivative is 1 + output[i]^2 at every
-// element, the numerical one 1 - output[i]^2". Seen on two entries more than
-// it has numbers, over as many distinct values of the feature.
+std::string index_text(const Shape& index);
+
+// A value per entry of a set of entries, and its name there.
+struct Candidate {
+  std::string symbol;     // "output[i]", "input1[i0, j1]", "numerical"
+  std::vector<double> v;  // one per entry of the set
+};
+
+// The analytical entries y_a (and the numerical ones y_n) of a set of
+// entries, and the simplest form in the candidates that equals every one of
+// y_a: a product of two candidates (one number: a rule that multiplies by the
+// wrong input copies a neighbouring line), then a polynomial of degree 1, then
+// 2, in one candidate (by least squares), then a + b x numerical (the last
+// candidate). Each is seen on two entries more than it has numbers, over as
+// many distinct values. Nothing when nothing fits or N has A's form too.
+struct SimpleForm {
+  std::string analytical;  // "1 + output[i]^2", "input0[i] x input2[i]", "1 - numerical"
+  std::string numerical;   // N's form in the same terms, or ""
+  bool of_numerical = false;  // the analytical one's form is in the numerical one
+};
+std::optional<SimpleForm> simple_form(const Entries& e, const std::vector<double>& y_a, const std::vector<double>& y_n,
+                        const std::vector<Candidate>& candidates) {
+  const size_t count = y_a.size();
+  const auto within = [&e](double fitted, double y, bool loose) {
+    // The numerical derivative carries finite-difference error: the test's own tolerance, twice.
+    return std::abs(fitted - y) <= (loose ? 2.0 : 1.0) * (e.o.atol + e.o.rtol * std::abs(y));
+  };
+  const auto poly_fit = [&](const std::vector<double>& f, const std::vector<double>& y, size_t terms,
+                            bool loose) -> std::optional<std::vector<double>> {
+    const std::set<double> distinct(f.begin(), f.end());
+    if (distinct.size() < terms + 2 || count < terms + 2) return std::nullopt;
+    const std::optional<std::vector<double>> c = least_squares_poly(f, y, terms);
+    for (size_t i = 0; c && i < count; ++i) {
+      double value = 0;
+      for (size_t k = 0; k < terms; ++k) value += (*c)[k] * std::pow(f[i], static_cast<double>(k));
+      if (!within(value, y[i], loose)) return std::nullopt;
+    }
+    return c;
+  };
+  const size_t named = candidates.size() - 1;  // the last is the numerical derivative itself
+  const auto product_fit = [&](const std::vector<double>& y, bool loose) -> std::string {
+    for (size_t p = 0; p < named; ++p) {
+      for (size_t q = p; q < named; ++q) {
+        std::vector<double> fg(count);
+        double num = 0, den = 0;
+        for (size_t i = 0; i < count; ++i) {
+          fg[i] = candidates[p].v[i] * candidates[q].v[i];
+          num += fg[i] * y[i], den += fg[i] * fg[i];
+        }
+        if (den == 0 || num == 0 || count < 3) continue;
+        const double alpha = num / den;
+        bool ok = true;
+        for (size_t i = 0; i < count && ok; ++i) ok = within(alpha * fg[i], y[i], loose);
+        if (!ok) continue;
+        const std::string fgs = p == q ? candidates[p].symbol + "^2" : candidates[p].symbol + " x " + candidates[q].symbol;
+        const std::string digits = fmt::format("{:.4g}", alpha);
+        return digits == "1" ? fgs : digits == "-1" ? "-" + fgs : digits + " x " + fgs;
+      }
+    }
+    return "";
+  };
+  if (const std::string form = product_fit(y_a, false); !form.empty()) {
+    const std::string numerical = product_fit(y_n, true);
+    if (form == numerical) return std::nullopt;
+    return SimpleForm{form, numerical};
+  }
+  std::vector<std::pair<size_t, const Candidate*>> order;  // degree 1 before 2; the numerical derivative last
+  for (size_t terms = 2; terms <= 3; ++terms) {
+    for (size_t c = 0; c < named; ++c) order.emplace_back(terms, &candidates[c]);
+  }
+  order.emplace_back(2, &candidates.back());
+  for (const auto& [terms, cand] : order) {
+    const std::optional<std::vector<double>> ca = poly_fit(cand->v, y_a, terms, false);
+    if (!ca) continue;
+    const std::string form = poly_text(*ca, cand->symbol);
+    if (cand == &candidates.back()) return SimpleForm{form, "", true};
+    if (const std::optional<std::vector<double>> cn = poly_fit(cand->v, y_n, terms, true)) {
+      const std::string numerical = poly_text(*cn, cand->symbol);
+      if (numerical == form) continue;  // the numerical one's form too: no finding
+      return SimpleForm{form, numerical};
+    }
+    return SimpleForm{form, ""};
+  }
+  return std::nullopt;
+}
+
+// An elementwise block: "the analytical derivative is 1 + output[i]^2 at
+// every element, the numerical one 1 - output[i]^2" over the active diagonal
+// entries, in the output and each input of the output's shape at [i].
 std::string derivative_form(const Entries& e) {
   std::vector<int64_t> at;
   for (int64_t i = 0; i < e.a.rows; ++i) {
     if (e.active(i, i)) at.push_back(i);
   }
-  std::vector<double> a, n;
-  for (const int64_t i : at) a.push_back(e.a.at(i, i)), n.push_back(e.n.at(i, i));
-  struct Candidate {
-    std::string symbol;
-    std::vector<double> v;
-  };
-  std::vector<Candidate> candidates;
   const auto pick = [&at](const std::vector<double>& v) {
     std::vector<double> out;
     for (const int64_t i : at) out.push_back(v[static_cast<size_t>(i)]);
     return out;
   };
-  // The output, and each float input of the output's shape, at [i].
+  std::vector<double> a, n;
+  for (const int64_t i : at) a.push_back(e.a.at(i, i)), n.push_back(e.n.at(i, i));
+  std::vector<Candidate> candidates;
   if (e.b.output.size() == static_cast<size_t>(e.a.rows)) candidates.push_back({"output[i]", pick(e.b.output)});
   for (size_t t = 0; t < e.b.inputs.size(); ++t) {
     const Tensor& in = e.b.inputs[t];
@@ -1368,71 +1548,53 @@ std::string derivative_form(const Entries& e) {
     candidates.push_back({fmt::format("input{}[i]", t), pick(in.to_vector<double>())});
   }
   candidates.push_back({"numerical", n});
-  const auto fits = [&](const std::vector<double>& f, const std::vector<double>& y, size_t terms,
-                        bool loose) -> std::optional<std::vector<double>> {
-    std::set<double> distinct(f.begin(), f.end());
-    if (distinct.size() < terms + 2 || at.size() < terms + 2) return std::nullopt;
-    const std::optional<std::vector<double>> c = least_squares_poly(f, y, terms);
-    if (!c) return std::nullopt;
-    for (size_t i = 0; i < f.size(); ++i) {
-      double value = 0;
-      for (size_t k = 0; k < terms; ++k) value += (*c)[k] * std::pow(f[i], static_cast<double>(k));
-      // The numerical derivative carries finite-difference error: the test's own tolerance, twice.
-      const double slack = loose ? 2.0 : 1.0;
-      if (std::abs(value - y[i]) > slack * (e.o.atol + e.o.rtol * std::abs(y[i]))) return std::nullopt;
+  const std::optional<SimpleForm> form = simple_form(e, a, n, candidates);
+  if (!form) return "";
+  if (form->of_numerical) return "analytical = " + form->analytical + " at every element";
+  return "the analytical derivative is " + form->analytical + " at every element" +
+         (form->numerical.empty() ? "" : ", the numerical one " + form->numerical);
+}
+
+// Some entries wrong, the others right: the wrong entries' analytical values
+// in a simple form of the features (the output at the entry's row, each input
+// at the row's or the column's index): "wrong entries of a simple form: at
+// the 6 wrong entries the analytical one is output[i0, i1] (the numerical one
+// is not); the other entries are right".
+std::string wrong_entries_form(const Entries& e) {
+  if (e.wrong_count < 3) return "";
+  std::vector<std::pair<int64_t, int64_t>> at;
+  std::vector<double> a, n;
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) {
+      if (!e.wrong_at(r, c)) continue;
+      at.emplace_back(r, c);
+      a.push_back(e.a.at(r, c)), n.push_back(e.n.at(r, c));
     }
-    return c;
-  };
-  // One number: A = alpha x f x g, a product of two of them (a rule that
-  // multiplies by the wrong input copies a neighbouring line).
-  const auto product_fit = [&](const std::vector<double>& y, bool loose) -> std::string {
-    for (size_t p = 0; p + 1 < candidates.size(); ++p) {
-      for (size_t q = p; q + 1 < candidates.size(); ++q) {
-        std::vector<double> fg;
-        for (size_t i = 0; i < at.size(); ++i) fg.push_back(candidates[p].v[i] * candidates[q].v[i]);
-        double num = 0, den = 0;
-        for (size_t i = 0; i < at.size(); ++i) num += fg[i] * y[i], den += fg[i] * fg[i];
-        if (den == 0 || num == 0 || at.size() < 3) continue;
-        const double alpha = num / den;
-        bool ok = true;
-        for (size_t i = 0; i < at.size() && ok; ++i) {
-          ok = std::abs(alpha * fg[i] - y[i]) <= (loose ? 2.0 : 1.0) * (e.o.atol + e.o.rtol * std::abs(y[i]));
-        }
-        if (!ok) continue;
-        const std::string fgs = p == q ? candidates[p].symbol + "^2" : candidates[p].symbol + " x " + candidates[q].symbol;
-        return std::abs(alpha - 1) < 1e-9 ? fgs : std::abs(alpha + 1) < 1e-9 ? "-" + fgs : fmt::format("{:.4g} x {}", alpha, fgs);
-      }
-    }
-    return "";
-  };
-  if (const std::string form = product_fit(a, false); !form.empty() && form != product_fit(n, true)) {
-    const std::string numerical = product_fit(n, true);
-    return fmt::format("the analytical derivative is {} at every element{}", form,
-                       numerical.empty() ? "" : ", the numerical one " + numerical);
   }
-  // A polynomial in the output or an input first, degree 1 before 2 (it says
-  // more than one in the numerical derivative: 1 + y^2 against 1 - y^2, not
-  // 2 - numerical); the numerical derivative (the last candidate) last.
-  std::vector<std::pair<size_t, const Candidate*>> order;
-  for (size_t terms = 2; terms <= 3; ++terms) {
-    for (size_t c = 0; c + 1 < candidates.size(); ++c) order.emplace_back(terms, &candidates[c]);
+  std::vector<Candidate> candidates;
+  for (const Feature& f : features(e)) {
+    Candidate c{f.symbol, {}};
+    for (const auto& [r, col] : at) c.v.push_back(f.v[static_cast<size_t>(f.by_row ? r : col)]);
+    candidates.push_back(std::move(c));
   }
-  order.emplace_back(2, &candidates.back());
-  for (const auto& [terms, cand] : order) {
-    const std::optional<std::vector<double>> ca = fits(cand->v, a, terms, false);
-    if (!ca) continue;
-    const std::string form = poly_text(*ca, cand->symbol);
-    if (cand->symbol == "numerical") return fmt::format("analytical = {} at every element", form);
-    if (fits(cand->v, n, terms, true)) {
-      const std::string numerical = poly_text(*least_squares_poly(cand->v, n, terms), cand->symbol);
-      if (numerical == form) continue;  // the numerical one's form too: no finding
-      return fmt::format("the analytical derivative is {} at every element, the numerical one {}", form, numerical);
-    }
-    return fmt::format("the analytical derivative is {} at every element (the numerical one is no polynomial of "
-                       "degree 2 or less in {})",
-                       form, cand->symbol);
+  candidates.push_back({"numerical", n});
+  const std::optional<SimpleForm> form = simple_form(e, a, n, candidates);
+  if (!form) return "";
+  std::string first;  // where they are: the first three
+  for (size_t k = 0; k < std::min<size_t>(3, at.size()); ++k) {
+    first += fmt::format("{}d output{} / d input{}{}", k ? ", " : "", index_text(e.out_index[at[k].first]), e.b.input,
+                         index_text(e.in_index[at[k].second]));
   }
-  return "";
+  if (at.size() > 3) first += ", ...";
+  if (form->of_numerical) {
+    return fmt::format("wrong entries of a simple form: at the {} wrong entries ({}), analytical = {}; every other "
+                       "entry is right",
+                       e.wrong_count, first, form->analytical);
+  }
+  return fmt::format("wrong entries of a simple form: at the {} wrong entries ({}) the analytical one is {}{}; every "
+                     "other entry is right",
+                     e.wrong_count, first, form->analytical,
+                     form->numerical.empty() ? " (the numerical one is not)" : ", the numerical one " + form->numerical);
 }
 
 // Both Jacobians diagonal, the wrong entries on the diagonal.
@@ -1782,7 +1944,7 @@ std::string explain_constant_factor(double factor, const FailingBlock& b) {
 std::string diagnose_structure(const FailingBlock& b) {
   const Entries e = make_entries(b);
   if (e.wrong_count == 0) return "";
-  for (auto relation : {rows_are_the_sum, jacobian_transposed, dims_swapped, nonzeros_disjoint}) {
+  for (auto relation : {rows_are_the_sum, jacobian_transposed, dims_swapped, nonzeros_disjoint, values_reordered}) {
     if (std::string s = relation(e); !s.empty()) return s;
   }
   if (std::optional<Fit> fit = simplest_form(e)) return fit->text;
@@ -1797,7 +1959,9 @@ std::string diagnose_structure(const FailingBlock& b) {
     return elementwise ? place->text + " (the function is elementwise: both Jacobians are diagonal)" : place->text;
   }
   if (std::optional<Fit> fit = added_feature_per_group_form(e)) return fit->text;
-  return elementwise_wrong(e, ss);
+  const std::string elementwise = elementwise_wrong(e, ss);
+  if (elementwise.empty() && e.wrong_count < static_cast<int64_t>(e.a.values.size())) return wrong_entries_form(e);
+  return elementwise;
 }
 
 std::string describe_wrong_entries(const FailingBlock& b,

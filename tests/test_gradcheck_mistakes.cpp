@@ -53,6 +53,8 @@ const std::vector<std::string>& diagnosis_names() {
       "the coupling term scaled",
       "the elementwise derivative is wrong",
       "only some entries wrong",
+      "wrong entries of a simple form",
+      "the right values at the wrong inputs",
   };
   return names;
 }

@@ -288,4 +288,53 @@ inline void expect_one_needs_grad(const OneNeedsGrad& c, int which, const std::v
   expect_values(g, wanted, f64_tol(), label + ": grad " + self);
 }
 
+// Each input alone needing a gradient (the others constants: a frozen
+// weight, a layer's input) gets the gradient it gets when every input needs
+// one: f(inputs) with only input i requiring a gradient, d sum(f * w) / d
+// input i against the same with all requiring one (whose values the parity
+// checks compare with PyTorch). `names` name the inputs ("q", "k", "v").
+inline void expect_each_input_alone(const std::string& call, const std::vector<std::string>& names,
+                                    const std::function<Tensor(const std::vector<Tensor>&)>& f,
+                                    const std::vector<Tensor>& values) {
+  const auto run = [&](int only) {  // -1: every input requires a gradient
+    std::vector<Tensor> in;
+    for (size_t i = 0; i < values.size(); ++i) {
+      Tensor t = clone(values[i].detach());
+      if (only < 0 || static_cast<size_t>(only) == i) t.requires_grad_();
+      in.push_back(t);
+    }
+    const Tensor out = f(in);
+    Generator gen(31);
+    backward(out, randn(out.shape(), out.dtype(), &gen));  // d sum(out * w), w fixed
+    std::vector<Tensor> grads;
+    for (const Tensor& t : in) grads.push_back(t.grad());
+    return grads;
+  };
+  const std::vector<Tensor> all = run(-1);
+  for (size_t i = 0; i < values.size(); ++i) {
+    std::string others;
+    for (size_t j = 0; j < names.size(); ++j) {
+      if (j != i) others += (others.empty() ? "" : " and ") + names[j];
+    }
+    const std::string label = fmt::format("{}, only {} requiring a gradient ({} constant)", call, names[i], others);
+    std::vector<Tensor> alone;
+    try {
+      alone = run(static_cast<int>(i));
+    } catch (const NotImplemented&) {
+      throw;
+    } catch (const Error& e) {
+      ADD_FAILURE() << label << ": backward raised an error (with every input requiring one it runs): " << e.what();
+      continue;
+    }
+    if (!alone[i].defined()) {
+      ADD_FAILURE() << label << ": " << names[i] << " got no gradient (with every input requiring one it gets "
+                    << (all[i].defined() ? "one" : "none either") << ")";
+      continue;
+    }
+    if (!all[i].defined()) continue;  // the parity checks say this one
+    expect_values(alone[i], all[i], f64_tol(),
+                  label + ": grad " + names[i] + " (expected: its gradient when every input requires one)");
+  }
+}
+
 }  // namespace ropegrad::course

@@ -90,5 +90,10 @@ TEST(ex03_matmul_backward, vector_operands_gradcheck) {
   gradcheck_matmul({2, 3, 4}, {4}, 13, "(2, 3, 4) @ [4]");
 }
 
+// The shared weight under two batch dims, (B, H, T, k) @ (k, n): every batch dim flattens into the rows.
+TEST(ex03_matmul_backward, shared_weight_with_two_batch_dims_gradcheck) {
+  gradcheck_matmul({2, 2, 3, 4}, {4, 2}, 17, "(2, 2, 3, 4) @ (4, 2)");
+}
+
 }  // namespace
 }  // namespace ropegrad::course

@@ -255,5 +255,15 @@ TEST(ex07_rmsnorm, a_row_of_zeros_gives_zeros_and_finite_gradients) {
   expect_values(x.grad(), full({4}, 100.0, DType::Float64), f64_tol(), "d x (1 / sqrt(eps) = 100)");
 }
 
+// A frozen input (only the gain learns) or a frozen gain: each alone gets
+// the gradient it gets with both requiring one.
+TEST(ex07_rmsnorm, the_input_or_the_gain_alone_gets_its_gradient) {
+  COURSE_AFTER_FORWARD("forward_matches_torch_float64", "eps_goes_inside_the_root");
+  Generator gen(12);
+  expect_each_input_alone("rms_norm(x, gain)", {"x", "gain"},
+                          [](const std::vector<Tensor>& in) { return nn::rms_norm(in[0], in[1], 1e-5); },
+                          {randn({3, 5}, DType::Float64, &gen), randn({5}, DType::Float64, &gen)});
+}
+
 }  // namespace
 }  // namespace ropegrad::course

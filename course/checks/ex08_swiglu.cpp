@@ -192,5 +192,50 @@ TEST(ex08_swiglu, a_broadcast_operand_gets_its_gradient_summed_back) {  // a (3,
                    "silu_mul with b broadcast");
 }
 
+// a broadcast the other way: a (4) against b (3, 4), a's gradient summed over the rows.
+TEST(ex08_swiglu, a_broadcast_gate_input_gets_its_gradient_summed_back) {  // a (4), b (3, 4)
+  COURSE_AFTER_FORWARD("silu_is_x_times_sigmoid_x", "swiglu_forward_matches_torch_float32");
+  Generator gen(10);
+  expect_gradcheck([](const std::vector<Tensor>& in) { return nn::silu_mul(in[0], in[1]); },
+                   {randn({4}, DType::Float64, &gen).requires_grad_(),
+                    randn({3, 4}, DType::Float64, &gen).requires_grad_()},
+                   "silu_mul with a broadcast");
+}
+
+// Only a or only b requiring a gradient (the other a constant).
+TEST(ex08_swiglu, a_or_b_alone_gets_its_gradient) {
+  COURSE_AFTER_FORWARD("silu_is_x_times_sigmoid_x", "swiglu_forward_matches_torch_float32");
+  Generator gen(11);
+  expect_each_input_alone("silu_mul(a, b)", {"a", "b"},
+                          [](const std::vector<Tensor>& in) { return nn::silu_mul(in[0], in[1]); },
+                          {randn({3, 4}, DType::Float64, &gen), randn({3, 4}, DType::Float64, &gen)});
+}
+
+// Large |a|: sigmoid(a) saturates at 0 and 1, so silu(a) -> 0 and -> a, and
+// the gradients stay finite (exp of a large argument overflows to inf:
+// a form that divides inf by inf gives NaN). float64 overflows past 709,
+// float32 past 88.
+TEST(ex08_swiglu, large_inputs_saturate_without_nan) {
+  for (const DType dt : {DType::Float64, DType::Float32}) {
+    const double big = dt == DType::Float64 ? 800 : 100;
+    const std::vector<double> as = {-big, -50, 50, big};
+    Tensor a = tensor(as, {4}, DType::Float64), b = tensor({1.0, 2, 3, 4}, {4}, DType::Float64);
+    a = to(a, dt).requires_grad_();
+    b = to(b, dt).requires_grad_();
+    const Tensor out = nn::silu_mul(a, b);
+    backward(sum(out));
+    const std::string name = dt == DType::Float64 ? "float64" : "float32";
+    std::vector<double> want;  // silu(a) b, a sigmoid(a) in a form that does not overflow
+    for (size_t i = 0; i < as.size(); ++i) want.push_back(as[i] * sigmoid_of(as[i]) * (static_cast<double>(i) + 1));
+    expect_values(to(out, DType::Float64), tensor(want, {4}, DType::Float64), {1e-6, 1e-30},
+                  fmt::format("silu(a) b at a = {}, -50, 50, {} ({})", -big, big, name));
+    for (const auto& [t, n] : {std::pair{a, "a"}, std::pair{b, "b"}}) {
+      if (!t.grad().defined() || !all_finite(t.grad()))
+        ADD_FAILURE() << "d " << n << " at a = " << -big << ", -50, 50, " << big << " (" << name
+                      << "): a gradient is missing or not finite";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ropegrad::course

@@ -113,6 +113,22 @@ TEST(ex12_sdpa, scores_are_scaled_by_one_over_the_square_root_of_the_head_size) 
   } else if (std::abs(got - sigmoid(2)) > 1e-12) {
     ADD_FAILURE() << "weight " << got << ", expected sigmoid(q.k / sqrt(dh)) = " << sigmoid(2);
   }
+  // dh = 8, not a square: q.k1 = 8, so the weight of key 1 is sigmoid(8 x
+  // the factor the scores are multiplied by), that factor log(w / (1 - w)) / 8.
+  {
+    const Tensor q8 = ones({1, 1, 1, 8}, DType::Float64);
+    const Tensor k8 = cat({zeros({1, 1, 1, 8}, DType::Float64), ones({1, 1, 1, 8}, DType::Float64)}, 2);
+    const double w = nn::scaled_dot_product_attention(q8, k8, v).item<double>();
+    const double factor = std::log(w / (1 - w)) / 8, want = 1 / std::sqrt(8.0);
+    if (!(std::abs(factor - want) <= 1e-9)) {
+      ADD_FAILURE() << "with dh = 8 the scores are multiplied by " << fmt::format("{:.6g}", factor) << ", expected 1/sqrt(8) = "
+                    << fmt::format("{:.6g}", want)
+                    << (std::abs(factor - 0.5) <= 1e-9 ? " (1/2 = 1/floor(sqrt(8)): the root rounded to a whole number)"
+                                                       : "")
+                    << " (q.k1 = 8: weight of key 1 " << fmt::format("{:.6g}", w) << ", expected sigmoid(8/sqrt(8)) = "
+                    << fmt::format("{:.6g}", sigmoid(8 * want)) << ")";
+    }
+  }
   nn::AttentionOptions o;
   o.scale = 0.25;  // an explicit scale replaces 1/sqrt(dh)
   const double explicit_scale = nn::scaled_dot_product_attention(q, k, v, o).item<double>();
@@ -227,6 +243,21 @@ TEST(ex12_sdpa, gradients_stay_finite_when_a_query_may_attend_no_key) {
       }
     }
   }
+}
+
+// Only q, only k or only v requiring a gradient (the others constants: a
+// frozen projection, a cached key): each gets the gradient it gets when all do.
+TEST(ex12_sdpa, q_k_or_v_alone_gets_its_gradient) {
+  AFTER_SDPA_FORWARD();
+  Generator gen(13);
+  expect_each_input_alone("sdpa(q, k, v), causal", {"q", "k", "v"},
+                          [](const std::vector<Tensor>& in) {
+                            nn::AttentionOptions o;
+                            o.causal = true;
+                            return nn::scaled_dot_product_attention(in[0], in[1], in[2], o);
+                          },
+                          {randn({2, 2, 4, 3}, DType::Float64, &gen), randn({2, 2, 4, 3}, DType::Float64, &gen),
+                           randn({2, 2, 4, 2}, DType::Float64, &gen)});
 }
 
 }  // namespace

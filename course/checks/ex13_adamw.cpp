@@ -163,15 +163,6 @@ Tensor as_tensor(const std::vector<double>& v, const Tensor& like) {
 }
 
 
-// One parameter p = 1 with gradient 2, lr 0.1, one step.
-double one_step(double weight_decay) {
-  Tensor p = tensor({1.0}, {1}, DType::Float64).requires_grad_();
-  nn::AdamW opt({p}, {.lr = 0.1, .betas = {0.9, 0.95}, .eps = 1e-8, .weight_decay = weight_decay});
-  p.set_grad(tensor({2.0}, {1}, DType::Float64));
-  opt.step();
-  return p.item<double>();
-}
-
 // Two steps on three weights (gradients 2, -0.3, 0.7, then -1, 0.5, 1.5; lr
 // 0.1, no decay), when the moments are right and the update is not: each
 // step's move compared with the update computed from other values than m_t,
@@ -207,18 +198,33 @@ std::string update_form_over_two_steps() {
     before = after;
   }
   struct Form {
-    const char* text;
+    std::string text;
     int m_lag, v_lag, t_shift;  // m_(t - m_lag), v_(t - v_lag), corrections of step t + t_shift
     double bc1_power = 1, bc2_power = 1;  // m^ = m / bc1^power, v^ = v / bc2^power
   };
-  const Form forms[] = {
+  std::vector<Form> forms = {
       {"m from before this step's update (m_t-1: 0 at the first step) with this step's v", 1, 0, 0},
       {"v from before this step's update (v_t-1: 0 at the first step) with this step's m", 0, 1, 0},
       {"m and v from before this step's update (m_t-1, v_t-1)", 1, 1, 0},
       {"the bias corrections of step t + 1 (1 - beta^2 at the first step)", 0, 0, 1},
-      {"v^ = v / (1 - beta2^t)^2", 0, 0, 0, 1, 2},
-      {"m^ = m / (1 - beta1^t)^2", 0, 0, 0, 2, 1},
   };
+  // Each correction divided (the right power 1), left out (0), multiplied
+  // (-1) or applied twice (2): every pair but the right one and "both left
+  // out" (the first step's check names that one).
+  const auto correction = [](const char* name, const char* moment, double power) -> std::string {
+    if (power == 0) return fmt::format("{}^ = {} (its correction left out)", moment, moment);
+    if (power == -1) return fmt::format("{}^ = {} x (1 - {}^t) (its correction multiplied, not divided)", moment, moment, name);
+    return fmt::format("{}^ = {} / (1 - {}^t)^{:g}", moment, moment, name, power);
+  };
+  for (const double p1 : {1.0, 0.0, -1.0, 2.0}) {
+    for (const double p2 : {1.0, 0.0, -1.0, 2.0}) {
+      if ((p1 == 1 && p2 == 1) || (p1 == 0 && p2 == 0)) continue;
+      std::string text;
+      if (p1 != 1) text = correction("beta1", "m", p1);
+      if (p2 != 1) text += (text.empty() ? "" : " and ") + correction("beta2", "v", p2);
+      forms.push_back({text, 0, 0, 0, p1, p2});
+    }
+  }
   for (const Form& f : forms) {
     bool fits = true;
     for (size_t t = 1; t <= 2 && fits; ++t) {
@@ -289,27 +295,67 @@ TEST(ex13_adamw, moments_and_update_of_the_first_step) {
   }
 }
 
+// Each form of one step with decay, at p0 = (1, -2, 0.5) with gradients
+// (2, 0, -1), lr 0.05, wd 0.5, betas (0.9, 0.95): inputs where the look-alikes
+// differ (a zero gradient parts "no decay" from "decay through the gradient";
+// lr / (1 - beta1) = 0.5 parts the plain lr from the corrected step size and
+// from no lr at all). u = lr m^ / (sqrt(v^) + eps), the Adam update.
+struct DecayForm {
+  const char* text;
+  double (*after)(double p, double g);
+};
+constexpr double kDecayLr = 0.05, kDecayWd = 0.5;
+double adam_update(double g) { return kDecayLr * g / (std::abs(g) + 1e-8); }
+const DecayForm kDecayForms[] = {
+    {"no weight decay at all: p - u, the decoupled decay lr wd p never applied",
+     [](double p, double g) { return p - adam_update(g); }},
+    {"weight decay added to the gradient (Adam with an L2 penalty: g + wd p through m and v), not AdamW: decay p "
+     "itself, by lr wd p, outside the moments",
+     [](double p, double g) { return p - adam_update(g + kDecayWd * p); }},
+    {"weight decay not scaled by lr: p (1 - wd) - u, where p (1 - lr wd) - u belongs",
+     [](double p, double g) { return p * (1 - kDecayWd) - adam_update(g); }},
+    {"weight decay scaled by the bias-corrected step size lr / (1 - beta1^t) instead of lr: p (1 - lr wd / (1 - "
+     "beta1^t)) - u",
+     [](double p, double g) { return p * (1 - kDecayLr / (1 - 0.9) * kDecayWd) - adam_update(g); }},
+    {"weight decay scaled by the handout's a_t = lr sqrt(1 - beta2^t) / (1 - beta1^t) instead of lr",
+     [](double p, double g) {
+       return p * (1 - kDecayLr * std::sqrt(1 - 0.95) / (1 - 0.9) * kDecayWd) - adam_update(g);
+     }},
+    {"weight decay subtracted as lr wd (without p): p - lr wd - u",
+     [](double p, double g) { return p - kDecayLr * kDecayWd - adam_update(g); }},
+};
+
 TEST(ex13_adamw, weight_decay_is_decoupled_and_scaled_by_lr) {
   COURSE_REQUIRES("moments_and_update_of_the_first_step");
-  // wd = 0.5, lr = 0.1, the Adam update u = lr m^ / (sqrt(v^) + eps) = 0.1:
-  //   torch, decay first:               p (1 - lr wd) - u = 0.95 - 0.1 = 0.85
-  //   CS336's Algorithm 1, decay after: (p - u) (1 - lr wd) = 0.9 x 0.95 = 0.855
-  // Both are AdamW (chapter 13: they differ by lr wd u = O(lr^2 wd)).
-  const double u = 0.1 * 2 / (2 + 1e-8), got = one_step(0.5);
-  const double first = 1 * (1 - 0.1 * 0.5) - u, after = (1 - u) * (1 - 0.1 * 0.5);
-  if (std::abs(got - first) <= 1e-8 || std::abs(got - after) <= 1e-8) return;
-  const double g_l2 = 2 + 0.5 * 1;  // the decay folded into the gradient
-  if (std::abs(got - (1 - 0.1 * g_l2 / (g_l2 + 1e-8))) <= 1e-8)
-    ADD_FAILURE() << "weight decay added to the gradient: p = " << got
-                  << " is Adam with an L2 penalty (g + wd p through m and v), not AdamW: decay p itself, by lr wd p, "
-                     "outside the moments; expected "
-                  << first << " (decay first, torch) or " << after << " (decay after the update, CS336's Algorithm 1)";
-  else if (std::abs(got - (1 - 0.5) + u) <= 1e-8 || std::abs(got - (1 - u) * (1 - 0.5)) <= 1e-8)
-    ADD_FAILURE() << "weight decay not scaled by lr: p = " << got << " = p (1 - wd) ...; the decay is lr wd p; expected "
-                  << first << " (decay first, torch) or " << after << " (decay after the update, CS336's Algorithm 1)";
-  else
-    ADD_FAILURE() << "after one step with weight_decay 0.5, p = " << got << ", expected " << first
-                  << " (decay first, torch) or " << after << " (decay after the update, CS336's Algorithm 1)";
+  // Both are AdamW (chapter 13: they differ by lr wd u = O(lr^2 wd)):
+  //   torch, decay first:               p (1 - lr wd) - u
+  //   CS336's Algorithm 1, decay after: (p - u) (1 - lr wd)
+  const std::vector<double> p0 = {1.0, -2.0, 0.5}, g = {2.0, 0.0, -1.0};
+  Tensor p = tensor(p0, {3}, DType::Float64).requires_grad_();
+  nn::AdamW opt({p}, {.lr = kDecayLr, .betas = {0.9, 0.95}, .eps = 1e-8, .weight_decay = kDecayWd});
+  p.set_grad(tensor(g, {3}, DType::Float64));
+  opt.step();
+  const std::vector<double> got = p.to_vector<double>();
+  const auto fits = [&](const std::function<double(double, double)>& form) {
+    for (size_t i = 0; i < 3; ++i) {
+      if (!(std::abs(got[i] - form(p0[i], g[i])) <= 1e-8)) return false;
+    }
+    return true;
+  };
+  const auto first = [](double q, double h) { return q * (1 - kDecayLr * kDecayWd) - adam_update(h); };
+  const auto after = [](double q, double h) { return (q - adam_update(h)) * (1 - kDecayLr * kDecayWd); };
+  if (fits(first) || fits(after)) return;
+  std::string seen;
+  for (size_t i = 0; i < 3; ++i) {
+    seen += fmt::format("{}{:.8g} (torch {:.8g}, CS336 {:.8g})", i ? ", " : "", got[i], first(p0[i], g[i]),
+                        after(p0[i], g[i]));
+  }
+  std::string named;
+  for (const DecayForm& f : kDecayForms) {
+    if (fits(f.after)) named = f.text;
+  }
+  ADD_FAILURE() << "after one step with lr 0.05, weight_decay 0.5 from p = 1, -2, 0.5 (gradients 2, 0, -1): "
+                << (named.empty() ? "" : named + ", on each of the three; ") << "p = " << seen;
 }
 
 // One step (lr 0.1, no decay) with gradients 1e-6, -3e-7, 2e-6, where eps =

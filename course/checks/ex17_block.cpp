@@ -136,6 +136,35 @@ TEST(ex17_block, each_step_is_the_residual_of_its_normalised_sublayer) {
                                    : "is not x + attn(ln1(x)): the attention step is already wrong");
 }
 
+// The call the block is given is the one its attention gets: with a
+// bidirectional call, and with a causal call at positions 5.. (as after a
+// cache of 5 tokens), the block equals the same pieces run with that call.
+TEST(ex17_block, the_call_reaches_attention) {
+  COURSE_REQUIRES("each_step_is_the_residual_of_its_normalised_sublayer");
+  const auto block = probe_block();
+  const Tensor x = block_fixture("block.in");
+  const auto built = [&](const nn::AttentionCall& call) {
+    const Tensor h = add(x, block->attn->forward(block->ln1->forward(x), call));
+    return add(h, block->ffn->forward(block->ln2->forward(h)));
+  };
+  nn::AttentionCall later = nn::AttentionCall::causal();
+  later.positions = arange(int64_t{5}, 5 + x.size(1));
+  const std::pair<std::string, nn::AttentionCall> calls[] = {
+      {"AttentionCall::bidirectional()", nn::AttentionCall::bidirectional()},
+      {"a causal call with positions 5..", later}};
+  for (const auto& [name, call] : calls) {
+    const Tensor got = block->forward(x, call);
+    if (same(got, built(call))) continue;
+    const bool as_plain = same(got, built(nn::AttentionCall::causal()));
+    ADD_FAILURE() << "with " << name << " the block's output "
+                  << (as_plain ? "is that of the same block under a plain AttentionCall::causal(): the block does not "
+                                 "pass the call it is given to its attention (is_causal, mask, positions, cache)"
+                               : "is not x + attn(ln1(x), call) followed by h + ffn(ln2(h)), though it is under "
+                                 "AttentionCall::causal()");
+    return;
+  }
+}
+
 TEST(ex17_block, output_matches_torch_float32_within_the_error_bound) {
   // float32 against torch's float64 (the bound of two float32 programs covers
   // one). K: the longest sum, over D = 16 or d_ff = 32 features; stages: ln1

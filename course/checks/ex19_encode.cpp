@@ -268,6 +268,28 @@ TEST(ex19_encode, special_tokens_never_merge_with_their_neighbours) {
   expect_encoding(tok, "they're there", {116, 258, 121, 39, 264, 263, 264}, "\"they're there\"");
 }
 
+// A vocabulary whose single bytes are not ids 0..255 in byte order (as
+// GPT-2's vocab.json, where "!" is id 0): here byte b is id 255 - b, then
+// the merge (a, b) is id 256. A pre-token starts as each byte's id in it.
+TEST(ex19_encode, bytes_start_as_their_ids_in_the_vocabulary) {
+  BpeModel model;
+  for (int id = 0; id < 256; ++id) model.vocab.push_back(std::string(1, static_cast<char>(255 - id)));
+  const auto id_of = [](char c) { return 255 - static_cast<int32_t>(static_cast<uint8_t>(c)); };
+  model.vocab.push_back("ab");
+  model.merges = {{id_of('a'), id_of('b')}};
+  const Tokenizer tok(model);
+  const std::vector<int32_t> want = {id_of('x'), id_of('y'), id_of('z')};
+  if (tok.encode("xyz") == std::vector<int32_t>{'x', 'y', 'z'}) {
+    ADD_FAILURE() << "\"xyz\" (no merge applies) with byte b at id 255 - b: the ids are the bytes' values 120 121 122, "
+                     "expected their ids in the vocabulary "
+                  << want[0] << " " << want[1] << " " << want[2]
+                  << ": a pre-token starts as the vocabulary's id of each byte, which is b only in a byte-ordered vocabulary";
+    return;
+  }
+  expect_encoding(tok, "xyz", want, "\"xyz\" with byte b at id 255 - b");
+  expect_encoding(tok, "ab xab", {256, id_of(' '), id_of('x'), 256}, "\"ab xab\" with byte b at id 255 - b");
+}
+
 TEST(ex19_encode, empty_text_and_invalid_bytes) {
   const Tokenizer tok(tokcheck::reference_model());
   expect_encoding(tok, "", {}, "the empty text");

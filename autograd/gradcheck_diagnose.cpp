@@ -1441,6 +1441,18 @@ std::string poly_text(const std::vector<double>& c, const std::string& symbol) {
 
 std::string index_text(const Shape& index);
 
+// "input0[i] x input1[i]", "input1[i]^2", "input1[i] / input0[i]", "1 / (input0[i] x input1[i])".
+std::string product_text(const std::string& p, const std::string& q) {
+  const std::string inverse = "1 / ";
+  const bool p_inv = p.rfind(inverse, 0) == 0, q_inv = q.rfind(inverse, 0) == 0;
+  const std::string p_base = p_inv ? p.substr(inverse.size()) : p, q_base = q_inv ? q.substr(inverse.size()) : q;
+  if (p == q) return p_inv ? "1 / " + p_base + "^2" : p + "^2";
+  if (p_inv && q_inv) return "1 / (" + p_base + " x " + q_base + ")";
+  if (p_inv) return q + " / " + p_base;
+  if (q_inv) return p + " / " + q_base;
+  return p + " x " + q;
+}
+
 // A value per entry of a set of entries, and its name there.
 struct Candidate {
   std::string symbol;     // "output[i]", "input1[i0, j1]", "numerical"
@@ -1479,13 +1491,24 @@ std::optional<SimpleForm> simple_form(const Entries& e, const std::vector<double
     return c;
   };
   const size_t named = candidates.size() - 1;  // the last is the numerical derivative itself
+  // One candidate (q = named: times 1), or a product of two.
   const auto product_fit = [&](const std::vector<double>& y, bool loose) -> std::string {
-    for (size_t p = 0; p < named; ++p) {
-      for (size_t q = p; q < named; ++q) {
+    std::vector<std::pair<size_t, size_t>> pairs;  // singles first, then products
+    const auto inverse = [&](size_t c) { return candidates[c].symbol.rfind("1 / ", 0) == 0; };
+    for (size_t p = 0; p < named; ++p) pairs.emplace_back(p, named);
+    for (int inverses = 0; inverses <= 2; ++inverses) {  // products of fewer reciprocals first
+      for (size_t p = 0; p < named; ++p) {
+        for (size_t q = p; q < named; ++q) {
+          if (static_cast<int>(inverse(p)) + static_cast<int>(inverse(q)) == inverses) pairs.emplace_back(p, q);
+        }
+      }
+    }
+    for (const auto& [p, q] : pairs) {
+      {
         std::vector<double> fg(count);
         double num = 0, den = 0;
         for (size_t i = 0; i < count; ++i) {
-          fg[i] = candidates[p].v[i] * candidates[q].v[i];
+          fg[i] = candidates[p].v[i] * (q == named ? 1.0 : candidates[q].v[i]);
           num += fg[i] * y[i], den += fg[i] * fg[i];
         }
         if (den == 0 || num == 0 || count < 3) continue;
@@ -1493,7 +1516,7 @@ std::optional<SimpleForm> simple_form(const Entries& e, const std::vector<double
         bool ok = true;
         for (size_t i = 0; i < count && ok; ++i) ok = within(alpha * fg[i], y[i], loose);
         if (!ok) continue;
-        const std::string fgs = p == q ? candidates[p].symbol + "^2" : candidates[p].symbol + " x " + candidates[q].symbol;
+        const std::string fgs = q == named ? candidates[p].symbol : product_text(candidates[p].symbol, candidates[q].symbol);
         const std::string digits = fmt::format("{:.4g}", alpha);
         return digits == "1" ? fgs : digits == "-1" ? "-" + fgs : digits + " x " + fgs;
       }
@@ -1547,6 +1570,14 @@ std::string derivative_form(const Entries& e) {
     if (!in.defined() || !in.is_floating_point() || in.shape() != e.out_shape) continue;
     candidates.push_back({fmt::format("input{}[i]", t), pick(in.to_vector<double>())});
   }
+  // And their reciprocals, where none is 0 (a derivative of a quotient or a log).
+  for (size_t c = 0, n_named = candidates.size(); c < n_named; ++c) {
+    Candidate inverse{"1 / " + candidates[c].symbol, {}};
+    for (const double v : candidates[c].v) inverse.v.push_back(1 / v);
+    if (std::all_of(inverse.v.begin(), inverse.v.end(), [](double v) { return std::isfinite(v); })) {
+      candidates.push_back(std::move(inverse));
+    }
+  }
   candidates.push_back({"numerical", n});
   const std::optional<SimpleForm> form = simple_form(e, a, n, candidates);
   if (!form) return "";
@@ -1597,14 +1628,32 @@ std::string wrong_entries_form(const Entries& e) {
                      form->numerical.empty() ? " (the numerical one is not)" : ", the numerical one " + form->numerical);
 }
 
-// Both Jacobians diagonal, the wrong entries on the diagonal.
-std::string elementwise_wrong(const Entries& e, const std::vector<Structure>& ss) {
-  if (ss.empty() || ss.front().kind != Structure::Diagonal) return "";
-  if (!zero_outside(e, e.a, ss.front()) || !zero_outside(e, e.n, ss.front())) return "";
-  const std::string head = fmt::format(
+bool both_diagonal(const Entries& e, const std::vector<Structure>& ss) {
+  return !ss.empty() && ss.front().kind == Structure::Diagonal && zero_outside(e, e.a, ss.front()) &&
+         zero_outside(e, e.n, ss.front());
+}
+
+std::string elementwise_head(const Entries& e) {
+  return fmt::format(
       "the elementwise derivative is wrong: both Jacobians are diagonal (output[i] depends on input{}[i] alone), and "
       "d output[i] / d input{}[i] differs at {} of the {} elements",
       e.b.input, e.b.input, e.wrong_count, e.a.rows);
+}
+
+// An elementwise block whose analytical and numerical derivatives both have a simple form.
+std::string elementwise_forms(const Entries& e, const std::vector<Structure>& ss) {
+  if (!both_diagonal(e, ss)) return "";
+  for (int64_t i = 0; i < e.a.rows; ++i) {
+    if (e.active(i, i) && !e.wrong_at(i, i)) return "";  // some right: where they are says more
+  }
+  const std::string form = derivative_form(e);
+  return form.find(", the numerical one ") == std::string::npos ? "" : elementwise_head(e) + ": " + form;
+}
+
+// Both Jacobians diagonal, the wrong entries on the diagonal.
+std::string elementwise_wrong(const Entries& e, const std::vector<Structure>& ss) {
+  if (!both_diagonal(e, ss)) return "";
+  const std::string head = elementwise_head(e);
   // One factor for every wrong entry (least squares over them), the others right.
   double num = 0, den = 0;
   for (int64_t i = 0; i < e.a.rows; ++i) {
@@ -1868,6 +1917,13 @@ std::vector<NamedSize> named_sizes(const FailingBlock& b) {
   const int64_t n_in = numel_of(in), n_out = numel_of(out);
   all.push_back({n_in, fmt::format("input {}'s number of elements", b.input), 0});
   all.push_back({n_out, "the output's number of elements", 1});
+  if (out.size() > 1 && out.back() > 0) {
+    all.push_back({n_out / out.back(), "the output's number of rows (its elements over its last dim)", 1});
+  }
+  if (in.size() > 1 && in.back() > 0) {
+    all.push_back({n_in / in.back(), fmt::format("input {}'s number of rows (its elements over its last dim)", b.input),
+                   0});
+  }
   if (n_out > 0 && n_in % n_out == 0) {
     all.push_back({n_in / n_out, fmt::format("the number of input {}'s elements per output element", b.input), 2});
   }
@@ -1947,8 +2003,11 @@ std::string diagnose_structure(const FailingBlock& b) {
   for (auto relation : {rows_are_the_sum, jacobian_transposed, dims_swapped, nonzeros_disjoint, values_reordered}) {
     if (std::string s = relation(e); !s.empty()) return s;
   }
-  if (std::optional<Fit> fit = simplest_form(e)) return fit->text;
   const std::vector<Structure> ss = structures(e);
+  // An elementwise derivative whose analytical and numerical forms are both
+  // found says more than a factor between them.
+  if (const std::string both = elementwise_forms(e, ss); !both.empty()) return both;
+  if (std::optional<Fit> fit = simplest_form(e)) return fit->text;
   if (std::string s = coupling_missing(e, ss); !s.empty()) return s;
   if (std::string s = coupling_scaled(e, ss); !s.empty()) return s;
   // Which part is right, or where the wrong entries are: the smaller place.

@@ -82,14 +82,40 @@ TEST(ex09_rope, pairs_are_adjacent_dims) {
 TEST(ex09_rope, pair_k_turns_by_base_to_the_minus_2k_over_dh_per_position) {
   // dh = 8, base 10000: pair k turns by 10000^(-2k/8) = 1, 0.1, 0.01, 0.001 rad per position.
   nn::RotaryEmbedding rope(config(8), DType::Float64);
+  bool right = true;
+  std::vector<double> exponent;  // x_k with frequency k = base^(-x_k)
+  std::string seen;
   for (int64_t k = 0; k < 4; ++k) {
     const double want = std::pow(10000.0, -2.0 * k / 8), got = rope.frequencies()[k];
-    if (std::abs(got - want) <= 1e-15 * want) continue;
-    if (std::abs(got - std::pow(10000.0, -1.0 * k / 8)) <= 1e-15)
-      ADD_FAILURE() << "pair " << k << " turns by " << got << " rad per position = base^(-k/dh): the exponent is -2k/dh, expected "
-                    << want;
-    else
-      ADD_FAILURE() << "pair " << k << " turns by " << got << " rad per position, expected base^(-2k/dh) = " << want;
+    right = right && std::abs(got - want) <= 1e-15 * want;
+    exponent.push_back(-std::log(got) / std::log(10000.0));
+    seen += fmt::format("{}{:.6g}", k ? ", " : "", got);
+  }
+  if (!right) {
+    // The exponents the frequencies imply, and the line through them (x_k = a k + b) when one fits all four.
+    const double a = exponent[1] - exponent[0], b = exponent[0];
+    bool linear = true;
+    for (int64_t k = 0; k < 4; ++k) linear = linear && std::abs(exponent[k] - (a * k + b)) <= 1e-9;
+    std::string form;
+    if (linear && std::abs(a) <= 1e-12 && std::abs(b) <= 1e-12) {
+      form = ": base^0 = 1 for every pair, the exponent 0 for each k (2k / dh in whole numbers is 0 for k < dh / 2)";
+    } else if (linear && std::isfinite(a) && std::isfinite(b)) {
+      form = fmt::format(": base^(-x) with x = {:.6g} k{} for pair k", a,
+                         std::abs(b) <= 1e-12 ? "" : fmt::format(" + {:.6g}", b));
+      if (std::abs(b) <= 1e-12 && a != 0) {
+        const double denominator = 2 / a;  // x = 2k / D
+        form += fmt::format(" = 2k / {:.6g}", denominator);
+        const std::pair<double, const char*> dims[] = {{6, "dh - 2"}, {10, "dh + 2"}, {7, "dh - 1"}, {9, "dh + 1"},
+                                                       {4, "dh / 2"}, {16, "2 dh"}};
+        for (const auto& [d, name] : dims) {
+          if (std::abs(denominator - d) <= 1e-9) form += fmt::format(" = 2k / ({}), where 2k / dh belongs", name);
+        }
+      } else if (std::abs(a - 0.25) <= 1e-12 && std::abs(b - 0.25) <= 1e-12) {
+        form += " = 2(k + 1) / dh: the pairs numbered from 1, where pair 0 turns by 1 rad";
+      }
+    }
+    ADD_FAILURE() << "with dh = 8, base 10000 the pairs k = 0..3 turn by " << seen
+                  << " rad per position, expected base^(-2k/dh) = 1, 0.1, 0.01, 0.001" << form;
     return;
   }
   // And the table the rotation uses: pair 1 of e_2 at position 3 turns by 0.3 rad.

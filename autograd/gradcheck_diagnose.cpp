@@ -5,6 +5,8 @@
 // it on every entry of the block.
 #include "autograd/gradcheck_diagnose.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -12,8 +14,6 @@
 #include <numeric>
 #include <optional>
 #include <set>
-
-#include <fmt/format.h>
 
 namespace ropegrad::gradcheck_detail {
 
@@ -394,7 +394,9 @@ std::string group_statistic(const Entries& e, const Grouping& g, const std::vect
   }
   using Stat = std::function<double(const std::vector<double>&)>;
   const auto sum = [](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0); };
-  const auto sum_sq = [](const std::vector<double>& v) { return std::inner_product(v.begin(), v.end(), v.begin(), 0.0); };
+  const auto sum_sq = [](const std::vector<double>& v) {
+    return std::inner_product(v.begin(), v.end(), v.begin(), 0.0);
+  };
   const std::vector<std::pair<std::string, Stat>> stats = {
       {"the sum", sum},
       {"the mean", [&](const std::vector<double>& v) { return sum(v) / static_cast<double>(v.size()); }},
@@ -816,18 +818,18 @@ std::string values_reordered(const Entries& e) {
       for (int64_t c2 = 0; c2 < e.a.cols; ++c2) {
         if (c2 == c || !same(e.a.at(r, c), e.n.at(r, c2))) continue;
         example = fmt::format("d output{} / d input{}{} is {}, the numerical value of d output{} / d input{}{}",
-                              index_text(e.out_index[r]), e.b.input, index_text(e.in_index[c]),
-                              number(e.a.at(r, c)), index_text(e.out_index[r]), e.b.input,
-                              index_text(e.in_index[c2]));
+                              index_text(e.out_index[r]), e.b.input, index_text(e.in_index[c]), number(e.a.at(r, c)),
+                              index_text(e.out_index[r]), e.b.input, index_text(e.in_index[c2]));
         break;
       }
     }
   }
   if (rows == 0 || moved < 2 || example.empty()) return "";
-  return fmt::format("the right values at the wrong inputs: in each of the {} outputs with a wrong entry, the "
-                     "analytical entries over input {} are the numerical ones in another order ({} entries moved); "
-                     "e.g. {}",
-                     rows, e.b.input, moved, example);
+  return fmt::format(
+      "the right values at the wrong inputs: in each of the {} outputs with a wrong entry, the "
+      "analytical entries over input {} are the numerical ones in another order ({} entries moved); "
+      "e.g. {}",
+      rows, e.b.input, moved, example);
 }
 
 // A = N^T (same shapes): the rule multiplies g by J where J^T belongs.
@@ -1467,12 +1469,12 @@ struct Candidate {
 // candidate). Each is seen on two entries more than it has numbers, over as
 // many distinct values. Nothing when nothing fits or N has A's form too.
 struct SimpleForm {
-  std::string analytical;  // "1 + output[i]^2", "input0[i] x input2[i]", "1 - numerical"
-  std::string numerical;   // N's form in the same terms, or ""
+  std::string analytical;     // "1 + output[i]^2", "input0[i] x input2[i]", "1 - numerical"
+  std::string numerical;      // N's form in the same terms, or ""
   bool of_numerical = false;  // the analytical one's form is in the numerical one
 };
 std::optional<SimpleForm> simple_form(const Entries& e, const std::vector<double>& y_a, const std::vector<double>& y_n,
-                        const std::vector<Candidate>& candidates) {
+                                      const std::vector<Candidate>& candidates) {
   const size_t count = y_a.size();
   const auto within = [&e](double fitted, double y, bool loose) {
     // The numerical derivative carries finite-difference error: the test's own tolerance, twice.
@@ -1516,7 +1518,8 @@ std::optional<SimpleForm> simple_form(const Entries& e, const std::vector<double
         bool ok = true;
         for (size_t i = 0; i < count && ok; ++i) ok = within(alpha * fg[i], y[i], loose);
         if (!ok) continue;
-        const std::string fgs = q == named ? candidates[p].symbol : product_text(candidates[p].symbol, candidates[q].symbol);
+        const std::string fgs =
+            q == named ? candidates[p].symbol : product_text(candidates[p].symbol, candidates[q].symbol);
         const std::string digits = fmt::format("{:.4g}", alpha);
         return digits == "1" ? fgs : digits == "-1" ? "-" + fgs : digits + " x " + fgs;
       }
@@ -1618,14 +1621,16 @@ std::string wrong_entries_form(const Entries& e) {
   }
   if (at.size() > 3) first += ", ...";
   if (form->of_numerical) {
-    return fmt::format("wrong entries of a simple form: at the {} wrong entries ({}), analytical = {}; every other "
-                       "entry is right",
-                       e.wrong_count, first, form->analytical);
+    return fmt::format(
+        "wrong entries of a simple form: at the {} wrong entries ({}), analytical = {}; every other "
+        "entry is right",
+        e.wrong_count, first, form->analytical);
   }
-  return fmt::format("wrong entries of a simple form: at the {} wrong entries ({}) the analytical one is {}{}; every "
-                     "other entry is right",
-                     e.wrong_count, first, form->analytical,
-                     form->numerical.empty() ? " (the numerical one is not)" : ", the numerical one " + form->numerical);
+  return fmt::format(
+      "wrong entries of a simple form: at the {} wrong entries ({}) the analytical one is {}{}; every "
+      "other entry is right",
+      e.wrong_count, first, form->analytical,
+      form->numerical.empty() ? " (the numerical one is not)" : ", the numerical one " + form->numerical);
 }
 
 bool both_diagonal(const Entries& e, const std::vector<Structure>& ss) {
@@ -1921,8 +1926,8 @@ std::vector<NamedSize> named_sizes(const FailingBlock& b) {
     all.push_back({n_out / out.back(), "the output's number of rows (its elements over its last dim)", 1});
   }
   if (in.size() > 1 && in.back() > 0) {
-    all.push_back({n_in / in.back(), fmt::format("input {}'s number of rows (its elements over its last dim)", b.input),
-                   0});
+    all.push_back(
+        {n_in / in.back(), fmt::format("input {}'s number of rows (its elements over its last dim)", b.input), 0});
   }
   if (n_out > 0 && n_in % n_out == 0) {
     all.push_back({n_in / n_out, fmt::format("the number of input {}'s elements per output element", b.input), 2});

@@ -196,10 +196,10 @@ TEST(ex08_swiglu, a_broadcast_operand_gets_its_gradient_summed_back) {  // a (3,
 TEST(ex08_swiglu, a_broadcast_gate_input_gets_its_gradient_summed_back) {  // a (4), b (3, 4)
   COURSE_AFTER_FORWARD("silu_is_x_times_sigmoid_x", "swiglu_forward_matches_torch_float32");
   Generator gen(10);
-  expect_gradcheck([](const std::vector<Tensor>& in) { return nn::silu_mul(in[0], in[1]); },
-                   {randn({4}, DType::Float64, &gen).requires_grad_(),
-                    randn({3, 4}, DType::Float64, &gen).requires_grad_()},
-                   "silu_mul with a broadcast");
+  expect_gradcheck(
+      [](const std::vector<Tensor>& in) { return nn::silu_mul(in[0], in[1]); },
+      {randn({4}, DType::Float64, &gen).requires_grad_(), randn({3, 4}, DType::Float64, &gen).requires_grad_()},
+      "silu_mul with a broadcast");
 }
 
 // Only a or only b requiring a gradient (the other a constant).

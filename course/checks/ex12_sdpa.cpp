@@ -3,6 +3,8 @@
 // scores to add, and dq, dk in dot_attention_probs's backward).
 #include <cmath>
 #include <limits>
+#include <map>
+#include <optional>
 
 #include "autograd/engine.h"
 #include "course/checks/attention_check_util.h"
@@ -121,12 +123,12 @@ TEST(ex12_sdpa, scores_are_scaled_by_one_over_the_square_root_of_the_head_size) 
     const double w = nn::scaled_dot_product_attention(q8, k8, v).item<double>();
     const double factor = std::log(w / (1 - w)) / 8, want = 1 / std::sqrt(8.0);
     if (!(std::abs(factor - want) <= 1e-9)) {
-      ADD_FAILURE() << "with dh = 8 the scores are multiplied by " << fmt::format("{:.6g}", factor) << ", expected 1/sqrt(8) = "
-                    << fmt::format("{:.6g}", want)
+      ADD_FAILURE() << "with dh = 8 the scores are multiplied by " << fmt::format("{:.6g}", factor)
+                    << ", expected 1/sqrt(8) = " << fmt::format("{:.6g}", want)
                     << (std::abs(factor - 0.5) <= 1e-9 ? " (1/2 = 1/floor(sqrt(8)): the root rounded to a whole number)"
                                                        : "")
-                    << " (q.k1 = 8: weight of key 1 " << fmt::format("{:.6g}", w) << ", expected sigmoid(8/sqrt(8)) = "
-                    << fmt::format("{:.6g}", sigmoid(8 * want)) << ")";
+                    << " (q.k1 = 8: weight of key 1 " << fmt::format("{:.6g}", w)
+                    << ", expected sigmoid(8/sqrt(8)) = " << fmt::format("{:.6g}", sigmoid(8 * want)) << ")";
     }
   }
   nn::AttentionOptions o;
@@ -243,6 +245,75 @@ TEST(ex12_sdpa, gradients_stay_finite_when_a_query_may_attend_no_key) {
       }
     }
   }
+}
+
+// The gradients at two explicit scales against attention composed of
+// earlier exercises' ops (matmul, softmax) and autograd: when dq and dk are
+// wrong by one number that is a power of the scale at both (and dv is right),
+// that power says how the backward used the scale.
+TEST(ex12_sdpa, gradients_follow_an_explicit_scale) {
+  AFTER_SDPA_FORWARD();
+  std::map<std::string, std::vector<double>> ratios;  // "q", "k": the ratio at each scale, NaN when none
+  bool v_right = true, all_right = true;
+  const double scales[] = {0.5, 0.25};
+  for (const double scale : scales) {
+    Generator gen(14);
+    const Tensor q0 = randn({1, 2, 3, 4}, DType::Float64, &gen), k0 = randn({1, 2, 5, 4}, DType::Float64, &gen);
+    const Tensor v0 = randn({1, 2, 5, 3}, DType::Float64, &gen), w = randn({1, 2, 3, 3}, DType::Float64, &gen);
+    const auto leaves = [&] {
+      return std::vector<Tensor>{clone(q0).requires_grad_(), clone(k0).requires_grad_(), clone(v0).requires_grad_()};
+    };
+    const std::vector<Tensor> mine = leaves(), composed = leaves();
+    nn::AttentionOptions o;
+    o.scale = scale;
+    backward(nn::scaled_dot_product_attention(mine[0], mine[1], mine[2], o), w);
+    const Tensor p = softmax(mul(matmul(composed[0], transpose(composed[1], -1, -2)), scale), -1);
+    backward(matmul(p, composed[2]), w);
+    const char* names[] = {"q", "k", "v"};
+    for (size_t i = 0; i < 3; ++i) {
+      const Tensor got = mine[i].grad(), want = composed[i].grad();
+      const bool right = got.defined() && static_cast<bool>(all_close(got, want, f64_tol()));
+      all_right = all_right && right;
+      if (i == 2) {
+        v_right = v_right && right;
+        continue;
+      }
+      double r = NAN;
+      if (got.defined() && got.shape() == want.shape()) {
+        std::vector<size_t> every(static_cast<size_t>(want.numel()));
+        for (size_t j = 0; j < every.size(); ++j) every[j] = j;
+        r = findings_detail::common_ratio(got.to_vector<double>(), want.to_vector<double>(), every);
+      }
+      ratios[names[i]].push_back(r);
+    }
+  }
+  if (all_right) return;
+  // r = scale^power at both scales, the same power for q and k.
+  std::optional<int> power;
+  for (const int p : {-2, -1, 1}) {
+    bool fits = v_right;
+    for (const char* n : {"q", "k"}) {
+      for (size_t s = 0; s < 2; ++s)
+        fits = fits && std::abs(ratios[n][s] - std::pow(scales[s], p)) <= 1e-9 * std::pow(scales[s], p);
+    }
+    if (fits) power = p;
+  }
+  std::string seen;
+  for (const char* n : {"q", "k"}) {
+    seen += fmt::format("{}d{}: {:.6g} and {:.6g} x the composed one", seen.empty() ? "" : ", ", n, ratios[n][0],
+                        ratios[n][1]);
+  }
+  const char* meaning = !power         ? ""
+                        : *power == -2 ? ": 1 / scale^2 at each scale: the backward divides by the scale where it "
+                                         "multiplies (dq = dS k / scale for scale dS k, and dk alike)"
+                        : *power == -1 ? ": 1 / scale at each scale: the backward leaves the scale out of dq and dk"
+                                       : ": scale at each scale: the backward applies the scale twice to dq and dk";
+  ADD_FAILURE() << "at scales 0.5 and 0.25 the gradients differ from those of softmax(scale q k^T) v composed of "
+                   "matmul and softmax: "
+                << (seen.find("nan") == std::string::npos
+                        ? seen
+                        : std::string("dq or dk is not one multiple of the composed one"))
+                << (v_right ? "; dv is right" : "; dv is wrong too") << meaning;
 }
 
 // Only q, only k or only v requiring a gradient (the others constants: a

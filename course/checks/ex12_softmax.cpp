@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <set>
 
 #include "course/checks/check_util.h"
 #include "course/checks/ops_fixture.h"
@@ -258,6 +259,86 @@ TEST(ex12_softmax, fully_masked_row_gives_zeros_not_nan) {
                 f64_tol(), "softmax of [[1, 2, 3], [-inf, -inf, -inf]]");
 }
 
+// The shift is each row's own max, wherever it sits and whatever its sign:
+// rows of 0 with 1000 at each position j (exp(1000) overflows float64), a row
+// near -1000 (exp(-1000) underflows to 0: the shift must be -1000, not 0),
+// and rows with one finite logit, first and last (the rest -inf). Which rows
+// are wrong is what the message says; a cause only when the rows part it:
+// wrong exactly where the max sits at position 0, or exactly where it is
+// below 0.
+void expect_shift_by_each_rows_max(Tensor (*op)(const Tensor&, int64_t), const char* name, bool log) {
+  const double inf = INFINITY;
+  struct Row {
+    std::string text;
+    std::vector<double> x;
+    int max_at;
+    bool negative;
+  };
+  std::vector<Row> rows;
+  for (int j = 0; j < 4; ++j) {
+    std::vector<double> x(4, 0.0);
+    x[j] = 1000;
+    rows.push_back({fmt::format("1000 at position {} (0 elsewhere)", j), x, j, false});
+  }
+  rows.push_back({"[-1000, -1001, -1002, -1003]", {-1000, -1001, -1002, -1003}, 0, true});
+  rows.push_back({"[-1003, -1002, -1001, -1000]", {-1003, -1002, -1001, -1000}, 3, true});
+  rows.push_back({"[5, -inf, -inf, -inf]", {5, -inf, -inf, -inf}, 0, false});
+  rows.push_back({"[-inf, -inf, -inf, 5]", {-inf, -inf, -inf, 5}, 3, false});
+  std::vector<std::string> wrong;
+  std::set<size_t> wrong_rows;
+  bool all_at_0 = true, all_negative = true, negative_right = false;
+  for (size_t k = 0; k < rows.size(); ++k) {
+    const Row& r = rows[k];
+    double m = -inf;
+    for (const double v : r.x) m = std::max(m, v);
+    double z = 0;
+    for (const double v : r.x) z += std::exp(v - m);
+    std::vector<double> want;
+    for (const double v : r.x) want.push_back(log ? v - m - std::log(z) : std::exp(v - m) / z);
+    const std::vector<double> got = op(tensor(r.x, {4}, kF64), 0).to_vector<double>();
+    bool right = true;
+    for (size_t i = 0; i < 4; ++i) {
+      right = right && (got[i] == want[i] || std::abs(got[i] - want[i]) <= 1e-12 + 1e-10 * std::abs(want[i]));
+    }
+    if (right) {
+      if (r.negative) negative_right = true;
+      continue;
+    }
+    wrong_rows.insert(k);
+    std::string values;
+    for (const double v : got) values += (values.empty() ? "" : ", ") + fmt::format("{:.6g}", v);
+    wrong.push_back(fmt::format("{} gives [{}]", r.text, values));
+    all_at_0 = all_at_0 && r.max_at == 0;
+    all_negative = all_negative && r.negative;
+  }
+  if (wrong.empty()) return;
+  std::string list;
+  for (const std::string& w : wrong) list += (list.empty() ? "" : "; ") + w;
+  std::string cause;
+  if (all_at_0 && wrong.size() == 2 && !wrong_rows.count(4)) {
+    // 1000 and 5 at position 0 wrong; every other row right, [-1000, ...] (its max at 0 too, but a shift by
+    // -1001 changes nothing there) among them: the row's own values are right, its shift is not.
+    cause =
+        ": wrong exactly for the rows whose max (1000, 5) is at position 0, where a shift by the max of the "
+        "others overflows or finds no finite value; right wherever else the max sits: the max that shifts the "
+        "row leaves out position 0";
+  } else if (all_negative && !negative_right && wrong.size() == 2) {
+    cause =
+        ": wrong exactly for the rows near -1000, right for rows whose max is 1000 or 5: the shift is not the "
+        "row's max when that is below 0 (a running max that starts at 0 instead of -inf gives this)";
+  }
+  ADD_FAILURE() << name << " shifted by each row's max: " << wrong.size() << " of " << rows.size()
+                << " rows wrong: " << list << cause;
+}
+
+TEST(ex12_softmax, softmax_shifts_each_row_by_its_own_max) {
+  AFTER_PLAIN_SOFTMAX();
+  expect_shift_by_each_rows_max(softmax, "softmax", false);
+}
+TEST(ex12_softmax, log_softmax_shifts_each_row_by_its_own_max) {
+  AFTER_PLAIN_LOG_SOFTMAX();
+  expect_shift_by_each_rows_max(log_softmax, "log_softmax", true);
+}
 
 // The gradients, once the forward is right.
 #define AFTER_SOFTMAX_FORWARD()                                                                      \

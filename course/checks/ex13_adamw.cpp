@@ -213,7 +213,8 @@ std::string update_form_over_two_steps() {
   // out" (the first step's check names that one).
   const auto correction = [](const char* name, const char* moment, double power) -> std::string {
     if (power == 0) return fmt::format("{}^ = {} (its correction left out)", moment, moment);
-    if (power == -1) return fmt::format("{}^ = {} x (1 - {}^t) (its correction multiplied, not divided)", moment, moment, name);
+    if (power == -1)
+      return fmt::format("{}^ = {} x (1 - {}^t) (its correction multiplied, not divided)", moment, moment, name);
     return fmt::format("{}^ = {} / (1 - {}^t)^{:g}", moment, moment, name, power);
   };
   for (const double p1 : {1.0, 0.0, -1.0, 2.0}) {

@@ -280,10 +280,11 @@ TEST(ex19_encode, bytes_start_as_their_ids_in_the_vocabulary) {
   const Tokenizer tok(model);
   const std::vector<int32_t> want = {id_of('x'), id_of('y'), id_of('z')};
   if (tok.encode("xyz") == std::vector<int32_t>{'x', 'y', 'z'}) {
-    ADD_FAILURE() << "\"xyz\" (no merge applies) with byte b at id 255 - b: the ids are the bytes' values 120 121 122, "
-                     "expected their ids in the vocabulary "
-                  << want[0] << " " << want[1] << " " << want[2]
-                  << ": a pre-token starts as the vocabulary's id of each byte, which is b only in a byte-ordered vocabulary";
+    ADD_FAILURE()
+        << "\"xyz\" (no merge applies) with byte b at id 255 - b: the ids are the bytes' values 120 121 122, "
+           "expected their ids in the vocabulary "
+        << want[0] << " " << want[1] << " " << want[2]
+        << ": a pre-token starts as the vocabulary's id of each byte, which is b only in a byte-ordered vocabulary";
     return;
   }
   expect_encoding(tok, "xyz", want, "\"xyz\" with byte b at id 255 - b");

@@ -139,7 +139,8 @@ inline std::string dims_swapped(const std::vector<double>& got, const std::vecto
     for (size_t b = a + 1; b < shape.size(); ++b) {
       if (shape[a] != shape[b] || shape[a] < 2) continue;
       bool all = true;
-      for (size_t i = 0; i < got.size() && all; ++i) all = same_value(got[i], want[swapped_flat(shape, i, a, b)], scale);
+      for (size_t i = 0; i < got.size() && all; ++i)
+        all = same_value(got[i], want[swapped_flat(shape, i, a, b)], scale);
       if (all) return fmt::format("it is the expected with dims {} and {} swapped (a transpose)", a, b);
     }
   }

@@ -134,6 +134,32 @@ TEST(ex07_rmsnorm, gradients_on_rows_of_different_rms) {
     // -r^p / D x (a sum over the row) for p = 0..3 and five sums (the rule's:
     // p = 3, sum_j dy_j g_j x_j); "" when no such split or no form fits every row.
     const auto dx_terms = [&]() -> std::string {
+      // The second term right and the first one another product of r, g_i and dy_i?
+      struct First {
+        const char* text;
+        double (*of)(double r, double g, double dy);
+      };
+      const First firsts[] = {{"r dy_i (the gain g_i left out)", [](double r, double, double dy) { return r * dy; }},
+                              {"g_i dy_i (the factor r left out)", [](double, double g, double dy) { return g * dy; }},
+                              {"r^2 g_i dy_i", [](double r, double g, double dy) { return r * r * g * dy; }},
+                              {"dy_i alone", [](double, double, double dy) { return dy; }}};
+      for (const First& f : firsts) {
+        bool all = true;
+        for (int64_t r = 0; r < kRows && all; ++r) {
+          double dot = 0;
+          for (int64_t j = 0; j < kD; ++j) dot += dys[r * kD + j] * gs[j] * xs[r * kD + j];
+          for (int64_t i = 0; i < kD && all; ++i) {
+            const double rho = inv_rms[r];
+            const double v = f.of(rho, gs[i], dys[r * kD + i]) - xs[r * kD + i] * rho * rho * rho / kD * dot;
+            all = std::abs(got_dx[r * kD + i] - v) <= 1e-12 + 1e-9 * std::abs(v);
+          }
+        }
+        if (all) {
+          return fmt::format("d x's second term -x_i r^3 / D x sum_j dy_j g_j x_j is right; its first term is {} in "
+                             "every row, where the rule has r g_i dy_i",
+                             f.text);
+        }
+      }
       std::vector<double> k(kRows);
       for (int64_t r = 0; r < kRows; ++r) {
         k[r] = NAN;

@@ -79,6 +79,33 @@ TEST(ex09_rope, pairs_are_adjacent_dims) {
                   "e_0 at position 1");
 }
 
+// The pair (a, b) = (1, 2) of dims 0 and 1 at position 1 (turned by t = 1
+// rad) becomes (a cos t - b sin t, a sin t + b cos t). When it does not, each
+// of the two outputs is named as the expression among look-alikes it equals
+// (the two components, each with the other sign, a and b themselves) or as
+// none of them.
+TEST(ex09_rope, a_pair_turns_as_a_complex_number) {
+  nn::RotaryEmbedding rope(config(4), DType::Float64);
+  const double a = 1, b = 2, c = std::cos(1.0), s = std::sin(1.0);
+  const Tensor x = reshape(tensor({a, b, 0, 0}, {4}, DType::Float64), {1, 4});
+  const std::vector<double> out = rope.forward(x, tensor_i64({1}, {1})).to_vector<double>();
+  const std::pair<const char*, double> forms[] = {{"a cos t - b sin t", a * c - b * s}, {"a sin t + b cos t", a * s + b * c},
+                                                  {"a cos t + b sin t", a * c + b * s}, {"b cos t - a sin t", b * c - a * s},
+                                                  {"a", a}, {"b", b}, {"0", 0.0}};
+  const auto name = [&](double v) -> std::string {
+    for (const auto& [text, value] : forms) {
+      if (std::abs(v - value) <= 1e-12) return text;
+    }
+    return "none of a cos t -+ b sin t, a sin t +- b cos t, a, b, 0";
+  };
+  const bool first = std::abs(out[0] - (a * c - b * s)) <= 1e-12, second = std::abs(out[1] - (a * s + b * c)) <= 1e-12;
+  if (first && second) return;
+  ADD_FAILURE() << "(a, b) = (1, 2) at position 1 (t = 1 rad) gives out[0] = " << fmt::format("{:.6g}", out[0]) << " ("
+                << name(out[0]) << (first ? ", right" : ", where a cos t - b sin t belongs") << "), out[1] = "
+                << fmt::format("{:.6g}", out[1]) << " (" << name(out[1])
+                << (second ? ", right" : ", where a sin t + b cos t belongs") << ")";
+}
+
 TEST(ex09_rope, pair_k_turns_by_base_to_the_minus_2k_over_dh_per_position) {
   // dh = 8, base 10000: pair k turns by 10000^(-2k/8) = 1, 0.1, 0.01, 0.001 rad per position.
   nn::RotaryEmbedding rope(config(8), DType::Float64);

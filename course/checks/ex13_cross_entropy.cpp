@@ -41,7 +41,27 @@ std::string gradient_against_targets(const Tensor& got, const Tensor& want, cons
   if (!any) return "";
   if (at_targets) return "wrong exactly at each row's target entry (where the one-hot is 1), right elsewhere; ";
   if (in_ignored_rows) return "wrong exactly in the rows whose target is ignore_index, right elsewhere; ";
-  return "";
+  // The probabilities each counted row's gradient implies, grad / (w / N) + one-hot, against softmax(z) of the
+  // row: which rows hold other rows' probabilities, a factor, a transpose (findings.h).
+  const double w_scale = nn_fixture(c, "f64", "w").item<double>();
+  size_t counted = 0;
+  for (const int64_t t : targets) counted += t != ignore;
+  if (counted == 0) return "";
+  const double scale = w_scale / static_cast<double>(counted);
+  std::vector<double> implied(g.size(), 0.0), probs(g.size(), 0.0);
+  std::vector<bool> wrong(g.size(), false);
+  for (size_t i = 0; i < g.size(); ++i) {
+    const int64_t t = targets[i / v];
+    if (t == ignore) continue;
+    const double one_hot = static_cast<int64_t>(i % v) == t ? 1.0 : 0.0;
+    implied[i] = g[i] / scale + one_hot;
+    probs[i] = w[i] / scale + one_hot;
+    wrong[i] = !(std::abs(implied[i] - probs[i]) <= 1e-9 + 1e-9 * std::abs(probs[i]));
+  }
+  const std::string structure = difference_structure(implied, probs, got.shape(), wrong);
+  if (structure.empty()) return "";
+  return "the probabilities it implies (grad / (w / N) + one-hot, each counted row) against softmax(z): " +
+         structure + "; ";
 }
 
 void expect_f64_case(const std::string& c, Part part) {

@@ -268,6 +268,39 @@ TEST(ex19_encode, special_tokens_never_merge_with_their_neighbours) {
   expect_encoding(tok, "they're there", {116, 258, 121, 39, 264, 263, 264}, "\"they're there\"");
 }
 
+// A pre-token merges round after round until no pair of it has a rank:
+// ranks 0 (a, b), 1 (ab, c), 2 (abc, d), so "abcd" takes three rounds, each
+// merging the pair the last one made; " abab" and "cab" take one and two.
+TEST(ex19_encode, a_pre_token_merges_until_no_pair_has_a_rank) {
+  BpeModel model = tokcheck::byte_model();
+  model.vocab.insert(model.vocab.end(), {"ab", "abc", "abcd"});
+  model.merges = {{'a', 'b'}, {256, 'c'}, {257, 'd'}};
+  const Tokenizer tok(model);
+  const std::vector<std::pair<std::string, std::vector<int32_t>>> cases = {
+      {"abcd", {258}}, {"abc", {257}}, {"abdabc", {256, 'd', 257}}};
+  for (const auto& [text, want] : cases) {
+    const std::vector<int32_t> got = tok.encode(text);
+    if (got == want) continue;
+    // How many rounds the ids show: each merged token's rank + 1 (ab 1, abc 2, abcd 3).
+    int rounds = 0, want_rounds = 0;
+    for (const int32_t id : got) rounds = std::max(rounds, id >= 256 ? id - 255 : 0);
+    for (const int32_t id : want) want_rounds = std::max(want_rounds, id >= 256 ? id - 255 : 0);
+    std::string spelled;
+    for (const int32_t id : got) {
+      spelled += (spelled.empty() ? "" : " ") +
+                 (id >= 0 && id < static_cast<int32_t>(model.vocab.size()) ? literal(model.vocab[id]) : std::to_string(id));
+    }
+    if (rounds == 1 && want_rounds > 1) {
+      ADD_FAILURE() << "\"" << text << "\" (ranks 0 (a, b), 1 (ab, c), 2 (abc, d)) encodes as [" << spelled
+                    << "]: after the first merge no other applies, where the reference merges " << want_rounds
+                    << " times, each round the lowest-ranked pair of what the last one left";
+      return;
+    }
+    expect_encoding(tok, text, want, "\"" + text + "\" (ranks 0 (a, b), 1 (ab, c), 2 (abc, d))");
+    return;
+  }
+}
+
 // A vocabulary whose single bytes are not ids 0..255 in byte order (as
 // GPT-2's vocab.json, where "!" is id 0): here byte b is id 255 - b, then
 // the merge (a, b) is id 256. A pre-token starts as each byte's id in it.

@@ -296,9 +296,70 @@ TEST(ex21_zero_adamw, this_rank_updates_exactly_its_range_with_adamw) {
   ADD_FAILURE() << observed_at(r, first_wrong, sent) << " (the range: " << each << ")";
 }
 
+// The moments this rank keeps for its range [3, 6) after one step are
+// AdamW's m and v there; each kept moment is named as what it equals (AdamW's
+// m, AdamW's v, or 0) when that holds on all three elements.
+TEST(ex21_zero_adamw, the_moments_of_its_range_are_adamws) {
+  const RankOneStep r = rank_one_step();
+  if (r.m.size() != 9 || r.v.size() != 9) {
+    ADD_FAILURE() << "state_dict() holds " << r.m.size() << " values of exp_avg and " << r.v.size()
+                  << " of exp_avg_sq over the three parameters, expected 9 of each";
+    return;
+  }
+  const auto what = [&](const std::vector<float>& kept) -> std::string {
+    bool as_m = true, as_v = true, zero = true;
+    for (size_t e = 3; e < 6; ++e) {
+      as_m = as_m && kept[e] == r.adamw_m[e];
+      as_v = as_v && kept[e] == r.adamw_v[e];
+      zero = zero && kept[e] == 0;
+    }
+    return as_m ? "AdamW's m" : as_v ? "AdamW's v" : zero ? "0" : "";
+  };
+  const std::string m_is = what(r.m), v_is = what(r.v);
+  if (m_is == "AdamW's m" && v_is == "AdamW's v") return;
+  const auto values = [](const std::vector<float>& x) { return fmt::format("{:.6g}, {:.6g}, {:.6g}", x[3], x[4], x[5]); };
+  ADD_FAILURE() << "after step 1 this rank keeps, for its range [3, 6) (" << kRangeHolds << "), m = " << values(r.m)
+                << (m_is.empty() ? "" : " (" + m_is + ")") << " and v = " << values(r.v)
+                << (v_is.empty() ? "" : " (" + v_is + ")") << "; AdamW's m = " << values(r.adamw_m)
+                << ", v = " << values(r.adamw_v)
+                << (m_is == "AdamW's v" && v_is == "0" ? ": the second moment is written in m's slot, and v's is never written" : "");
+}
+
 TEST(ex21_zero_adamw, the_gathered_ranges_become_every_parameter) {
   // The pretended ranks 0 and 2 send 100 + the element's index for theirs.
   const RankOneStep r = rank_one_step();
+  // Where each wrong element's value comes from in the gathered vector (every value there is distinct):
+  // read at another offset, the sources say which.
+  std::vector<float> gathered(9);
+  for (int64_t k = 0; k < 9; ++k) {
+    gathered[static_cast<size_t>(k)] = k >= 3 && k < 6 ? r.adamw[static_cast<size_t>(k)] : static_cast<float>(100 + k);
+  }
+  const int64_t starts[] = {0, 0, 0, 3, 3, 5, 5, 5, 5};  // the flat offset of each element's parameter
+  std::string sources;
+  bool all_sourced = true, from_param_start = true;
+  int64_t wrong = 0;
+  for (int64_t e = 0; e < 9; ++e) {
+    const float got = r.after[static_cast<size_t>(e)];
+    if (got == gathered[static_cast<size_t>(e)]) continue;
+    ++wrong;
+    const auto it = std::find(gathered.begin(), gathered.end(), got);
+    if (it == gathered.end()) {
+      all_sourced = false;
+      continue;
+    }
+    const int64_t k = it - gathered.begin();
+    from_param_start = from_param_start && k == e - starts[e];
+    if (wrong <= 4) sources += fmt::format("{}{} (element {}) holds element {}'s", sources.empty() ? "" : ", ",
+                                           element_name(e), e, k);
+  }
+  if (wrong > 0 && all_sourced) {
+    ADD_FAILURE() << "every wrong element holds another element of the gathered vector: " << sources
+                  << (wrong > 4 ? ", ..." : "")
+                  << (from_param_start ? ": each parameter is read from the start of the gathered vector, not from "
+                                         "its own offset"
+                                       : "");
+    return;
+  }
   for (int64_t e = 0; e < 9; ++e) {
     const bool mine = e >= 3 && e < 6;
     const float want = mine ? r.adamw[static_cast<size_t>(e)] : static_cast<float>(100 + e);

@@ -165,6 +165,36 @@ TEST(ex09_rope, gradient_with_positions_of_shape_b_t_matches_torch_float64) {
   expect_f64_case("rope_positions_bt", true, Part::Gradients);
 }
 
+// A non-contiguous input, as q is after splitting heads (a transposed
+// view): its gradient is that of the same values laid out contiguously.
+TEST(ex09_rope, a_transposed_view_gets_its_gradient) {
+  AFTER_ROPE_FORWARD();
+  nn::RotaryEmbedding rope(config(8), DType::Float64);
+  Generator gen(21);
+  const Tensor base = randn({2, 8, 3}, DType::Float64, &gen), w = randn({2, 3, 8}, DType::Float64, &gen);
+  Tensor leaf = clone(base).requires_grad_(), flat = contiguous(transpose(base, 1, 2)).requires_grad_();
+  const Tensor positions = tensor_i64({0, 1, 2}, {3});
+  std::string error;
+  try {
+    backward(rope.forward(transpose(leaf, 1, 2), positions), w);  // (2, 3, 8), strides of (2, 8, 3)
+  } catch (const NotImplemented&) {
+    throw;
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  backward(rope.forward(flat, positions), w);
+  const std::string label = "rope of transpose(x, 1, 2), x (2, 8, 3): a non-contiguous (2, 3, 8) view";
+  if (!error.empty()) {
+    ADD_FAILURE() << label << ": backward raised an error (the same values laid out contiguously run): " << error;
+  } else if (!leaf.grad().defined()) {
+    ADD_FAILURE() << label << ": x got no gradient (the same values laid out contiguously get theirs): the node "
+                              "is not attached to the caller's input";
+  } else {
+    expect_values(transpose(leaf.grad(), 1, 2), flat.grad(), f64_tol(),
+                  label + ": grad x (expected: the contiguous input's, transposed back)");
+  }
+}
+
 // Half-split pairs (x_i, x_{i + dh/2}) (their pairing is given, outside the
 // exercise's region): the backward turns the gradient back on the pairs the
 // forward turned.

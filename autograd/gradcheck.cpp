@@ -94,6 +94,7 @@ void fill_analytical(const Tensor& output, const std::vector<Tensor>& inputs, co
     for (size_t k : checked) {
       const Tensor g = inputs[k].grad();
       if (!g.defined()) continue;
+      a[k].reached = true;
       const std::vector<double> row = g.to_vector<double>();
       std::copy(row.begin(), row.end(), a[k].values.begin() + j * inputs[k].numel());
     }
@@ -280,8 +281,11 @@ std::string diagnose(const Checked& c, size_t k) {
   const std::vector<double>& a = c.analytical[k].values;
   if (std::all_of(a.begin(), a.end(), [](double v) { return v == 0; }) &&
       std::any_of(c.numerical[k].values.begin(), c.numerical[k].values.end(), [](double v) { return v != 0; })) {
-    return "the analytical gradient is all zeros: the backward never reaches this input (a "
-           "missing gradient, a detach(), or a rule that returns nothing for it)";
+    return c.analytical[k].reached
+               ? "the analytical gradient is all zeros: the backward reaches this input and gives it 0 for every "
+                 "output, where the numerical one is not 0"
+               : "the analytical gradient is all zeros: no backward gives this input a gradient (its .grad stays "
+                 "undefined: no node records it, or a rule returns no tensor for it)";
   }
   using Test = std::string (*)(const Checked&, size_t);
   for (Test test : {Test{diagnose_exchanged_inputs}, Test{diagnose_not_smooth}, Test{diagnose_scaled},

@@ -1531,6 +1531,37 @@ std::optional<SimpleForm> simple_form(const Entries& e, const std::vector<double
     if (form == numerical) return std::nullopt;
     return SimpleForm{form, numerical};
   }
+  // Two numbers: A = alpha f + beta g, a sum of two of them (p - t where p (1 - p) divides it).
+  const auto sum_fit = [&](const std::vector<double>& y, bool loose) -> std::string {
+    if (count < 4) return "";
+    for (size_t p = 0; p < named; ++p) {
+      for (size_t q = p + 1; q < named; ++q) {
+        const std::vector<double>& f = candidates[p].v;
+        const std::vector<double>& h = candidates[q].v;
+        double ff = 0, fh = 0, hh = 0, fy = 0, hy = 0;
+        for (size_t i = 0; i < count; ++i) {
+          ff += f[i] * f[i], fh += f[i] * h[i], hh += h[i] * h[i], fy += f[i] * y[i], hy += h[i] * y[i];
+        }
+        const double det = ff * hh - fh * fh;
+        if (std::abs(det) <= 1e-12 * std::max(1.0, ff * hh)) continue;
+        const double alpha = (fy * hh - hy * fh) / det, beta = (hy * ff - fy * fh) / det;
+        bool ok = alpha != 0 && beta != 0;
+        for (size_t i = 0; i < count && ok; ++i) ok = within(alpha * f[i] + beta * h[i], y[i], loose);
+        if (!ok) continue;
+        const auto term = [](double c, const std::string& sym, bool first) {
+          const std::string digits = fmt::format("{:.4g}", std::abs(c));
+          const std::string sign = first ? (c < 0 ? "-" : "") : (c < 0 ? " - " : " + ");
+          return sign + (digits == "1" ? sym : digits + " x " + sym);
+        };
+        return term(alpha, candidates[p].symbol, true) + term(beta, candidates[q].symbol, false);
+      }
+    }
+    return "";
+  };
+  if (const std::string form = sum_fit(y_a, false); !form.empty()) {
+    const std::string numerical = sum_fit(y_n, true);
+    if (form != numerical) return SimpleForm{form, numerical};
+  }
   std::vector<std::pair<size_t, const Candidate*>> order;  // degree 1 before 2; the numerical derivative last
   for (size_t terms = 2; terms <= 3; ++terms) {
     for (size_t c = 0; c < named; ++c) order.emplace_back(terms, &candidates[c]);

@@ -20,6 +20,7 @@ namespace ropegrad::gradcheck_detail {
 struct Jacobian {
   int64_t rows = 0, cols = 0;
   std::vector<double> values;
+  bool reached = false;  // an analytical block: some backward gave the input a gradient (a defined .grad)
   double& at(int64_t r, int64_t c) { return values[r * cols + c]; }
   double at(int64_t r, int64_t c) const { return values[r * cols + c]; }
 };

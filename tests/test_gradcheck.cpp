@@ -320,24 +320,26 @@ TEST(WrongRules, AllZeroGradient) {
   const GradcheckResult r = gradcheck([](In in) { return ExpZeroGrad::apply(in[0]); }, {x});
   expect_readable_failure(r, 0, {5});
   EXPECT_THAT(r.diagnosis, HasSubstr("all zeros"));
-  EXPECT_THAT(r.diagnosis, HasSubstr("never reaches"));
+  EXPECT_THAT(r.diagnosis, HasSubstr("the backward reaches this input and gives it 0 for every output"));
   const GradcheckEntry& w = r.worst.front();
   EXPECT_NEAR(w.numerical, std::exp(x.at({w.input_index[0]})), 1e-5);
   EXPECT_EQ(w.analytical, 0.0);
 }
 
-TEST(WrongRules, UndefinedGradientIsAlsoNeverReaches) {
+// An undefined gradient is told from a gradient of zeros: what the backward did is what was seen.
+TEST(WrongRules, UndefinedGradientIsNamedAsNoGradient) {
   Tensor x = sample({5}, 10);
   const GradcheckResult r = gradcheck([](In in) { return ExpNoGrad::apply(in[0]); }, {x});
   expect_readable_failure(r, 0, {5});
-  EXPECT_THAT(r.diagnosis, HasSubstr("never reaches"));
+  EXPECT_THAT(r.diagnosis, HasSubstr("no backward gives this input a gradient (its .grad stays undefined"));
 }
 
-TEST(WrongRules, DetachedInputNeverReaches) {
+// A detached path with a path of zeros beside it: the input is reached, by the zeros.
+TEST(WrongRules, DetachedInputBesideAZeroPathGetsZeros) {
   Tensor x = sample({2, 2}, 11);
   const GradcheckResult r = gradcheck([](In in) { return exp(in[0].detach()) + in[0] * 0.0; }, {x});
   expect_readable_failure(r, 0, {2, 2});
-  EXPECT_THAT(r.diagnosis, HasSubstr("never reaches"));
+  EXPECT_THAT(r.diagnosis, HasSubstr("the backward reaches this input and gives it 0 for every output"));
 }
 
 // ---- mistakes no scale fits: what can still be said ---------------------------------

@@ -20,7 +20,78 @@ TEST(ex07_rmsnorm, forward_matches_torch_float64) {
   expect_module_parity(m, [&](const Tensor& x) { return m.forward(x); }, "rmsnorm", "f64", 0, Part::Forward);
 }
 
+// y = x g r with r = 1 / sqrt(mean(x^2) + eps) one number per row: on three
+// rows of 8 with different RMS (0.05, 1, 3) and eps = 1e-3 (large enough that
+// where it sits shows), r of each row is read back as y / (x g) and compared
+// with look-alikes of the formula, each giving other values on these rows.
+TEST(ex07_rmsnorm, each_row_is_divided_by_its_rms) {
+  constexpr int64_t kRows = 3, kD = 8;
+  const double eps = 1e-3;
+  Generator gen(17);
+  std::vector<double> xs = randn({kRows, kD}, DType::Float64, &gen).to_vector<double>();
+  const std::vector<double> row_rms = {0.05, 1.0, 3.0};
+  for (int64_t r = 0; r < kRows; ++r) {
+    double ms = 0;
+    for (int64_t j = 0; j < kD; ++j) ms += xs[r * kD + j] * xs[r * kD + j] / kD;
+    for (int64_t j = 0; j < kD; ++j) xs[r * kD + j] *= row_rms[r] / std::sqrt(ms);
+  }
+  const std::vector<double> gs = {1.5, -0.75, 0.5, 2.0, -1.25, 0.8, 1.1, -0.6};
+  const std::vector<double> ys =
+      nn::rms_norm(tensor(xs, {kRows, kD}, kF64), tensor(gs, {kD}, kF64), eps).to_vector<double>();
+  struct Form {
+    const char* text;
+    double (*r)(double sum_sq, double sum_abs, double d, double eps);
+  };
+  const Form forms[] = {
+      {"1 / sqrt(mean(x^2) + eps)", [](double s, double, double d, double e) { return 1 / std::sqrt(s / d + e); }},
+      {"1 / (sqrt(mean(x^2)) + eps): eps outside the root", [](double s, double, double d, double e) { return 1 / (std::sqrt(s / d) + e); }},
+      {"1 / sqrt(sum(x^2) / (D - 1) + eps): the mean over D - 1", [](double s, double, double d, double e) { return 1 / std::sqrt(s / (d - 1) + e); }},
+      {"1 / sqrt(sum(x^2) + eps): the sum, not the mean", [](double s, double, double, double e) { return 1 / std::sqrt(s + e); }},
+      {"1 / (mean(x^2) + eps): no square root", [](double s, double, double d, double e) { return 1 / (s / d + e); }},
+      {"1 / sqrt(mean(x^2)): eps left out", [](double s, double, double d, double) { return 1 / std::sqrt(s / d); }},
+      {"1 / (mean(|x|) + eps): the mean of |x|, not the root of the mean of x^2", [](double, double a, double d, double e) { return 1 / (a / d + e); }},
+      {"sqrt(mean(x^2) + eps): the RMS itself, multiplied where its inverse belongs", [](double s, double, double d, double e) { return std::sqrt(s / d + e); }},
+  };
+  std::vector<double> r_seen(kRows, NAN), sum_sq(kRows, 0), sum_abs(kRows, 0);
+  bool per_row = true;
+  for (int64_t r = 0; r < kRows; ++r) {
+    for (int64_t j = 0; j < kD; ++j) {
+      const double x = xs[r * kD + j];
+      sum_sq[r] += x * x, sum_abs[r] += std::abs(x);
+      const double rj = ys[r * kD + j] / (x * gs[j]);
+      if (std::isnan(r_seen[r])) r_seen[r] = rj;
+      per_row = per_row && std::abs(rj - r_seen[r]) <= 1e-9 * std::abs(r_seen[r]);
+    }
+  }
+  const auto fits = [&](const Form& f) {
+    for (int64_t r = 0; r < kRows; ++r) {
+      const double want = f.r(sum_sq[r], sum_abs[r], kD, eps);
+      if (!(std::abs(r_seen[r] - want) <= 1e-9 * std::abs(want))) return false;
+    }
+    return true;
+  };
+  if (per_row && fits(forms[0])) return;
+  const std::string rows = fmt::format("rows of RMS 0.05, 1, 3 (D = 8), eps = 1e-3; the right r: {:.6g}, {:.6g}, {:.6g}",
+                                       forms[0].r(sum_sq[0], 0, kD, eps), forms[0].r(sum_sq[1], 0, kD, eps),
+                                       forms[0].r(sum_sq[2], 0, kD, eps));
+  if (!per_row) {
+    ADD_FAILURE() << "y / (x g) is not one number per row, as y = x g r has it: the gain or x enters the output "
+                     "otherwise than as factors of y (" << rows << ")";
+    return;
+  }
+  for (const Form& f : forms) {
+    if (fits(f)) {
+      ADD_FAILURE() << "y = x g r with r = " << f.text << ", in every row, where r = 1 / sqrt(mean(x^2) + eps) belongs ("
+                    << rows << ")";
+      return;
+    }
+  }
+  ADD_FAILURE() << "y = x g r with r one number per row, as it should be, but r = " << fmt::format("{:.6g}, {:.6g}, {:.6g}", r_seen[0], r_seen[1], r_seen[2])
+                << " (" << rows << ")";
+}
+
 TEST(ex07_rmsnorm, eps_goes_inside_the_root) {
+  COURSE_REQUIRES("each_row_is_divided_by_its_rms");
   // x = 1e-3 everywhere, eps = 1e-5: y = x / sqrt(mean(x^2) + eps) = 1e-3 / sqrt(1.1e-5) = 0.30151...
   // while x / (sqrt(mean(x^2)) + eps) would give 1e-3 / 1.01e-3 = 0.990.
   const double x = 1e-3, eps = 1e-5;

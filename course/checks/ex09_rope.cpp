@@ -149,7 +149,9 @@ TEST(ex09_rope, pair_k_turns_by_base_to_the_minus_2k_over_dh_per_position) {
   const Tensor x = reshape(tensor({0, 0, 1, 0, 0, 0, 0, 0}, {8}, DType::Float64), {1, 8});
   expect_values(rope.forward(x, tensor_i64({3}, {1})),
                 reshape(tensor({0, 0, std::cos(0.3), std::sin(0.3), 0, 0, 0, 0}, {8}, DType::Float64), {1, 8}),
-                f64_tol(), "e_2 at position 3");
+                f64_tol(),
+                "the frequencies are right (1, 0.1, 0.01, 0.001), the rotation that uses them is not: e_2 at "
+                "position 3");
 }
 
 

@@ -64,11 +64,41 @@ std::string gradient_against_targets(const Tensor& got, const Tensor& want, cons
          structure + "; ";
 }
 
+// A wrong loss whose ratio to torch's is one of the case's counts (N rows,
+// the counted ones, V classes) or its inverse: "" otherwise.
+std::string loss_against_counts(const Tensor& got, const Tensor& want, const std::string& c) {
+  if (!got.defined() || got.numel() != 1) return "";
+  const double g = got.to_vector<double>()[0], w = want.to_vector<double>()[0];
+  if (w == 0 || std::abs(g - w) <= 1e-10 * std::abs(w)) return "";
+  const Tensor logits = nn_fixture(c, "f64", "logits");
+  const std::vector<int64_t> targets = to(nn_fixture(c, "f64", "targets"), DType::Int64).to_vector<int64_t>();
+  const int64_t ignore = nn_fixture(c, "f64", "ignore_index").item<int64_t>();
+  const auto n = static_cast<double>(targets.size());
+  double counted = 0;
+  for (const int64_t t : targets) counted += t != ignore;
+  const double v = static_cast<double>(logits.size(-1));
+  const std::pair<double, std::string> counts[] = {
+      {counted, fmt::format("the {} counted targets: their sum where their mean belongs", counted)},
+      {n, fmt::format("the {} targets, ignored ones included", n)},
+      {v, fmt::format("the {} classes", v)}};
+  for (const auto& [k, text] : counts) {
+    if (std::abs(g - k * w) <= 1e-10 * std::abs(k * w)) return fmt::format("{} x torch's loss, {}; ", k, text);
+    if (std::abs(g - w / k) <= 1e-10 * std::abs(w / k)) return fmt::format("1/{} of torch's loss, {}; ", k, text);
+  }
+  if (counted != n && std::abs(g - w * counted / n) <= 1e-10 * std::abs(w)) {
+    return fmt::format("{} / {} x torch's loss: the counted targets' sum divided by all {} targets, ignored ones "
+                       "included; ",
+                       counted, n, n);
+  }
+  return "";
+}
+
 void expect_f64_case(const std::string& c, Part part) {
   for (const auto& [n, t] : ce_run(c, nn_fixture(c, "f64", "logits"), nn_fixture(c, "f64", "w"), part != Part::Forward)) {
     if (!in_part(n, part)) continue;
     const Tensor want = nn_fixture(c, "f64", n);
-    const std::string where = n == "grad_logits" ? gradient_against_targets(t, want, c) : "";
+    std::string where = n == "grad_logits" ? gradient_against_targets(t, want, c) : "";
+    if (n == "out") where = loss_against_counts(t, want, c);
     expect_values(t, want, f64_tol(), c + " " + (n == "out" ? "loss" : n + (where.empty() ? "" : ": " + where.substr(0, where.size() - 2))));
   }
 }

@@ -129,11 +129,21 @@ TEST(ex17_block, each_step_is_the_residual_of_its_normalised_sublayer) {
   nn::StateDict w = block->state_dict();
   w["ffn.w2.weight"] = zeros({16, 32}, DType::Float64);
   block->load_state_dict(w);
-  const bool attention_step = same(block->forward(x, call), h);
-  ADD_FAILURE() << "with the feed-forward silenced (w2 = 0) the block "
-                << (attention_step ? "is x + attn(ln1(x)), as it should: the attention step is right, the "
-                                     "feed-forward step h + ffn(ln2(h)) is not"
-                                   : "is not x + attn(ln1(x)): the attention step is already wrong");
+  const Tensor silenced = block->forward(x, call);
+  if (same(silenced, h)) {
+    ADD_FAILURE() << "with the feed-forward silenced (w2 = 0) the block is x + attn(ln1(x)), as it should: the "
+                     "attention step is right, the feed-forward step h + ffn(ln2(h)) is not";
+    return;
+  }
+  // What the block adds to h then: x once more, or h once more, is said; otherwise nothing is blamed.
+  const Tensor extra = sub(silenced, h);
+  const char* added = same(extra, x) ? "x: the block's input is added once more"
+                      : same(extra, h) ? "h: the attention step's result is added once more"
+                                       : nullptr;
+  ADD_FAILURE() << "with the feed-forward silenced (w2 = 0) the block is not x + attn(ln1(x)), which the two steps "
+                   "give when the feed-forward adds 0"
+                << (added != nullptr ? fmt::format(": it is that plus {}", added)
+                                     : std::string(" (either step may add something else there)"));
 }
 
 // The call the block is given is the one its attention gets: with a
@@ -219,6 +229,18 @@ TEST(ex17_block, with_silent_sublayers_the_block_passes_its_input_through) {
   }
   const ::testing::AssertionResult same = all_close(out, x, f64_tol());
   if (same) return;
+  // A multiple of x: the input added more than once (or not at all, 0 x).
+  {
+    const std::vector<double> o = out.to_vector<double>(), xv = x.to_vector<double>();
+    std::vector<size_t> every(o.size());
+    for (size_t i = 0; i < every.size(); ++i) every[i] = i;
+    const double c = findings_detail::common_ratio(o, xv, every);
+    if (!std::isnan(c) && std::abs(c - std::round(c)) <= 1e-9 && std::round(c) >= 2) {
+      ADD_FAILURE() << "the block returns " << std::round(c) << " x though both sublayers add 0, not x: the input x "
+                    << "is added " << std::round(c) << " times along the residual stream";
+      return;
+    }
+  }
   // Which norms the stream itself went through, when it is one of these.
   const auto ln1 = [&](const Tensor& t) { return block->ln1->forward(t); };
   const auto ln2 = [&](const Tensor& t) { return block->ln2->forward(t); };

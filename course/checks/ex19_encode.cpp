@@ -256,6 +256,16 @@ TEST(ex19_encode, merges_apply_in_rank_order_not_left_to_right) {
 TEST(ex19_encode, special_tokens_are_single_ids_the_longest_first) {
   BpeModel model = tokcheck::byte_model({"<|a|>", "<|a|><|a|>"});
   const Tokenizer tok(model);
+  {
+    // The special's id followed by its own text's bytes: it was encoded as text too.
+    const std::vector<int32_t> got = tok.encode("x<|a|>y");
+    const std::vector<int32_t> both = {'x', 256, '<', '|', 'a', '|', '>', 'y'};
+    if (got == both) {
+      ADD_FAILURE() << "\"x<|a|>y\" encodes as [x, 256 (<|a|>), <, |, a, |, >, y]: the special token's id, then its "
+                       "text again as bytes: a special piece is also encoded as text, where its id alone belongs";
+      return;
+    }
+  }
   expect_encoding(tok, "x<|a|><|a|>y<|a|>", {'x', 257, 'y', 256}, "\"x<|a|><|a|>y<|a|>\"");
   expect_encoding(tok, "<|a|><|a|><|a|>", {257, 256}, "\"<|a|><|a|><|a|>\"");
 }
@@ -299,6 +309,58 @@ TEST(ex19_encode, a_pre_token_merges_until_no_pair_has_a_rank) {
     expect_encoding(tok, text, want, "\"" + text + "\" (ranks 0 (a, b), 1 (ab, c), 2 (abc, d))");
     return;
   }
+}
+
+// The pair (a, b) has a rank and (b, a) none: "ab" merges, "ba" does not.
+TEST(ex19_encode, a_pair_merges_in_its_own_order) {
+  BpeModel model = tokcheck::byte_model();
+  model.vocab.push_back("ab");
+  model.merges = {{'a', 'b'}};
+  const Tokenizer tok(model);
+  const std::vector<int32_t> ab = tok.encode("ab"), ba = tok.encode("ba");
+  if (ab == std::vector<int32_t>{'a', 'b'} && ba == std::vector<int32_t>{256}) {
+    ADD_FAILURE() << "with one merge, (a, b) -> \"ab\" (id 256): \"ab\" is not merged and \"ba\" becomes [256] (\"ab\"): "
+                     "the pair (b, a) got the rank of (a, b), and (a, b) none: the pair is looked up with its two "
+                     "tokens in the other order";
+    return;
+  }
+  expect_encoding(tok, "ab", {256}, "\"ab\" with the one merge (a, b)");
+  expect_encoding(tok, "ba", {'b', 'a'}, "\"ba\" with the one merge (a, b)");
+}
+
+// Each occurrence of a pre-token encodes as the pre-token alone does (the
+// second and third through the call's cache): "the the the".
+TEST(ex19_encode, a_repeated_pre_token_encodes_as_its_first) {
+  const BpeModel model = tokcheck::reference_model();
+  const std::string text = "the the the";
+  const std::vector<std::string> pieces = {"the", " the", " the"};
+  std::vector<std::vector<int32_t>> alone;
+  std::vector<int32_t> want;
+  for (const std::string& piece : pieces) {
+    alone.push_back(Tokenizer(model).encode(piece));  // a tokenizer of its own: an empty cache
+    want.insert(want.end(), alone.back().begin(), alone.back().end());
+  }
+  const std::vector<int32_t> got = Tokenizer(model).encode(text);
+  if (got == want) return;
+  // The pieces in order, as far as the ids follow them.
+  size_t at = 0;
+  for (size_t k = 0; k < pieces.size(); ++k) {
+    const bool follows = at + alone[k].size() <= got.size() &&
+                         std::equal(alone[k].begin(), alone[k].end(), got.begin() + static_cast<std::ptrdiff_t>(at));
+    if (follows) {
+      at += alone[k].size();
+      continue;
+    }
+    if (k > 0 && pieces[k] == pieces[k - 1]) {
+      ADD_FAILURE() << "\"" << text << "\": the pre-token \"" << pieces[k - 1] << "\" encodes as its own ids once, but "
+                    << "its next occurrence (pre-token " << k << ", the one the cache of this call has seen) does not: "
+                    << "from there the ids are " << (at < got.size() ? "" : "none, ")
+                    << fmt::format("{} id(s) where {} belong", got.size() - at, want.size() - at);
+      return;
+    }
+    break;
+  }
+  expect_encoding(Tokenizer(model), text, want, "\"" + text + "\"");
 }
 
 // A vocabulary whose single bytes are not ids 0..255 in byte order (as

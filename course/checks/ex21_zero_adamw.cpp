@@ -110,6 +110,8 @@ struct Replay {
   bool eps_and_weight_decay_exchanged = false;  // the update told eps = weight_decay and weight_decay = eps
   bool betas_exchanged = false;                 // the update told beta1 = beta2 and beta2 = beta1
   bool no_weight_decay = false;                 // the update told weight_decay = 0
+  bool decay_times_lr = false;                  // the update told weight_decay = lr x weight_decay
+  bool last_piece_skipped = false;              // the last parameter piece of each rank's range not updated
 };
 
 std::string replay_text(const Replay& r) {
@@ -132,6 +134,14 @@ std::string replay_text(const Replay& r) {
                                 kZeroOptions.betas.second, kZeroOptions.betas.first));
   if (r.no_weight_decay)
     parts.push_back(fmt::format("no weight decay (weight_decay 0 instead of {:g})", kZeroOptions.weight_decay));
+  if (r.decay_times_lr)
+    parts.push_back(fmt::format("weight_decay multiplied by lr before the update, which multiplies it by lr again "
+                                "(the decay lr x lr x wd = {:g} instead of lr x wd = {:g})",
+                                kZeroOptions.lr * kZeroOptions.lr * kZeroOptions.weight_decay,
+                                kZeroOptions.lr * kZeroOptions.weight_decay));
+  if (r.last_piece_skipped)
+    parts.push_back("the last parameter piece of each rank's range left out of the update (the loop over the "
+                    "parameters stops one early)");
   std::string out;
   for (size_t i = 0; i < parts.size(); ++i) out += (i ? "; and " : "") + parts[i];
   return out;
@@ -143,11 +153,13 @@ std::vector<Replay> look_alikes() {
   for (int mask = 1; mask < 8; ++mask)
     out.push_back({(mask & 1) != 0, (mask & 2) != 0, (mask & 4) != 0 ? 1 : 0});
   out.push_back({false, false, -1});
-  Replay exchanged, betas, no_decay;
+  Replay exchanged, betas, no_decay, decay_lr, last_skipped;
   exchanged.eps_and_weight_decay_exchanged = true;
   betas.betas_exchanged = true;
   no_decay.no_weight_decay = true;
-  out.insert(out.end(), {exchanged, betas, no_decay});
+  decay_lr.decay_times_lr = true;
+  last_skipped.last_piece_skipped = true;
+  out.insert(out.end(), {exchanged, betas, no_decay, decay_lr, last_skipped});
   return out;
 }
 
@@ -165,14 +177,19 @@ std::vector<std::vector<float>> replay_zero(int n, const Replay& how, int steps)
     set_zero_grads(ps, step);
     for (int r = 0; r < n; ++r) {
       const int64_t begin = total * r / n, end = total * (r + 1) / n;
+      size_t last = 0;  // the last parameter with a piece in this range
+      for (size_t i = 0; i < 3; ++i) {
+        if (std::max(begin, offsets[i]) < std::min(end, offsets[i] + sizes[i])) last = i;
+      }
       for (size_t i = 0; i < 3; ++i) {
         const int64_t lo = std::max(begin, offsets[i]), hi = std::min(end, offsets[i] + sizes[i]);
-        if (lo >= hi) continue;
+        if (lo >= hi || (how.last_piece_skipped && i == last)) continue;
         const std::vector<float> g = ps[i].grad().to_vector<float>();
         const int64_t at = lo - offsets[i], slot = how.moments_from_range_start ? 0 : lo - begin;
         const double eps = how.eps_and_weight_decay_exchanged ? kZeroOptions.weight_decay : kZeroOptions.eps;
         const double decay = how.no_weight_decay                  ? 0.0
                              : how.eps_and_weight_decay_exchanged ? kZeroOptions.eps
+                             : how.decay_times_lr                 ? kZeroOptions.lr * kZeroOptions.weight_decay
                                                                   : kZeroOptions.weight_decay;
         const double beta1 = how.betas_exchanged ? kZeroOptions.betas.second : kZeroOptions.betas.first;
         const double beta2 = how.betas_exchanged ? kZeroOptions.betas.first : kZeroOptions.betas.second;
@@ -274,6 +291,13 @@ TEST(ex21_zero_adamw, this_rank_updates_exactly_its_range_with_adamw) {
   }
   if (first_wrong < 0) return;
   const float sent = r.sent[0][static_cast<size_t>(first_wrong - 3)];
+  // What it sent is its gradients there, not its weights?
+  if (r.sent[0].size() == 3 && r.sent[0][0] == r.grad[3] && r.sent[0][1] == r.grad[4] && r.sent[0][2] == r.grad[5]) {
+    ADD_FAILURE() << "what this rank sent for its range [3, 6) is its gradients there (" << r.grad[3] << ", "
+                  << r.grad[4] << ", " << r.grad[5] << "), not its updated weights (AdamW's: " << r.adamw[3] << ", "
+                  << r.adamw[4] << ", " << r.adamw[5] << "): the gather is given the gradients";
+    return;
+  }
   // Three steps of rank 1 of 3 (its range evolves alone: the others' are
   // pretended): a look-alike that gives every element it sent at each step.
   {

@@ -1,4 +1,5 @@
 // Mistake: GLU over the last dim, x (2, 6) split into a = x[:, :3] and b = x[:, 3:], y = a * sigmoid(b): the gate half's gradient uses sigmoid itself as sigmoid's derivative, db = g * a * s, instead of db = g * a * s * (1 - s) (s = sigmoid(b)); the value half da = g * s is right
+// Origin: written without sight of the checker (issue 27's third set; worked from)
 #include "case.h"
 #include <vector>
 namespace {
@@ -25,10 +26,11 @@ mistakes::Case make() {
   Tensor x = randn({2, 6}, DType::Float64, &gen);
   x.requires_grad_();
   std::vector<Tensor> inputs{x};
-  return {"u3-glu-gate-derivative-as-sigmoid",
+  return {"glu-gate-derivative-as-sigmoid",
           "GLU over the last dim, x (2, 6) split into a = x[:, :3] and b = x[:, 3:], y = a * sigmoid(b): the gate half's gradient uses sigmoid itself as sigmoid's derivative, db = g * a * s, instead of db = g * a * s * (1 - s) (s = sigmoid(b)); the value half da = g * s is right",
           inputs,
-          [](const std::vector<Tensor>& in) { return Glu::apply(in[0]); }};
+          [](const std::vector<Tensor>& in) { return Glu::apply(in[0]); },
+          std::vector<std::string>{"wrong entries of a simple form", "the analytical one is output[i0, i1]"}};
 }
 const mistakes::Register reg(make);
 }  // namespace

@@ -1,4 +1,5 @@
 // Mistake: valid 1-d cross-correlation along the last dim, y[r, i] = sum_k w_k x[r, i + k] with x (2, 6) and a kernel w (3): the input gradient flips the kernel, dx[r, i + k] += w_{2 - k} g[r, i], where no flip belongs in this scatter form (correct: dx[r, i + k] += w_k g[r, i], i.e. dx[r, j] = sum_k w_k g[r, j - k]); dw_k = sum_{r, i} g[r, i] x[r, i + k] is right
+// Origin: written without sight of the checker (issue 27's third set; worked from)
 #include "case.h"
 #include <cstdint>
 #include <vector>
@@ -52,10 +53,11 @@ mistakes::Case make() {
   x.requires_grad_();
   w.requires_grad_();
   std::vector<Tensor> inputs{x, w};
-  return {"u3-conv1d-input-grad-kernel-flipped",
+  return {"conv1d-input-grad-kernel-flipped",
           "valid 1-d cross-correlation along the last dim, y[r, i] = sum_k w_k x[r, i + k] with x (2, 6) and a kernel w (3): the input gradient flips the kernel, dx[r, i + k] += w_{2 - k} g[r, i], where no flip belongs in this scatter form (correct: dx[r, i + k] += w_k g[r, i], i.e. dx[r, j] = sum_k w_k g[r, j - k]); dw_k = sum_{r, i} g[r, i] x[r, i + k] is right",
           inputs,
-          [](const std::vector<Tensor>& in) { return Conv1d::apply(in[0], in[1]); }};
+          [](const std::vector<Tensor>& in) { return Conv1d::apply(in[0], in[1]); },
+          std::vector<std::string>{"the right values at the wrong inputs"}};
 }
 const mistakes::Register reg(make);
 }  // namespace

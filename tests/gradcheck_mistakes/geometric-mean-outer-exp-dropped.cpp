@@ -1,4 +1,5 @@
 // Mistake: geometric mean of each row, y = exp(mean(log x)) with x (2, 4) positive: the backward returns the derivative of the inner mean(log x) only, dx = g / (n x) with n = 4, and drops the outer exp's derivative, the factor y (correct: dx = g * y / (n x))
+// Origin: written without sight of the checker (issue 27's third set; worked from)
 #include "case.h"
 #include <vector>
 namespace {
@@ -23,10 +24,11 @@ mistakes::Case make() {
   Tensor x = rand({2, 4}, DType::Float64, &gen) * 1.5 + 0.5;
   x.requires_grad_();
   std::vector<Tensor> inputs{x};
-  return {"u3-geometric-mean-outer-exp-dropped",
+  return {"geometric-mean-outer-exp-dropped",
           "geometric mean of each row, y = exp(mean(log x)) with x (2, 4) positive: the backward returns the derivative of the inner mean(log x) only, dx = g / (n x) with n = 4, and drops the outer exp's derivative, the factor y (correct: dx = g * y / (n x))",
           inputs,
-          [](const std::vector<Tensor>& in) { return GeoMean::apply(in[0]); }};
+          [](const std::vector<Tensor>& in) { return GeoMean::apply(in[0]); },
+          std::vector<std::string>{"off by a varying factor", "analytical = numerical / output[i0]"}};
 }
 const mistakes::Register reg(make);
 }  // namespace

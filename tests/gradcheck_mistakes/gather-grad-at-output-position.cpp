@@ -1,4 +1,5 @@
 // Mistake: gather along dim 1, y[i, k] = x[i, idx[i, k]] with x (3, 5) and idx = ((3, 0), (4, 2), (1, 3)): the backward adds g[i, k] into dx[i, k], the output's own column, instead of scattering it to the column it was read from, dx[i, idx[i, k]] += g[i, k]
+// Origin: written without sight of the checker (issue 27's third set; worked from)
 #include "case.h"
 #include <any>
 #include <cstdint>
@@ -31,10 +32,11 @@ mistakes::Case make() {
   Tensor x = randn({3, 5}, DType::Float64, &gen);
   x.requires_grad_();
   std::vector<Tensor> inputs{x};
-  return {"u3-gather-grad-at-output-position",
+  return {"gather-grad-at-output-position",
           "gather along dim 1, y[i, k] = x[i, idx[i, k]] with x (3, 5) and idx = ((3, 0), (4, 2), (1, 3)): the backward adds g[i, k] into dx[i, k], the output's own column, instead of scattering it to the column it was read from, dx[i, idx[i, k]] += g[i, k]",
           inputs,
-          [](const std::vector<Tensor>& in) { return GatherCols::apply(in[0]); }};
+          [](const std::vector<Tensor>& in) { return GatherCols::apply(in[0]); },
+          std::vector<std::string>{"the gradient on the wrong entries", "each output's gradient has the right total"}};
 }
 const mistakes::Register reg(make);
 }  // namespace

@@ -1,4 +1,5 @@
 // Mistake: RMSNorm with gain, y = x * r * w, r = 1 / sqrt(mean(x^2) + 1e-6) per row, x (3, 4), w (4): the gain gradient uses the raw input, dw = sum over rows of g * x, where the normalised input belongs, dw = sum over rows of g * x * r; dx = r * (g w - x r^2 mean(g w x)) is right
+// Origin: written without sight of the checker (issue 27's third set; worked from)
 #include "case.h"
 #include <vector>
 namespace {
@@ -27,10 +28,11 @@ mistakes::Case make() {
   x.requires_grad_();
   w.requires_grad_();
   std::vector<Tensor> inputs{x, w};
-  return {"u3-rmsnorm-gain-grad-uses-raw-x",
+  return {"rmsnorm-gain-grad-uses-raw-x",
           "RMSNorm with gain, y = x * r * w, r = 1 / sqrt(mean(x^2) + 1e-6) per row, x (3, 4), w (4): the gain gradient uses the raw input, dw = sum over rows of g * x, where the normalised input belongs, dw = sum over rows of g * x * r; dx = r * (g w - x r^2 mean(g w x)) is right",
           inputs,
-          [](const std::vector<Tensor>& in) { return RmsNormGain::apply(in[0], in[1]); }};
+          [](const std::vector<Tensor>& in) { return RmsNormGain::apply(in[0], in[1]); },
+          std::vector<std::string>{"off by a varying factor", "c is the rms (root of the mean of the squares) of input0 over each group"}};
 }
 const mistakes::Register reg(make);
 }  // namespace

@@ -1,4 +1,5 @@
 // Mistake: average pooling along the last dim with kernel 3 and stride 1, x (2, 6) -> y (2, 4), y[r, i] = (x[r, i] + x[r, i + 1] + x[r, i + 2]) / 3: the backward's loop over the window offsets stops one short (k < 2), so each window spreads g[r, i] / 3 to x[r, i] and x[r, i + 1] only and never to its last element x[r, i + 2] (correct: dx[r, i + k] += g[r, i] / 3 for k = 0, 1, 2)
+// Origin: written without sight of the checker (issue 27's third set; worked from)
 #include "case.h"
 #include <cstdint>
 #include <vector>
@@ -34,10 +35,11 @@ mistakes::Case make() {
   Tensor x = randn({2, 6}, DType::Float64, &gen);
   x.requires_grad_();
   std::vector<Tensor> inputs{x};
-  return {"u3-avgpool-window-last-offset-skipped",
+  return {"avgpool-window-last-offset-skipped",
           "average pooling along the last dim with kernel 3 and stride 1, x (2, 6) -> y (2, 4), y[r, i] = (x[r, i] + x[r, i + 1] + x[r, i + 2]) / 3: the backward's loop over the window offsets stops one short (k < 2), so each window spreads g[r, i] / 3 to x[r, i] and x[r, i + 1] only and never to its last element x[r, i + 2] (correct: dx[r, i + k] += g[r, i] / 3 for k = 0, 1, 2)",
           inputs,
-          [](const std::vector<Tensor>& in) { return AvgPool3::apply(in[0]); }};
+          [](const std::vector<Tensor>& in) { return AvgPool3::apply(in[0]); },
+          std::vector<std::string>{"wrong entries of a simple form", "the analytical one is 0, the numerical one 0.3333"}};
 }
 const mistakes::Register reg(make);
 }  // namespace

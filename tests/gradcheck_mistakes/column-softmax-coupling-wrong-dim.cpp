@@ -1,4 +1,5 @@
 // Mistake: softmax over dim 0 (each column of x (3, 4) normalised): the backward's coupling sum runs over dim 1, the rows' entries, dx = y * (g - sum(g * y, dim 1, keepdim)), instead of over the dim the softmax normalised, dx = y * (g - sum(g * y, dim 0, keepdim))
+// Origin: written without sight of the checker (issue 27's third set; worked from)
 #include "case.h"
 #include <vector>
 namespace {
@@ -20,10 +21,11 @@ mistakes::Case make() {
   Tensor x = randn({3, 4}, DType::Float64, &gen);
   x.requires_grad_();
   std::vector<Tensor> inputs{x};
-  return {"u3-column-softmax-coupling-wrong-dim",
+  return {"column-softmax-coupling-wrong-dim",
           "softmax over dim 0 (each column of x (3, 4) normalised): the backward's coupling sum runs over dim 1, the rows' entries, dx = y * (g - sum(g * y, dim 1, keepdim)), instead of over the dim the softmax normalised, dx = y * (g - sum(g * y, dim 0, keepdim))",
           inputs,
-          [](const std::vector<Tensor>& in) { return ColSoftmax::apply(in[0]); }};
+          [](const std::vector<Tensor>& in) { return ColSoftmax::apply(in[0]); },
+          std::vector<std::string>{"a coupling term missing", "every input of its row along dim 0"}};
 }
 const mistakes::Register reg(make);
 }  // namespace

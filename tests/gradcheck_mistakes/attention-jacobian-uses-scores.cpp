@@ -1,4 +1,5 @@
 // Mistake: attention o = softmax(S) V with S = q k^T / sqrt(4), q (2, 4), k (3, 4), v (3, 2): the softmax Jacobian in the backward takes the saved scores S where the weights P = softmax(S) belong, dS = S * (dP - rowsum(dP * S)) instead of P * (dP - rowsum(dP * P)), with dP = G V^T; dq = dS k / 2 and dk = dS^T q / 2 inherit the error; dV = P^T G is right
+// Origin: written without sight of the checker (issue 27's third set; worked from)
 #include "case.h"
 #include <vector>
 namespace {
@@ -33,10 +34,12 @@ mistakes::Case make() {
   k.requires_grad_();
   v.requires_grad_();
   std::vector<Tensor> inputs{q, k, v};
-  return {"u3-attention-jacobian-uses-scores",
+  return {"attention-jacobian-uses-scores",
           "attention o = softmax(S) V with S = q k^T / sqrt(4), q (2, 4), k (3, 4), v (3, 2): the softmax Jacobian in the backward takes the saved scores S where the weights P = softmax(S) belong, dS = S * (dP - rowsum(dP * S)) instead of P * (dP - rowsum(dP * P)), with dP = G V^T; dq = dS k / 2 and dk = dS^T q / 2 inherit the error; dV = P^T G is right",
           inputs,
-          [](const std::vector<Tensor>& in) { return TinyAttention::apply(in[0], in[1], in[2]); }};
+          [](const std::vector<Tensor>& in) { return TinyAttention::apply(in[0], in[1], in[2]); },
+          std::vector<std::string>{},
+          std::vector<std::string>{"observed: input 0's gradient is wrong", "input 2's is right"}};
 }
 const mistakes::Register reg(make);
 }  // namespace

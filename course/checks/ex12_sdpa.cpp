@@ -208,44 +208,9 @@ TEST(ex12_sdpa, output_and_gradients_match_torch_float32_within_the_error_bound)
   }
 }
 
-TEST(ex12_sdpa, gradients_of_q_k_v_pass_gradcheck_with_each_kind_of_mask) {
-  AFTER_SDPA_FORWARD();
-  Generator gen(12);
-  const Tensor padding = padding_mask(2, 5), bias = alibi_bias(2, 4, 5);  // (2, 1, 1, 5), (1, 2, 4, 5)
-  for (int kind = 0; kind < 3; ++kind) {
-    expect_gradcheck(
-        [&](const std::vector<Tensor>& in) {
-          nn::AttentionOptions o;
-          if (kind == 0) o.mask = padding;
-          if (kind == 1) o.mask = bias;
-          o.causal = kind == 2;
-          o.causal_offset = 1;
-          return nn::scaled_dot_product_attention(in[0], in[1], in[2], o);
-        },
-        {randn({2, 2, 4, 3}, DType::Float64, &gen).requires_grad_(),
-         randn({2, 2, 5, 3}, DType::Float64, &gen).requires_grad_(),
-         randn({2, 2, 5, 2}, DType::Float64, &gen).requires_grad_()},
-        kind == 0 ? "bool mask" : kind == 1 ? "additive mask" : "causal, offset 1");
-  }
-}
-
-TEST(ex12_sdpa, gradients_stay_finite_when_a_query_may_attend_no_key) {
-  AFTER_SDPA_FORWARD();
-  COURSE_AFTER_FORWARD("a_query_that_may_attend_no_key_gives_zeros_not_nan");
-  for (const bool bool_mask : {true, false}) {
-    std::vector<Tensor> qkv;
-    const Tensor out = fully_masked_query_run(bool_mask, &qkv);
-    Generator gen(26);
-    backward(out, randn(out.shape(), DType::Float64, &gen));  // d sum(out * w)
-    for (const Tensor& t : qkv) {
-      if (!t.grad().defined() || !all_finite(t.grad())) {
-        ADD_FAILURE() << "a gradient is missing or not finite after a fully masked query ("
-                      << (bool_mask ? "bool mask all false" : "additive mask all -inf") << ")";
-        return;
-      }
-    }
-  }
-}
+// Set by the check below when it names how the backward used the scale:
+// the gradcheck after it would only restate that as a factor.
+bool g_scale_named = false;
 
 // The gradients at two explicit scales against attention composed of
 // earlier exercises' ops (matmul, softmax) and autograd: when dq and dk are
@@ -308,12 +273,55 @@ TEST(ex12_sdpa, gradients_follow_an_explicit_scale) {
                                          "multiplies (dq = dS k / scale for scale dS k, and dk alike)"
                         : *power == -1 ? ": 1 / scale at each scale: the backward leaves the scale out of dq and dk"
                                        : ": scale at each scale: the backward applies the scale twice to dq and dk";
+  g_scale_named = power.has_value();
   ADD_FAILURE() << "at scales 0.5 and 0.25 the gradients differ from those of softmax(scale q k^T) v composed of "
                    "matmul and softmax: "
                 << (seen.find("nan") == std::string::npos
                         ? seen
                         : std::string("dq or dk is not one multiple of the composed one"))
                 << (v_right ? "; dv is right" : "; dv is wrong too") << meaning;
+}
+
+TEST(ex12_sdpa, gradients_of_q_k_v_pass_gradcheck_with_each_kind_of_mask) {
+  AFTER_SDPA_FORWARD();
+  if (g_scale_named)
+    GTEST_SKIP() << "needs check 'gradients follow an explicit scale', which names how the backward uses the scale: "
+                    "fix it first; this check would restate it";
+  Generator gen(12);
+  const Tensor padding = padding_mask(2, 5), bias = alibi_bias(2, 4, 5);  // (2, 1, 1, 5), (1, 2, 4, 5)
+  for (int kind = 0; kind < 3; ++kind) {
+    expect_gradcheck(
+        [&](const std::vector<Tensor>& in) {
+          nn::AttentionOptions o;
+          if (kind == 0) o.mask = padding;
+          if (kind == 1) o.mask = bias;
+          o.causal = kind == 2;
+          o.causal_offset = 1;
+          return nn::scaled_dot_product_attention(in[0], in[1], in[2], o);
+        },
+        {randn({2, 2, 4, 3}, DType::Float64, &gen).requires_grad_(),
+         randn({2, 2, 5, 3}, DType::Float64, &gen).requires_grad_(),
+         randn({2, 2, 5, 2}, DType::Float64, &gen).requires_grad_()},
+        kind == 0 ? "bool mask" : kind == 1 ? "additive mask" : "causal, offset 1");
+  }
+}
+
+TEST(ex12_sdpa, gradients_stay_finite_when_a_query_may_attend_no_key) {
+  AFTER_SDPA_FORWARD();
+  COURSE_AFTER_FORWARD("a_query_that_may_attend_no_key_gives_zeros_not_nan");
+  for (const bool bool_mask : {true, false}) {
+    std::vector<Tensor> qkv;
+    const Tensor out = fully_masked_query_run(bool_mask, &qkv);
+    Generator gen(26);
+    backward(out, randn(out.shape(), DType::Float64, &gen));  // d sum(out * w)
+    for (const Tensor& t : qkv) {
+      if (!t.grad().defined() || !all_finite(t.grad())) {
+        ADD_FAILURE() << "a gradient is missing or not finite after a fully masked query ("
+                      << (bool_mask ? "bool mask all false" : "additive mask all -inf") << ")";
+        return;
+      }
+    }
+  }
 }
 
 // Only q, only k or only v requiring a gradient (the others constants: a

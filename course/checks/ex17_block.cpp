@@ -137,7 +137,7 @@ TEST(ex17_block, each_step_is_the_residual_of_its_normalised_sublayer) {
   }
   // What the block adds to h then: x once more, or h once more, is said; otherwise nothing is blamed.
   const Tensor extra = sub(silenced, h);
-  const char* added = same(extra, x) ? "x: the block's input is added once more"
+  const char* added = same(extra, x) ? "x: the input x is added once more"
                       : same(extra, h) ? "h: the attention step's result is added once more"
                                        : nullptr;
   ADD_FAILURE() << "with the feed-forward silenced (w2 = 0) the block is not x + attn(ln1(x)), which the two steps "

@@ -99,7 +99,8 @@ void expect_f64_case(const std::string& c, Part part) {
     const Tensor want = nn_fixture(c, "f64", n);
     std::string where = n == "grad_logits" ? gradient_against_targets(t, want, c) : "";
     if (n == "out") where = loss_against_counts(t, want, c);
-    expect_values(t, want, f64_tol(), c + " " + (n == "out" ? "loss" : n + (where.empty() ? "" : ": " + where.substr(0, where.size() - 2))));
+    const std::string label = c + " " + (n == "out" ? std::string("loss") : n);
+    expect_values(t, want, f64_tol(), label + (where.empty() ? "" : ": " + where.substr(0, where.size() - 2)));
   }
 }
 

@@ -1620,6 +1620,37 @@ std::string derivative_form(const Entries& e) {
          (form->numerical.empty() ? "" : ", the numerical one " + form->numerical);
 }
 
+// Some entries wrong, the others right, and the analytical Jacobian 0 at
+// every wrong one where the numerical one is not: "entries missing: the
+// analytical Jacobian is 0 at the 3 wrong entries (d output[0] / d
+// input0[0, 3], ...), where the numerical one is 1, 1, 1; every other entry
+// is right".
+std::string entries_missing(const Entries& e) {
+  if (e.wrong_count == 0 || e.wrong_count == static_cast<int64_t>(e.a.values.size())) return "";
+  std::string where, values;
+  int64_t shown = 0;
+  std::vector<double> numerical;
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) {
+      if (!e.wrong_at(r, c)) continue;
+      if (!is_zero(e.a.at(r, c), e.o) || is_zero(e.n.at(r, c), e.o)) return "";
+      numerical.push_back(e.n.at(r, c));
+      if (shown++ < 3) {
+        where += fmt::format("{}d output{} / d input{}{}", shown > 1 ? ", " : "", index_text(e.out_index[r]),
+                             e.b.input, index_text(e.in_index[c]));
+      }
+    }
+  }
+  if (shown > 3) where += ", ...";
+  const bool equal = std::all_of(numerical.begin(), numerical.end(), [&](double v) {
+    return std::abs(v - numerical.front()) <= 1e-6 * std::abs(numerical.front());
+  });
+  return fmt::format("entries missing: the analytical Jacobian is 0 at the {} wrong entries ({}), where the numerical "
+                     "one is {}; every other entry is right",
+                     e.wrong_count, where,
+                     equal ? fmt::format("{:.4g} at each", numerical.front()) : list_values(numerical));
+}
+
 // Some entries wrong, the others right: the wrong entries' analytical values
 // in a simple form of the features (the output at the entry's row, each input
 // at the row's or the column's index): "wrong entries of a simple form: at
@@ -1664,6 +1695,35 @@ std::string wrong_entries_form(const Entries& e) {
       form->numerical.empty() ? " (the numerical one is not)" : ", the numerical one " + form->numerical);
 }
 
+// "; the wrong ones are where input0 lies between -0.58 and 0.91, the
+// right ones outside" (or the reverse) when an interval of v holds exactly
+// the wrong (or exactly the right) active diagonal entries.
+std::string inside_interval(const Entries& e, const std::vector<double>& v, const std::string& what) {
+  for (const bool wrong_inside : {true, false}) {
+    double lo = INFINITY, hi = -INFINITY;
+    bool any_out = false;
+    for (int64_t i = 0; i < e.a.rows; ++i) {
+      if (!e.active(i, i)) continue;
+      if (e.wrong_at(i, i) == wrong_inside) {
+        lo = std::min(lo, v[static_cast<size_t>(i)]), hi = std::max(hi, v[static_cast<size_t>(i)]);
+      } else {
+        any_out = true;
+      }
+    }
+    if (!any_out || lo > hi) continue;
+    bool clean = true;
+    for (int64_t i = 0; i < e.a.rows && clean; ++i) {
+      if (!e.active(i, i) || e.wrong_at(i, i) == wrong_inside) continue;
+      clean = v[static_cast<size_t>(i)] < lo || v[static_cast<size_t>(i)] > hi;
+    }
+    if (clean) {
+      return fmt::format("; the {} ones are where {} lies between {:.3g} and {:.3g}, the {} ones outside",
+                         wrong_inside ? "wrong" : "right", what, lo, hi, wrong_inside ? "right" : "wrong");
+    }
+  }
+  return "";
+}
+
 bool both_diagonal(const Entries& e, const std::vector<Structure>& ss) {
   return !ss.empty() && ss.front().kind == Structure::Diagonal && zero_outside(e, e.a, ss.front()) &&
          zero_outside(e, e.n, ss.front());
@@ -1706,6 +1766,7 @@ std::string elementwise_wrong(const Entries& e, const std::vector<Structure>& ss
     std::vector<double> numerical_diagonal;
     for (int64_t i = 0; i < e.a.rows; ++i) numerical_diagonal.push_back(e.n.at(i, i));
     std::string where = separated_by(e, e.x, fmt::format("input{}", e.b.input));
+    if (where.empty()) where = inside_interval(e, e.x, fmt::format("input{}", e.b.input));
     if (where.empty()) where = separated_by(e, numerical_diagonal, "the numerical derivative");
     return fmt::format("{}: {} {:.6g} x the numerical one{}; the other {} are right{}", head,
                        e.wrong_count == 1 ? std::string("the wrong entry is")
@@ -2055,7 +2116,10 @@ std::string diagnose_structure(const FailingBlock& b) {
   }
   if (std::optional<Fit> fit = added_feature_per_group_form(e)) return fit->text;
   const std::string elementwise = elementwise_wrong(e, ss);
-  if (elementwise.empty() && e.wrong_count < static_cast<int64_t>(e.a.values.size())) return wrong_entries_form(e);
+  if (elementwise.empty() && e.wrong_count < static_cast<int64_t>(e.a.values.size())) {
+    if (std::string missing = entries_missing(e); !missing.empty()) return missing;
+    return wrong_entries_form(e);
+  }
   return elementwise;
 }
 

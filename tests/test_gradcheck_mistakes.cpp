@@ -55,6 +55,7 @@ const std::vector<std::string>& diagnosis_names() {
       "only some entries wrong",
       "wrong entries of a simple form",
       "the right values at the wrong inputs",
+      "entries missing",
   };
   return names;
 }

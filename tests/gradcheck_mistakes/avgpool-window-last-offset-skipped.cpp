@@ -39,7 +39,7 @@ mistakes::Case make() {
           "average pooling along the last dim with kernel 3 and stride 1, x (2, 6) -> y (2, 4), y[r, i] = (x[r, i] + x[r, i + 1] + x[r, i + 2]) / 3: the backward's loop over the window offsets stops one short (k < 2), so each window spreads g[r, i] / 3 to x[r, i] and x[r, i + 1] only and never to its last element x[r, i + 2] (correct: dx[r, i + k] += g[r, i] / 3 for k = 0, 1, 2)",
           inputs,
           [](const std::vector<Tensor>& in) { return AvgPool3::apply(in[0]); },
-          std::vector<std::string>{"wrong entries of a simple form", "the analytical one is 0, the numerical one 0.3333"}};
+          std::vector<std::string>{"entries missing", "(d output[0, 0] / d input0[0, 2], d output[0, 1] / d input0[0, 3]", "0.3333 at each"}};
 }
 const mistakes::Register reg(make);
 }  // namespace

@@ -90,6 +90,11 @@ TEST(ex03_matmul_backward, vector_operands_gradcheck) {
   gradcheck_matmul({2, 3, 4}, {4}, 13, "(2, 3, 4) @ [4]");
 }
 
+// B's batch dim of size 1 stretched over A's 3: B's gradient sums over it, keeping the dim.
+TEST(ex03_matmul_backward, a_size_one_batch_dim_gradcheck_summed_back) {
+  gradcheck_matmul({3, 2, 4}, {1, 4, 5}, 19, "(3, 2, 4) @ (1, 4, 5)");
+}
+
 // The shared weight under two batch dims, (B, H, T, k) @ (k, n): every batch dim flattens into the rows.
 TEST(ex03_matmul_backward, shared_weight_with_two_batch_dims_gradcheck) {
   gradcheck_matmul({2, 2, 3, 4}, {4, 2}, 17, "(2, 2, 3, 4) @ (4, 2)");

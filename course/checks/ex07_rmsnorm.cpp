@@ -49,6 +49,8 @@ TEST(ex07_rmsnorm, each_row_is_divided_by_its_rms) {
       {"1 / sqrt(sum(x^2) + eps): the sum, not the mean", [](double s, double, double, double e) { return 1 / std::sqrt(s + e); }},
       {"1 / (mean(x^2) + eps): no square root", [](double s, double, double d, double e) { return 1 / (s / d + e); }},
       {"1 / sqrt(mean(x^2)): eps left out", [](double s, double, double d, double) { return 1 / std::sqrt(s / d); }},
+      {"1 / sqrt((sum(x^2) + eps) / D): eps added before dividing by D",
+       [](double s, double, double d, double e) { return 1 / std::sqrt((s + e) / d); }},
       {"1 / (mean(|x|) + eps): the mean of |x|, not the root of the mean of x^2", [](double, double a, double d, double e) { return 1 / (a / d + e); }},
       {"sqrt(mean(x^2) + eps): the RMS itself, multiplied where its inverse belongs", [](double s, double, double d, double e) { return std::sqrt(s / d + e); }},
   };

@@ -58,7 +58,7 @@ std::string fraction_text(double s) {
 // case; one that fits all three is named, never one that fits only some.
 TEST(ex02_sum_mean, mean_gradient_on_three_shapes) {
   const std::vector<MeanCase> cases = {{{3, 5}, {0}, false}, {{2, 3, 4}, {0, 2}, true}, {{2, 3, 4}, {-1}, false}};
-  std::vector<double> scales, counts, sizes, out_sizes;
+  std::vector<double> scales, counts, sizes, out_sizes, reduced_dims;
   std::vector<std::string> names;
   for (size_t k = 0; k < cases.size(); ++k) {
     const MeanCase& mc = cases[k];
@@ -120,6 +120,7 @@ TEST(ex02_sum_mean, mean_gradient_on_three_shapes) {
       return;
     }
     scales.push_back(s);
+    reduced_dims.push_back(static_cast<double>(std::count(reduced.begin(), reduced.end(), true)));
     counts.push_back(static_cast<double>(c));
     sizes.push_back(static_cast<double>(n));
     out_sizes.push_back(static_cast<double>(m));
@@ -156,6 +157,9 @@ TEST(ex02_sum_mean, mean_gradient_on_three_shapes) {
     }
     if (all) fits = cand.text;
   }
+  bool per_dim = true;  // 1 / (the number of dims reduced), a count of dims, not of elements
+  for (size_t k = 0; k < scales.size(); ++k) per_dim = per_dim && std::abs(scales[k] * reduced_dims[k] - 1) <= 1e-10;
+  if (per_dim) fits = "1 / (the number of dims reduced: 1, 2, 1) in each case, not 1 / (the number of elements averaged)";
   std::string shown, averaged;
   for (size_t k = 0; k < scales.size(); ++k) {
     shown += fmt::format("{}{} ({})", k ? ", " : "", fraction_text(scales[k]), names[k]);

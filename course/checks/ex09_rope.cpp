@@ -133,7 +133,8 @@ TEST(ex09_rope, pair_k_turns_by_base_to_the_minus_2k_over_dh_per_position) {
         const double denominator = 2 / a;  // x = 2k / D
         form += fmt::format(" = 2k / {:.6g}", denominator);
         const std::pair<double, const char*> dims[] = {{6, "dh - 2"}, {10, "dh + 2"}, {7, "dh - 1"},
-                                                       {9, "dh + 1"}, {4, "dh / 2"},  {16, "2 dh"}};
+                                                       {9, "dh + 1"}, {4, "dh / 2"},  {16, "2 dh"},
+                                                       {-8, "-dh"}};
         for (const auto& [d, name] : dims) {
           if (std::abs(denominator - d) <= 1e-9) form += fmt::format(" = 2k / ({}), where 2k / dh belongs", name);
         }

@@ -201,12 +201,14 @@ std::string update_form_over_two_steps() {
     std::string text;
     int m_lag, v_lag, t_shift;  // m_(t - m_lag), v_(t - v_lag), corrections of step t + t_shift
     double bc1_power = 1, bc2_power = 1;  // m^ = m / bc1^power, v^ = v / bc2^power
+    bool gradient_for_m = false;          // this step's gradient g where m belongs in the numerator
   };
   std::vector<Form> forms = {
       {"m from before this step's update (m_t-1: 0 at the first step) with this step's v", 1, 0, 0},
       {"v from before this step's update (v_t-1: 0 at the first step) with this step's m", 0, 1, 0},
       {"m and v from before this step's update (m_t-1, v_t-1)", 1, 1, 0},
       {"the bias corrections of step t + 1 (1 - beta^2 at the first step)", 0, 0, 1},
+      {"this step's gradient g in the numerator where m belongs (m^ = g / (1 - beta1^t))", 0, 0, 0, 1, 1, true},
   };
   // Each correction divided (the right power 1), left out (0), multiplied
   // (-1) or applied twice (2): every pair but the right one and "both left
@@ -233,7 +235,8 @@ std::string update_form_over_two_steps() {
       const double bc1 = std::pow(1 - std::pow(kBeta1, tc), f.bc1_power);
       const double bc2 = std::pow(1 - std::pow(kBeta2, tc), f.bc2_power);
       for (size_t i = 0; i < 3 && fits; ++i) {
-        const double u = lr / bc1 * m[t - f.m_lag][i] / (std::sqrt(v[t - f.v_lag][i] / bc2) + kEps);
+        const double numerator = f.gradient_for_m ? grads[t - 1][i] : m[t - f.m_lag][i];
+        const double u = lr / bc1 * numerator / (std::sqrt(v[t - f.v_lag][i] / bc2) + kEps);
         fits = std::abs(moves[t - 1][i] - u) <= 1e-6 * std::max(std::abs(u), 1e-3);
       }
     }
@@ -324,6 +327,8 @@ const DecayForm kDecayForms[] = {
      }},
     {"weight decay subtracted as lr wd (without p): p - lr wd - u",
      [](double p, double g) { return p - kDecayLr * kDecayWd - adam_update(g); }},
+    {"weight decay applied twice, before the update and again after it: (p (1 - lr wd) - u) (1 - lr wd)",
+     [](double p, double g) { return (p * (1 - kDecayLr * kDecayWd) - adam_update(g)) * (1 - kDecayLr * kDecayWd); }},
 };
 
 TEST(ex13_adamw, weight_decay_is_decoupled_and_scaled_by_lr) {

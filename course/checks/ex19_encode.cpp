@@ -311,6 +311,25 @@ TEST(ex19_encode, a_pre_token_merges_until_no_pair_has_a_rank) {
   }
 }
 
+// Overlapping occurrences of the chosen pair merge from the left, each
+// token joining one merge: "aaa" with (a, a) -> "aa" is ["aa", "a"], and
+// "aaaaa" is ["aa", "aa", "a"] (the reference's merge of a word: scan left to
+// right, merge, skip past the merged pair).
+TEST(ex19_encode, overlapping_occurrences_merge_from_the_left) {
+  BpeModel model = tokcheck::byte_model();
+  model.vocab.push_back("aa");
+  model.merges = {{'a', 'a'}};
+  const Tokenizer tok(model);
+  const std::vector<int32_t> got = tok.encode("aaa");
+  if (got == std::vector<int32_t>{'a', 256}) {
+    ADD_FAILURE() << "\"aaa\" with the one merge (a, a) encodes as [\"a\" \"aa\"]: the rightmost occurrence merged, "
+                     "where the reference merges from the left, [\"aa\" \"a\"]";
+    return;
+  }
+  expect_encoding(tok, "aaa", {256, 'a'}, "\"aaa\" with the one merge (a, a)");
+  expect_encoding(tok, "aaaaa", {256, 256, 'a'}, "\"aaaaa\" with the one merge (a, a)");
+}
+
 // The pair (a, b) has a rank and (b, a) none: "ab" merges, "ba" does not.
 TEST(ex19_encode, a_pair_merges_in_its_own_order) {
   BpeModel model = tokcheck::byte_model();

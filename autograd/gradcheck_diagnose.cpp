@@ -1521,7 +1521,9 @@ std::optional<SimpleForm> simple_form(const Entries& e, const std::vector<double
         const std::string fgs =
             q == named ? candidates[p].symbol : product_text(candidates[p].symbol, candidates[q].symbol);
         const std::string digits = fmt::format("{:.4g}", alpha);
-        return digits == "1" ? fgs : digits == "-1" ? "-" + fgs : digits + " x " + fgs;
+        if (digits == "1") return fgs;
+        if (digits == "-1") return "-" + fgs;
+        return fgs.rfind("1 / ", 0) == 0 ? digits + " / " + fgs.substr(4) : digits + " x " + fgs;
       }
     }
     return "";

@@ -46,6 +46,9 @@ std::string shape_hint(const Shape& got, const Shape& want) {
   if (got.size() == 2 && reversed == want) {
     return " (it looks transposed)";
   }
+  if (numel_of(got) == numel_of(want)) {
+    return fmt::format(" (as many elements as the input, {}, in another shape)", numel_of(want));
+  }
   try {
     if (broadcast_shapes(want, got, "") == got) {
       return " (the input was broadcast: sum the gradient back to the input's shape with "

@@ -206,8 +206,14 @@ void expect_sum_to(const Tensor& t, const Shape& shape, const Tensor& want) {
     return;
   }
   if (got.shape() != shape) {
+    // The right sums in another shape (the size-1 dims left in, or kept dims dropped): only the shape is wrong.
+    if (got.numel() == want.numel() && static_cast<bool>(all_close(reshape(got, shape), want, f64_tol()))) {
+      ADD_FAILURE() << label << ": the values are the right sums, but the result has shape " << shape_str(got.shape())
+                    << ", not " << shape_str(shape) << ": the sums are right and the final shape is not";
+      return;
+    }
     ADD_FAILURE() << label << ": broadcast not summed back: the result has shape " << shape_str(got.shape())
-                  << " (sum over the leading dims broadcasting added and over every dim where " << shape_str(shape)
+                  << ", not " << shape_str(shape) << " (sum over the leading dims broadcasting added and over every dim where " << shape_str(shape)
                   << " has size 1, keeping it)";
     return;
   }

@@ -221,6 +221,11 @@ TEST(ex12_sdpa, gradients_follow_an_explicit_scale) {
   AFTER_SDPA_FORWARD();
   std::map<std::string, std::vector<double>> ratios;  // "q", "k": the ratio at each scale, NaN when none
   bool v_right = true, all_right = true;
+  // Look-alikes of dq and dk in the composed pieces, P = softmax(S), dP = G V^T, dS = P (dP - rowsum(dP P)):
+  // which of them each learner's gradient equals, at both scales.
+  const std::vector<std::string> forms = {"scale dP k", "scale (P dP) k", "scale dS k", "dS k"};
+  std::map<std::string, bool> dq_is, dk_is;
+  for (const std::string& f : forms) dq_is[f] = dk_is[f] = true;
   const double scales[] = {0.5, 0.25};
   for (const double scale : scales) {
     Generator gen(14);
@@ -242,6 +247,22 @@ TEST(ex12_sdpa, gradients_follow_an_explicit_scale) {
     }
     const Tensor p = softmax(mul(matmul(composed[0], transpose(composed[1], -1, -2)), scale), -1);
     backward(matmul(p, composed[2]), w);
+    {
+      NoGradGuard no_grad;
+      const Tensor pd = p.detach(), dp = matmul(w, transpose(v0, -1, -2));  // (1, 2, 3, 5)
+      const Tensor pdp = mul(pd, dp), ds = sub(pdp, mul(pd, sum(pdp, {-1}, true)));
+      const std::map<std::string, Tensor> dss = {
+          {"scale dP k", mul(dp, scale)}, {"scale (P dP) k", mul(pdp, scale)}, {"scale dS k", mul(ds, scale)},
+          {"dS k", ds}};
+      for (const auto& [f, d] : dss) {
+        const Tensor want_q = matmul(d, k0), want_k = matmul(transpose(d, -1, -2), q0);
+        const Tensor got_q = mine[0].grad(), got_k = mine[1].grad();
+        dq_is[f] = dq_is[f] && got_q.defined() && got_q.shape() == want_q.shape() &&
+                   static_cast<bool>(all_close(got_q, want_q, f64_tol()));
+        dk_is[f] = dk_is[f] && got_k.defined() && got_k.shape() == want_k.shape() &&
+                   static_cast<bool>(all_close(got_k, want_k, f64_tol()));
+      }
+    }
     const char* names[] = {"q", "k", "v"};
     for (size_t i = 0; i < 3; ++i) {
       const Tensor got = mine[i].grad(), want = composed[i].grad();
@@ -281,13 +302,32 @@ TEST(ex12_sdpa, gradients_follow_an_explicit_scale) {
                                          "multiplies (dq = dS k / scale for scale dS k, and dk alike)"
                         : *power == -1 ? ": 1 / scale at each scale: the backward leaves the scale out of dq and dk"
                                        : ": scale at each scale: the backward applies the scale twice to dq and dk";
-  g_scale_named = power.has_value();
+  // Without a power of the scale: the look-alike each of dq and dk equals (dq = Y k, dk = Y^T q), the rest said as seen.
+  const auto form_of = [&](const std::map<std::string, bool>& is, const char* name) -> std::string {
+    for (const std::string& f : forms) {
+      if (f != "scale dS k" && is.at(f)) {
+        const std::string y = f.substr(0, f.size() - 2);  // "scale dP"
+        return fmt::format("{} is {} {}", name, y, std::string(name) == "dq" ? "k" : "(its transpose) q");
+      }
+    }
+    return "";
+  };
+  std::string forms_seen;
+  if (!power) {
+    const std::string fq = form_of(dq_is, "dq"), fk = form_of(dk_is, "dk");
+    if (!fq.empty() || !fk.empty()) {
+      forms_seen = "; " + (fq.empty() ? std::string() : fq) + (!fq.empty() && !fk.empty() ? ", " : "") + fk +
+                   " at both scales, where scale dS k and scale dS^T q belong (dP = G V^T the weights' gradient, dS = "
+                   "P (dP - rowsum(dP P)) the scores')";
+    }
+  }
+  g_scale_named = power.has_value() || !forms_seen.empty();
   ADD_FAILURE() << "at scales 0.5 and 0.25 the gradients differ from those of softmax(scale q k^T) v composed of "
                    "matmul and softmax: "
                 << (seen.find("nan") == std::string::npos
                         ? seen
                         : std::string("dq or dk is not one multiple of the composed one"))
-                << (v_right ? "; dv is right" : "; dv is wrong too") << meaning;
+                << (v_right ? "; dv is right" : "; dv is wrong too") << meaning << forms_seen;
 }
 
 TEST(ex12_sdpa, gradients_of_q_k_v_pass_gradcheck_with_each_kind_of_mask) {

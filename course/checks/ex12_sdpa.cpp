@@ -306,8 +306,8 @@ TEST(ex12_sdpa, gradients_follow_an_explicit_scale) {
   const auto form_of = [&](const std::map<std::string, bool>& is, const char* name) -> std::string {
     for (const std::string& f : forms) {
       if (f != "scale dS k" && is.at(f)) {
-        const std::string y = f.substr(0, f.size() - 2);  // "scale dP"
-        return fmt::format("{} is {} {}", name, y, std::string(name) == "dq" ? "k" : "(its transpose) q");
+        const std::string y = f.substr(0, f.size() - 2);  // "scale dP", "scale (P dP)"
+        return std::string(name) == "dq" ? fmt::format("dq is {} k", y) : fmt::format("dk is {}^T q", y);
       }
     }
     return "";

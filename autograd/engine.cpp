@@ -264,8 +264,14 @@ void backward(const Tensor& root, const Tensor& grad_in, bool retain_graph) {
       // only the kernel that failed (sum_to, expand, matmul), not the op whose
       // rule called it. One that names the op already is passed on as it is.
       if (std::string(e.what()).find("'" + node->name + "'") != std::string::npos) throw;
-      throw Error(fmt::format("in the backward of '{}' (output gradient of shape {}): {}", node->name,
-                              shape_str(g.shape()), e.what()));
+      // The shapes the rule had to work with: the output gradient's and its inputs'.
+      std::string inputs;
+      for (size_t i = 0; i < node->input_shapes.size(); ++i) {
+        inputs += (i ? ", " : "") + shape_str(node->input_shapes[i]);
+      }
+      throw Error(fmt::format("in the backward of '{}' (output gradient of shape {}; input{} of shape {}): {}",
+                              node->name, shape_str(g.shape()), node->input_shapes.size() == 1 ? "" : "s", inputs,
+                              e.what()));
     }
     RG_CHECK(input_grads.size() == node->next.size(), "backward",
              "the backward of '{}' returned {} gradients for {} inputs", node->name,

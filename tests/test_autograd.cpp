@@ -914,7 +914,7 @@ TEST(Backward, AnErrorInsideARuleNamesTheOpWhoseRuleRaisedIt) {
   Tensor x = ones({2, 3}, DType::Float64).requires_grad_();
   const Tensor y = SumsToTheWrongShape::apply(x);
   EXPECT_RG_ERROR(backward(y, ones({2, 3}, DType::Float64)), "in the backward of 'wrong_sum'",
-                  "output gradient of shape [2, 3]", "sum_to");
+                  "(output gradient of shape [2, 3]; input of shape [2, 3])", "sum_to");
 }
 
 }  // namespace

@@ -1441,8 +1441,6 @@ std::string poly_text(const std::vector<double>& c, const std::string& symbol) {
   return text.empty() ? "0" : text;
 }
 
-std::string index_text(const Shape& index);
-
 // "input0[i] x input1[i]", "input1[i]^2", "input1[i] / input0[i]", "1 / (input0[i] x input1[i])".
 std::string product_text(const std::string& p, const std::string& q) {
   const std::string inverse = "1 / ";
@@ -1463,11 +1461,12 @@ struct Candidate {
 
 // The analytical entries y_a (and the numerical ones y_n) of a set of
 // entries, and the simplest form in the candidates that equals every one of
-// y_a: a product of two candidates (one number: a rule that multiplies by the
-// wrong input copies a neighbouring line), then a polynomial of degree 1, then
-// 2, in one candidate (by least squares), then a + b x numerical (the last
-// candidate). Each is seen on two entries more than it has numbers, over as
-// many distinct values. Nothing when nothing fits or N has A's form too.
+// y_a, in this order: one candidate times a number, then a product of two
+// (one number: a rule that multiplies by the wrong input copies a
+// neighbouring line), a sum of two (two numbers), a polynomial of degree 1,
+// then 2, in one candidate (by least squares), and a + b x numerical (the last
+// candidate). A polynomial is seen on two entries more than it has numbers,
+// over as many distinct values. Nothing when nothing fits or N has A's form too.
 struct SimpleForm {
   std::string analytical;     // "1 + output[i]^2", "input0[i] x input2[i]", "1 - numerical"
   std::string numerical;      // N's form in the same terms, or ""
@@ -1506,25 +1505,23 @@ std::optional<SimpleForm> simple_form(const Entries& e, const std::vector<double
       }
     }
     for (const auto& [p, q] : pairs) {
-      {
-        std::vector<double> fg(count);
-        double num = 0, den = 0;
-        for (size_t i = 0; i < count; ++i) {
-          fg[i] = candidates[p].v[i] * (q == named ? 1.0 : candidates[q].v[i]);
-          num += fg[i] * y[i], den += fg[i] * fg[i];
-        }
-        if (den == 0 || num == 0 || count < 3) continue;
-        const double alpha = num / den;
-        bool ok = true;
-        for (size_t i = 0; i < count && ok; ++i) ok = within(alpha * fg[i], y[i], loose);
-        if (!ok) continue;
-        const std::string fgs =
-            q == named ? candidates[p].symbol : product_text(candidates[p].symbol, candidates[q].symbol);
-        const std::string digits = fmt::format("{:.4g}", alpha);
-        if (digits == "1") return fgs;
-        if (digits == "-1") return "-" + fgs;
-        return fgs.rfind("1 / ", 0) == 0 ? digits + " / " + fgs.substr(4) : digits + " x " + fgs;
+      std::vector<double> fg(count);
+      double num = 0, den = 0;
+      for (size_t i = 0; i < count; ++i) {
+        fg[i] = candidates[p].v[i] * (q == named ? 1.0 : candidates[q].v[i]);
+        num += fg[i] * y[i], den += fg[i] * fg[i];
       }
+      if (den == 0 || num == 0 || count < 3) continue;
+      const double alpha = num / den;
+      bool ok = true;
+      for (size_t i = 0; i < count && ok; ++i) ok = within(alpha * fg[i], y[i], loose);
+      if (!ok) continue;
+      const std::string fgs =
+          q == named ? candidates[p].symbol : product_text(candidates[p].symbol, candidates[q].symbol);
+      const std::string digits = fmt::format("{:.4g}", alpha);
+      if (digits == "1") return fgs;
+      if (digits == "-1") return "-" + fgs;
+      return fgs.rfind("1 / ", 0) == 0 ? digits + " / " + fgs.substr(4) : digits + " x " + fgs;
     }
     return "";
   };
@@ -1629,7 +1626,7 @@ std::string derivative_form(const Entries& e) {
 // is right".
 std::string entries_missing(const Entries& e) {
   if (e.wrong_count == 0 || e.wrong_count == static_cast<int64_t>(e.a.values.size())) return "";
-  std::string where, values;
+  std::string where;
   int64_t shown = 0;
   std::vector<double> numerical;
   for (int64_t r = 0; r < e.a.rows; ++r) {

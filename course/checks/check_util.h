@@ -310,7 +310,15 @@ inline void expect_each_input_alone(const std::string& call, const std::vector<s
     for (const Tensor& t : in) grads.push_back(t.grad());
     return grads;
   };
-  const std::vector<Tensor> all = run(-1);
+  std::vector<Tensor> all;
+  try {
+    all = run(-1);
+  } catch (const NotImplemented&) {
+    throw;
+  } catch (const Error& e) {
+    ADD_FAILURE() << call << ", every input requiring a gradient: raised an error: " << e.what();
+    return;
+  }
   for (size_t i = 0; i < values.size(); ++i) {
     std::string others;
     for (size_t j = 0; j < names.size(); ++j) {

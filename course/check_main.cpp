@@ -88,6 +88,17 @@ std::string first_lines(const std::string& message, int lines) {
   return out;
 }
 
+// An error a check did not catch itself reaches GoogleTest as "C++ exception
+// with description \"...\" thrown in the test body."; the learner reads it
+// as every check's own errors read: "raised an error: ...".
+std::string plain_error(const std::string& message) {
+  const std::string head = "C++ exception with description \"", tail = "\" thrown in the test body.";
+  if (message.rfind(head, 0) != 0 || message.size() < head.size() + tail.size() ||
+      message.compare(message.size() - tail.size(), tail.size(), tail) != 0)
+    return message;
+  return "raised an error: " + message.substr(head.size(), message.size() - head.size() - tail.size());
+}
+
 class Collector : public ::testing::EmptyTestEventListener {
  public:
   explicit Collector(int detail_lines) : detail_lines_(detail_lines) {}
@@ -127,7 +138,7 @@ class Collector : public ::testing::EmptyTestEventListener {
       }
     }
     current_.verdict = Verdict::Fail;
-    current_.detail = messages_.empty() ? "failed" : first_lines(messages_.front(), detail_lines_);
+    current_.detail = messages_.empty() ? "failed" : first_lines(plain_error(messages_.front()), detail_lines_);
     lines.push_back(current_);
   }
   int detail_lines_;

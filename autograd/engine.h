@@ -19,7 +19,7 @@ void backward(const Tensor& root, const Tensor& grad = Tensor(), bool retain_gra
 //
 // A hook on a leaf runs inside backward() as soon as the leaf's gradient for
 // this backward is complete (its last incoming contribution has been added
-// to .grad), not at the end: data-parallel training (tasks/data_parallel.h)
+// to .grad), not at the end: data-parallel training (dist/mpi/data_parallel.h)
 // starts sending the output head's gradient while the backward still works
 // on the blocks below. It runs once per backward that reaches the leaf, with
 // grad mode off, given the leaf (its .grad is final). With no hook

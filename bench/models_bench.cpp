@@ -52,7 +52,7 @@
 #include "nn/attention_path.h"
 #include "nn/functional.h"
 #include "nn/layers.h"
-#include "nn/optim.h"
+#include "optim/optim.h"
 #include "nn/rope.h"
 #include "nn/transformer.h"
 #include "nn/triple_attention.h"

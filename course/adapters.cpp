@@ -7,12 +7,12 @@
 
 #include "autograd/ops.h"
 #include "nn/attention.h"
-#include "nn/checkpoint.h"
-#include "nn/data.h"
+#include "io/checkpoint.h"
+#include "tasks/batch.h"
 #include "nn/functional.h"
 #include "nn/layers.h"
 #include "nn/rope.h"
-#include "nn/schedule.h"
+#include "optim/schedule.h"
 #include "nn/transformer.h"
 #include "tokenizer/bpe_train.h"
 

@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "nn/module.h"
-#include "nn/optim.h"
-#include "nn/token_memmap.h"
+#include "optim/optim.h"
+#include "io/token_memmap.h"
 #include "tensor/random.h"
 #include "tensor/tensor.h"
 #include "tokenizer/tokenizer.h"

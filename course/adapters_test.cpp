@@ -13,7 +13,7 @@
 
 #include "course/adapters.h"
 #include "nn/layers.h"
-#include "nn/npy.h"
+#include "io/npy.h"
 #include "nn/transformer.h"
 #include "tests/support/test_util.h"
 

@@ -34,7 +34,7 @@
 
 #include "course/exercises.h"
 #include "course/paths.h"
-#include "tasks/flags.h"
+#include "io/flags.h"
 #ifdef ROPEGRAD_COURSE_MPI
 #include "course/mpi_world.h"
 #endif
@@ -306,7 +306,7 @@ int list() {
 }
 
 // The ids a mistyped `id` may have meant: the closest by edit distance (at
-// most 2 edits, 3 from 10 characters on: tasks/flags.h's did you mean, as the
+// most 2 edits, 3 from 10 characters on: io/flags.h's did you mean, as the
 // commands'), else those containing it (up to 6).
 std::vector<std::string> did_you_mean(const std::string& id) {
   std::vector<std::string> ids, containing;

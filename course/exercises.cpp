@@ -63,7 +63,7 @@ std::vector<Exercise> load() {
 const std::vector<std::pair<std::string, std::string>>& sources() {
   static const std::vector<std::pair<std::string, std::string>> files = [] {
     std::vector<std::pair<std::string, std::string>> out;
-    for (const char* dir : {"tensor", "autograd", "nn", "tasks", "tokenizer"}) {
+    for (const char* dir : {"tensor", "autograd", "nn", "optim", "io", "catalog", "tokenizer", "tasks", "dist", "train", "cli"}) {
       const fs::path root = fs::path(ROPEGRAD_SOURCE_DIR) / dir;
       if (!fs::is_directory(root)) continue;
       for (const auto& entry : fs::recursive_directory_iterator(root)) {

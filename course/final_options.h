@@ -1,5 +1,5 @@
 // The course final's flags (course/final_check.cpp), read by the command
-// line's one reader (tasks/flags.h).
+// line's one reader (io/flags.h).
 //
 //   course-final --corpus FILE --out DIR [--reference TRACE] [--write-reference TRACE] [--steps N]
 #pragma once
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "tasks/flags.h"
+#include "io/flags.h"
 
 namespace ropegrad::course {
 

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "tasks/data_parallel.h"
+#include "dist/mpi/data_parallel.h"
 
 namespace ropegrad::course {
 

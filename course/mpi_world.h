@@ -2,7 +2,7 @@
 // chapter 21's checks (course/checks/rank_groups.h).
 #pragma once
 
-#include "tasks/process_group.h"
+#include "dist/process_group.h"
 
 namespace ropegrad::course {
 

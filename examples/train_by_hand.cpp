@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "autograd/ops.h"
-#include "nn/data.h"
+#include "tasks/batch.h"
 #include "nn/functional.h"
-#include "nn/optim.h"
-#include "nn/schedule.h"
+#include "optim/optim.h"
+#include "optim/schedule.h"
 #include "nn/transformer.h"
 
 using namespace ropegrad;

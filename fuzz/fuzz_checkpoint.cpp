@@ -1,7 +1,7 @@
 // libFuzzer target: nn::load_checkpoint of arbitrary bytes into a small
 // TransformerLM and its optimizer state (the shape checks, the metadata).
 #include "fuzz/fuzz_util.h"
-#include "nn/checkpoint.h"
+#include "io/checkpoint.h"
 #include "nn/transformer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

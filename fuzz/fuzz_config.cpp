@@ -2,7 +2,7 @@
 // memory: every value is checked whole and against its range.
 #include <string_view>
 
-#include "tasks/run_files.h"
+#include "train/run_files.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {

@@ -1,10 +1,10 @@
 // libFuzzer target: a run's dp.csv and dp_buckets.csv (the input split at its
 // first 0x00), read as `ropegrad dp-simulate --run DIR` reads them
-// (tasks::profile_from_run: every field by its rule in tasks/run_files.h),
+// (tasks::profile_from_run: every field by its rule in train/run_files.h),
 // then simulated on 1 and 1024 ranks: a number that passed the rules must not
 // overflow the simulation's arithmetic.
 #include "fuzz/fuzz_util.h"
-#include "tasks/dp_simulate.h"
+#include "train/dp_simulate.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string& dir = ropegrad::fuzz::input_dir("dp");

@@ -1,11 +1,11 @@
 // libFuzzer target: a run's metrics.csv and time.csv (the input split at its
 // first 0x00), read as `train --resume` and `ropegrad sweep` read them:
-// tasks::read_run_csv (every field by its rule in tasks/run_files.h), the rows
+// tasks::read_run_csv (every field by its rule in train/run_files.h), the rows
 // a resume keeps (read_metrics_rows), and a sweep point's row of the table
 // (read_sweep_row, beside a valid outcome.txt).
 #include "fuzz/fuzz_util.h"
-#include "tasks/run_files.h"
-#include "tasks/sweep.h"
+#include "train/run_files.h"
+#include "train/sweep.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string& dir = ropegrad::fuzz::input_dir("metrics");

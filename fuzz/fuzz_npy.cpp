@@ -2,7 +2,7 @@
 // expected answer to bad input; a crash, a sanitizer report, a hang or an
 // allocation the file cannot back is a bug.
 #include "fuzz/fuzz_util.h"
-#include "nn/npy.h"
+#include "io/npy.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string& path = ropegrad::fuzz::write_input(data, size, ".npy");

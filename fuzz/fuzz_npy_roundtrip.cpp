@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "fuzz/fuzz_util.h"
-#include "nn/npy.h"
+#include "io/npy.h"
 #include "tensor/kernels.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

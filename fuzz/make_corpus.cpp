@@ -11,12 +11,12 @@
 #include <fstream>
 #include <iterator>
 
-#include "nn/checkpoint.h"
-#include "nn/npy.h"
-#include "nn/optim.h"
-#include "nn/safetensors.h"
+#include "io/checkpoint.h"
+#include "io/npy.h"
+#include "optim/optim.h"
+#include "io/safetensors.h"
 #include "nn/transformer.h"
-#include "tasks/trainer.h"
+#include "train/trainer.h"
 #include "tokenizer/tokenizer.h"
 
 using namespace ropegrad;

@@ -28,10 +28,10 @@ export ROPEGRAD_COURSE_BUILD=$build_dir
 
 ids=${ROPEGRAD_COURSE_IDS:-$(sed -n 's/^\[\(ex[0-9a-z-]*\)\]$/\1/p' course/exercises.txt)}  # ROPEGRAD_COURSE_IDS="ex07-rmsnorm ...": only these
 ids=$(echo $ids)  # one line, space-separated
-region_files=$(grep -rlE --include='*.cpp' --include='*.h' 'BEGIN EXERCISE ex' tensor autograd nn tasks tokenizer 2>/dev/null || true)
+region_files=$(grep -rlE --include='*.cpp' --include='*.h' 'BEGIN EXERCISE ex' tensor autograd nn optim io catalog tokenizer tasks dist train cli 2>/dev/null || true)
 [ -n "$region_files" ] || { echo "course proof: no exercise regions in the sources" >&2; exit 1; }
 # Stubbing removes an exercise's fast forms (scripts/course.sh): keep them too.
-region_files="$region_files $(grep -rlE --include='*.cpp' --include='*.h' '^// Fast form of:' tensor autograd nn tasks tokenizer tests bench 2>/dev/null || true)"
+region_files="$region_files $(grep -rlE --include='*.cpp' --include='*.h' '^// Fast form of:' tensor autograd nn optim io catalog tokenizer tasks dist train cli tests bench 2>/dev/null || true)"
 
 backup=$(mktemp -d)
 for f in $region_files; do mkdir -p "$backup/$(dirname "$f")"; cp "$f" "$backup/$f"; done

@@ -89,7 +89,7 @@ unknown_id() {
 
 # The source files that hold a region of exercise ID.
 files_of() {
-  grep -rlE --include='*.cpp' --include='*.h' -- "BEGIN EXERCISE $1( |\$)" tensor autograd nn tasks tokenizer 2>/dev/null || true
+  grep -rlE --include='*.cpp' --include='*.h' -- "BEGIN EXERCISE $1( |\$)" tensor autograd nn optim io catalog tokenizer tasks dist train cli 2>/dev/null || true
 }
 
 # The fast forms of exercise ID (tensor/fast_forms.h): files whose first line
@@ -97,7 +97,7 @@ files_of() {
 # so a workspace has none of those of the exercises it stubs.
 fast_forms_of() {
   local f
-  for f in $(grep -rlE --include='*.cpp' --include='*.h' '^// Fast form of:' tensor autograd nn tasks tokenizer tests bench 2>/dev/null); do
+  for f in $(grep -rlE --include='*.cpp' --include='*.h' '^// Fast form of:' tensor autograd nn optim io catalog tokenizer tasks dist train cli tests bench 2>/dev/null); do
     head -1 "$f" | grep -qE -- "^// Fast form of:(.* )?$1( |\$)" && echo "$f"
   done
   return 0

@@ -24,7 +24,7 @@ import pathlib
 import re
 from dataclasses import dataclass, field
 
-LIBRARY_DIRS = ("tensor", "autograd", "nn", "tasks", "tokenizer")
+LIBRARY_DIRS = ("tensor", "autograd", "nn", "optim", "io", "catalog", "tokenizer", "tasks", "dist", "train", "cli")
 ID = r"ex\d\d-[a-z0-9-]+"
 BEGIN = re.compile(rf"^(\s*)// BEGIN EXERCISE ({ID})\s*$")
 END = re.compile(rf"^\s*// END EXERCISE ({ID})\s*$")

@@ -6,7 +6,7 @@
 #include <iterator>
 #include <numeric>
 
-#include "nn/data.h"
+#include "tasks/batch.h"
 #include "nn/functional.h"
 
 namespace ropegrad::tasks {

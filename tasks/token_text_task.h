@@ -1,5 +1,5 @@
 // Language modelling of BPE token ids (ropegrad tokenize encode): the ids
-// stay on disk and are read through a memory mapping (nn/token_memmap.h).
+// stay on disk and are read through a memory mapping (io/token_memmap.h).
 // Metric: perplexity, exp of the mean cross-entropy over every evaluated token.
 #pragma once
 
@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "nn/token_memmap.h"
+#include "io/token_memmap.h"
 #include "tasks/synthetic.h"
 #include "tokenizer/tokenizer.h"
 

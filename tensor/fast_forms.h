@@ -40,7 +40,7 @@ enum class FastForm : int {
   TripleBackward,   // nn/fast/triple_scores_fast.h: the triple backward in two vectorised passes
   TiledAttention,   // nn/fast/attention_tiled.h: online softmax over key tiles
   CrossEntropy,     // nn/fast/cross_entropy_fast.h: the backward's rows over the pool, AVX2
-  AdamW,            // nn/fast/adamw_fast.h: the update over the pool, AVX2
+  AdamW,            // optim/fast/adamw_fast.h: the update over the pool, AVX2
   EncodeHeap,       // tokenizer/fast/encode_heap.h: a long pre-token's merges by a heap, O(n log n)
   Count
 };

@@ -20,14 +20,14 @@
 #include "nn/accounting.h"
 #include "nn/attention_path.h"
 #include "nn/functional.h"
-#include "nn/optim.h"
+#include "optim/optim.h"
 #include "tensor/kernels.h"
 #include "tensor/random.h"
 #include "tensor/storage.h"
 #include "tests/support/test_util.h"
 
 namespace ropegrad::tasks {
-int run_account(int argc, char** argv);  // tasks/account_cli.cpp
+int run_account(int argc, char** argv);  // cli/account_cli.cpp
 }
 
 using namespace ropegrad;

@@ -26,12 +26,12 @@
 
 #include "autograd/engine.h"
 #include "autograd/ops.h"
-#include "nn/checkpoint.h"
+#include "io/checkpoint.h"
 #include "nn/layers.h"
 #include "nn/module.h"
-#include "nn/npy.h"
-#include "nn/optim.h"
-#include "nn/safetensors.h"
+#include "io/npy.h"
+#include "optim/optim.h"
+#include "io/safetensors.h"
 #include "tests/support/test_util.h"
 
 using namespace ropegrad;

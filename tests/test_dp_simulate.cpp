@@ -1,4 +1,4 @@
-// The data-parallel scaling simulation (tasks/dp_simulate.h, `ropegrad dp-simulate`): the ring
+// The data-parallel scaling simulation (train/dp_simulate.h, `ropegrad dp-simulate`): the ring
 // formula, a case worked by hand, behaviours that must hold for any profile, the profile of a real
 // --micro-batch run and of a model shape, and the errors.
 #include <gmock/gmock.h>
@@ -14,8 +14,8 @@
 #include <stdexcept>
 
 #include "nn/accounting.h"
-#include "tasks/dp_simulate.h"
-#include "tasks/trainer.h"
+#include "train/dp_simulate.h"
+#include "train/trainer.h"
 #include "tensor/printable.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_util.h"
@@ -27,7 +27,7 @@ using ropegrad::testing::read_text;
 namespace fs = std::filesystem;
 
 namespace ropegrad::tasks {
-int run_dp_simulate(int argc, char** argv);  // tasks/dp_simulate_cli.cpp
+int run_dp_simulate(int argc, char** argv);  // cli/dp_simulate_cli.cpp
 }
 
 namespace {
@@ -88,7 +88,7 @@ nn::TransformerConfig small_shape() {
 
 // A strict JSON reader (RFC 8259), enough to say whether the program's --json
 // output is JSON and to read a string back out of it. Python is not there to
-// do it; the tree's own JSON reader (nn/safetensors.cpp) takes integers only.
+// do it; the tree's own JSON reader (io/safetensors.cpp) takes integers only.
 struct Json {
   enum class Kind { Null, Bool, Number, String, Array, Object } kind = Kind::Null;
   std::string str;
@@ -479,7 +479,7 @@ TEST(DpSimulate, JsonStringIsValidJsonForAnyBytes) {
   }
 }
 
-// dp.csv and dp_buckets.csv are read by their fields' rules (tasks/run_files.h):
+// dp.csv and dp_buckets.csv are read by their fields' rules (train/run_files.h):
 // a huge element count was read as -9.2e18 (negative bytes and times), and an
 // inf ready time was accepted. Each is an error naming the file, the line,
 // the field and the range.

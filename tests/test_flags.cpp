@@ -1,4 +1,4 @@
-// The command line's one flag reader (tasks/flags.h): its number parser,
+// The command line's one flag reader (io/flags.h): its number parser,
 // its reading of words against a table, its errors and its --help.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -19,8 +19,8 @@
 
 #include "course/final_options.h"
 #include "support/test_util.h"
-#include "tasks/commands.h"
-#include "tasks/flags.h"
+#include "cli/commands.h"
+#include "io/flags.h"
 
 namespace ropegrad {
 namespace {

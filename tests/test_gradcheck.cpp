@@ -13,7 +13,7 @@
 
 #include "autograd/function.h"
 #include "autograd/gradcheck.h"
-#include "autograd/op_catalog.h"
+#include "catalog/op_catalog.h"
 #include "autograd/ops.h"
 #include "tests/support/test_util.h"
 

@@ -1,4 +1,4 @@
-// Micro-batches without MPI (one process, tasks/grad_buckets.h): a step of M
+// Micro-batches without MPI (one process, dist/grad_buckets.h): a step of M
 // micro-batches sums their gradients in float64 and rounds once; with one
 // micro-batch it is the plain step bit for bit; with several it differs from
 // one backward over the batch by rounding only. This one-process path is
@@ -17,11 +17,11 @@
 #include <sstream>
 
 #include "autograd/ops.h"
-#include "nn/safetensors.h"
-#include "tasks/dp_settings.h"
-#include "tasks/grad_buckets.h"
-#include "tasks/trainer.h"
-#include "tasks/zero_adamw.h"
+#include "io/safetensors.h"
+#include "train/dp_settings.h"
+#include "dist/grad_buckets.h"
+#include "train/trainer.h"
+#include "dist/zero_adamw.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/tiny_train.h"
 #include "tests/support/test_util.h"

@@ -571,7 +571,7 @@ TEST(TransformerErrors, BadConfigAndAttentionName) {
 
 }  // namespace
 
-// Data-parallel training (tasks/data_parallel.h) starts sending a parameter's
+// Data-parallel training (dist/mpi/data_parallel.h) starts sending a parameter's
 // gradient from its gradient-ready hook: in the model the head's gradient is
 // complete first and the embedding's last, every parameter's exactly once,
 // and the hooks change no gradient bit.

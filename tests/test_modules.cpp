@@ -1,4 +1,4 @@
-// Every module and nn function of the catalogue (nn/module_catalog.h) is
+// Every module and nn function of the catalogue (catalog/module_catalog.h) is
 // gradchecked in float64: the analytical Jacobian from backward against
 // central differences, input by input, parameter by parameter. The same list
 // drives `ropegrad gradcheck`, so a case added there is tested here.
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "autograd/gradcheck.h"
-#include "nn/module_catalog.h"
+#include "catalog/module_catalog.h"
 
 using namespace ropegrad;
 

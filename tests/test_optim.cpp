@@ -37,12 +37,12 @@
 #include <vector>
 
 #include "autograd/ops.h"
-#include "nn/data.h"
+#include "tasks/batch.h"
 #include "nn/module.h"
-#include "nn/optim.h"
-#include "nn/schedule.h"
-#include "nn/npy.h"
-#include "nn/token_memmap.h"
+#include "optim/optim.h"
+#include "optim/schedule.h"
+#include "io/npy.h"
+#include "io/token_memmap.h"
 #include "tests/support/test_util.h"
 
 using namespace ropegrad;

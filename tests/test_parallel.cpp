@@ -19,7 +19,7 @@
 #include "autograd/ops.h"
 #include "nn/attention_scores.h"
 #include "nn/functional.h"
-#include "nn/optim.h"
+#include "optim/optim.h"
 #include "nn/attention_path.h"
 #include "nn/transformer.h"
 #include "tensor/fast_math.h"

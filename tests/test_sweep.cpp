@@ -1,4 +1,4 @@
-// `ropegrad sweep` (tasks/sweep.h), run as the program itself on tiny copy
+// `ropegrad sweep` (train/sweep.h), run as the program itself on tiny copy
 // runs (D 16, one layer, a dozen or two steps each):
 // - the results table agrees with each point's own metrics.csv, and a point's
 //   run is the run `ropegrad train` makes with the same settings;
@@ -28,8 +28,8 @@
 #include <thread>
 #include <vector>
 
-#include "tasks/plot.h"
-#include "tasks/trainer.h"
+#include "train/plot.h"
+#include "train/trainer.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_util.h"
 

@@ -20,13 +20,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "nn/npy.h"
-#include "nn/tmp_file.h"
-#include "nn/token_memmap.h"
-#include "tasks/run_files.h"
+#include "io/npy.h"
+#include "io/tmp_file.h"
+#include "io/token_memmap.h"
+#include "train/run_files.h"
 #include "tensor/printable.h"
 #include "tasks/token_text_task.h"
-#include "tasks/trainer.h"
+#include "train/trainer.h"
 #include "tests/support/test_util.h"
 #include "tokenizer/pretokenize.h"
 #include "tokenizer/tokenizer.h"
@@ -42,7 +42,7 @@ using namespace ropegrad::tok;
 using namespace ropegrad::testing;
 
 namespace ropegrad::tasks {
-int run_tokenize(int argc, char** argv);  // tasks/tokenize_cli.cpp
+int run_tokenize(int argc, char** argv);  // cli/tokenize_cli.cpp
 }
 
 namespace {
@@ -891,7 +891,7 @@ TEST(TokenIds, Uint16AndInt32FilesReadBackEverywhere) {
     const auto& ids = file.second;
     nn::TokenMemmap map(dir + "/" + name + ".npy");
     ASSERT_EQ(map.size(), static_cast<int64_t>(ids.size()));
-    const Tensor t = nn::load_npy(dir + "/" + name + ".npy");  // nn/npy.cpp reads both as int64
+    const Tensor t = nn::load_npy(dir + "/" + name + ".npy");  // io/npy.cpp reads both as int64
     ASSERT_EQ(t.numel(), static_cast<int64_t>(ids.size()));
     for (size_t i = 0; i < ids.size(); ++i) {
       EXPECT_EQ(map.at(static_cast<int64_t>(i)), ids[i]);

@@ -1,4 +1,4 @@
-// The training loop (tasks/trainer.h) on tiny models (D 16, one layer, a few
+// The training loop (train/trainer.h) on tiny models (D 16, one layer, a few
 // dozen steps, well under a second each):
 // - determinism: same seed -> the same losses, bit for bit;
 // - exact resume: stop at step k, resume from the checkpoint, and the resumed
@@ -28,17 +28,17 @@
 #include <string>
 #include <vector>
 
-#include "nn/checkpoint.h"
+#include "io/checkpoint.h"
 #include "nn/layers.h"
-#include "nn/optim.h"
-#include "nn/safetensors.h"
+#include "optim/optim.h"
+#include "io/safetensors.h"
 #include "nn/transformer.h"
-#include "tasks/plot.h"
-#include "tasks/dp_simulate.h"
-#include "tasks/run_files.h"
-#include "tasks/sweep.h"
+#include "train/plot.h"
+#include "train/dp_simulate.h"
+#include "train/run_files.h"
+#include "train/sweep.h"
 #include "tasks/token_text_task.h"
-#include "tasks/trainer.h"
+#include "train/trainer.h"
 #include "tensor/printable.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/tiny_train.h"
@@ -743,7 +743,7 @@ TEST(Cli, GenerateRefusesATokenizerRetrainedInPlace) {
 
 // ---- files of --out DIR ----------------------------------------------------------------------------
 
-// ---- every number of a run's files, one rule each (tasks/run_files.h run_file_fields) -------------
+// ---- every number of a run's files, one rule each (train/run_files.h run_file_fields) -------------
 
 namespace {
 

@@ -1,4 +1,4 @@
-// ex13-adamw: one AdamW step (nn/optim.cpp: adam_coefficients, adamw_update)
+// ex13-adamw: one AdamW step (optim/optim.cpp: adam_coefficients, adamw_update)
 // against torch.optim.AdamW over the 1000-step problem of
 // tests/fixtures/make_optim_fixtures.py: params w (6, 5), b (5), s (2, 3, 2)
 // and frozen (4, never a gradient); g = curv (p - target) + noise[t % 16],
@@ -9,7 +9,7 @@
 #include <map>
 
 #include "course/checks/check_util.h"
-#include "nn/optim.h"
+#include "optim/optim.h"
 
 namespace ropegrad::course {
 namespace {

@@ -1,6 +1,6 @@
-// ex13-cosine-schedule: nn::cosine_lr (nn/schedule.cpp).
+// ex13-cosine-schedule: nn::cosine_lr (optim/schedule.cpp).
 #include "course/checks/check_util.h"
-#include "nn/schedule.h"
+#include "optim/schedule.h"
 
 namespace ropegrad::course {
 namespace {

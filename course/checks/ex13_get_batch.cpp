@@ -1,8 +1,8 @@
-// ex13-get-batch: nn::get_batch (nn/data.cpp).
+// ex13-get-batch: nn::get_batch (tasks/batch.cpp).
 #include <set>
 
 #include "course/checks/check_util.h"
-#include "nn/data.h"
+#include "tasks/batch.h"
 
 namespace ropegrad::course {
 namespace {

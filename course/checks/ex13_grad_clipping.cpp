@@ -1,7 +1,7 @@
-// ex13-grad-clipping: nn::clip_grad_norm_ (nn/optim.cpp) against
+// ex13-grad-clipping: nn::clip_grad_norm_ (optim/optim.cpp) against
 // torch.nn.utils.clip_grad_norm_ (tests/fixtures/optim/clip_*).
 #include "course/checks/check_util.h"
-#include "nn/optim.h"
+#include "optim/optim.h"
 
 namespace ropegrad::course {
 namespace {

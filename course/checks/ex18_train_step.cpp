@@ -1,12 +1,12 @@
-// ex18-train-step: one optimisation step (tasks/trainer.cpp, train_step): the
+// ex18-train-step: one optimisation step (train/trainer.cpp, train_step): the
 // schedule's learning rate, zero_grad, forward, cross-entropy, backward,
 // clipping, the AdamW update.
 #include <cmath>
 #include <memory>
 
 #include "course/checks/check_util.h"
-#include "nn/schedule.h"
-#include "tasks/trainer.h"
+#include "optim/schedule.h"
+#include "train/trainer.h"
 
 namespace ropegrad::course {
 namespace {

@@ -1,5 +1,5 @@
 // ex21-bucket-allreduce: the gradient-ready hook and the finish of
-// tasks::GradientBuckets (tasks/grad_buckets.cpp): each micro-batch's
+// tasks::GradientBuckets (dist/grad_buckets.cpp): each micro-batch's
 // gradient added into float64 sums, a bucket's sum across ranks started when
 // its last parameter is ready in the last micro-batch, then wait, divide by M
 // and round to float32 once. Three parameters a (3), b (2), c (4) registered
@@ -9,7 +9,7 @@
 
 #include "course/checks/check_util.h"
 #include "course/checks/rank_groups.h"
-#include "tasks/grad_buckets.h"
+#include "dist/grad_buckets.h"
 
 namespace ropegrad::course {
 namespace {

@@ -1,4 +1,4 @@
-// ex21-zero-adamw: ZeroAdamW's step (tasks/zero_adamw.cpp): AdamW on this
+// ex21-zero-adamw: ZeroAdamW's step (dist/zero_adamw.cpp): AdamW on this
 // rank's contiguous range of the flattened parameters only, then the ranges
 // gathered so every rank holds every weight. Parameters p0 (3), p1 (2),
 // p2 (4): 9 elements; with 3 ranks, rank 1 owns elements [3, 6): p1[0],
@@ -10,7 +10,7 @@
 
 #include "course/checks/check_util.h"
 #include "course/checks/rank_groups.h"
-#include "tasks/zero_adamw.h"
+#include "dist/zero_adamw.h"
 
 namespace ropegrad::course {
 namespace {

@@ -18,7 +18,7 @@
 
 #include <fmt/format.h>
 
-#include "tasks/process_group.h"
+#include "dist/process_group.h"
 #include "tensor/error.h"
 
 #ifdef ROPEGRAD_COURSE_MPI

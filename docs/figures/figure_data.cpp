@@ -64,17 +64,17 @@
 #include "nn/accounting.h"
 #include "nn/attention.h"
 #include "nn/attention_scores.h"
-#include "nn/checkpoint.h"
+#include "io/checkpoint.h"
 #include "nn/fast/attention_tiled.h"
 #include "nn/functional.h"
 #include "nn/layers.h"
-#include "nn/optim.h"
+#include "optim/optim.h"
 #include "nn/rope.h"
-#include "nn/schedule.h"
+#include "optim/schedule.h"
 #include "nn/transformer.h"
-#include "tasks/dp_settings.h"
-#include "tasks/dp_simulate.h"
-#include "tasks/zero_adamw.h"
+#include "train/dp_settings.h"
+#include "train/dp_simulate.h"
+#include "dist/zero_adamw.h"
 #include "tensor/kernels.h"
 #include "tensor/parallel.h"
 #include "tokenizer/bpe_train.h"
@@ -442,7 +442,7 @@ void ring() {
 }
 
 void buckets(const std::string& run_dir) {
-  // bucket k's all-reduce starts at max(ready_k, end of k - 1) on one channel (tasks/dp_simulate.h)
+  // bucket k's all-reduce starts at max(ready_k, end of k - 1) on one channel (train/dp_simulate.h)
   const tasks::NetworkModel net;
   const auto show = [&](const std::string& name, const tasks::BackwardProfile& p, int64_t ranks) {
     const tasks::SimulatedStep s = tasks::simulate_step(p, net, ranks);

@@ -9,10 +9,10 @@
 #include <fmt/format.h>
 
 #include "autograd/ops.h"
-#include "nn/data.h"
+#include "tasks/batch.h"
 #include "nn/functional.h"
-#include "nn/optim.h"
-#include "nn/schedule.h"
+#include "optim/optim.h"
+#include "optim/schedule.h"
 
 using namespace ropegrad;
 

@@ -15,11 +15,11 @@
 #include <string>
 
 #include "autograd/ops.h"
-#include "nn/checkpoint.h"
+#include "io/checkpoint.h"
 #include "nn/layers.h"
-#include "nn/npy.h"
-#include "nn/optim.h"
-#include "nn/safetensors.h"
+#include "io/npy.h"
+#include "optim/optim.h"
+#include "io/safetensors.h"
 
 using namespace ropegrad;
 

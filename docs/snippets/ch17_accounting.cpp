@@ -12,7 +12,7 @@
 #include "nn/accounting.h"
 #include "nn/attention_path.h"
 #include "nn/functional.h"
-#include "nn/optim.h"
+#include "optim/optim.h"
 #include "tensor/random.h"
 #include "tensor/storage.h"
 

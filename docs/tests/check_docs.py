@@ -445,7 +445,7 @@ def strip_code(text):
     return res
 
 
-PATH_IN_CODE = re.compile(r"`((?:tensor|autograd|nn|tasks|tests|bench|docs|scripts)/[\w./-]+\.(?:h|cpp|py|md|sh|txt|svg))`")
+PATH_IN_CODE = re.compile(r"`((?:tensor|autograd|nn|optim|io|catalog|tokenizer|tasks|dist|train|cli|tests|bench|docs|scripts)/[\w./-]+\.(?:h|cpp|py|md|sh|txt|svg))`")
 
 
 def links(path, errors):
@@ -516,7 +516,7 @@ def course_table(errors):
         errors.append(f"docs/course.md: the exercise table lists {[r[0] for r in rows]}, "
                       f"course/exercises.txt {ids}")
         return
-    sources = [f for d in ("tensor", "autograd", "nn", "tasks", "tokenizer")
+    sources = [f for d in ("tensor", "autograd", "nn", "optim", "io", "catalog", "tokenizer", "tasks", "dist", "train", "cli")
                for f in sorted((ROOT / d).glob("*")) if f.suffix in (".cpp", ".h")]
     for exercise, cell in rows:
         marker = re.compile(rf"BEGIN EXERCISE {re.escape(exercise)}( |$)", re.M)
@@ -659,7 +659,7 @@ def nothing_points_outside(errors):
     project was written from: the repository stands alone (the book's
     appendix A holds the formulas and names the sources)."""
     me = pathlib.Path(__file__).resolve()
-    for folder in ("tensor", "autograd", "nn", "tasks", "tokenizer", "tests", "course", "bench", "examples",
+    for folder in ("tensor", "autograd", "nn", "optim", "io", "catalog", "tokenizer", "tasks", "dist", "train", "cli", "tests", "course", "bench", "examples",
                    "scripts", "fuzz", "docs", "cmake", ".ci"):
         for f in sorted((ROOT / folder).rglob("*")):
             if f.is_file() and f.resolve() != me and f.suffix in (".cpp", ".h", ".py", ".sh", ".md", ".txt", ".in", ""):

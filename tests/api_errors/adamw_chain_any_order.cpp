@@ -1,6 +1,6 @@
 // expect: compiles
 // CS336's order (lr, weight_decay, betas, eps) through the chain, and the designated form.
-#include "nn/optim.h"
+#include "optim/optim.h"
 void f(std::vector<ropegrad::Tensor> params) {
   using ropegrad::nn::AdamW, ropegrad::nn::AdamWOptions;
   AdamW a(params, AdamWOptions::chain(1e-3).weight_decay(0.1).betas(0.9, 0.95).eps(1e-8));

@@ -3,7 +3,7 @@
 # tests/CMakeLists.txt only with -DROPEGRAD_MPI=ON). Each case trains a small
 # model (d_model 32, one layer, a few steps) and compares checkpoints byte for
 # byte with `cmp`: the reference is the same program run without mpirun (one
-# process, the same micro-batches: tasks/grad_buckets.h).
+# process, the same micro-batches: dist/grad_buckets.h).
 #
 #   dp_test.sh CLI CASE [VARIANT]
 #   CASE: equality | mismatch | dead-rank | hung-rank | resume

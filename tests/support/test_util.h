@@ -34,7 +34,7 @@
 #include "autograd/ops.h"
 #include "nn/attention_scores.h"
 #include "nn/module.h"
-#include "nn/npy.h"
+#include "io/npy.h"
 #include "nn/rope.h"
 #include "tensor/error.h"
 #include "tensor/print.h"

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "nn/transformer.h"
-#include "tasks/trainer.h"
+#include "train/trainer.h"
 
 namespace ropegrad::testing {
 

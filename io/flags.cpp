@@ -1,0 +1,488 @@
+#include "io/flags.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+
+#include "tensor/error.h"
+#include "tensor/printable.h"
+
+namespace ropegrad::flags {
+
+// ---- the rows ----------------------------------------------------------------------------------
+
+Flag whole(std::string name, int64_t min, int64_t max, std::string default_value, std::string help,
+           std::string unit) {
+  Flag f;
+  f.name = std::move(name);
+  f.type = Type::Whole;
+  f.unit = std::move(unit);
+  f.placeholder = "N";
+  f.min = min;
+  f.max = max;
+  f.default_value = std::move(default_value);
+  f.help = std::move(help);
+  return f;
+}
+
+Flag real(std::string name, Interval range, std::string default_value, std::string help, std::string unit) {
+  Flag f;
+  f.name = std::move(name);
+  f.type = Type::Real;
+  f.unit = std::move(unit);
+  f.placeholder = "X";
+  f.range = range;
+  f.default_value = std::move(default_value);
+  f.help = std::move(help);
+  return f;
+}
+
+Flag choice(std::string name, std::vector<std::string> choices, std::string default_value, std::string help) {
+  Flag f;
+  f.name = std::move(name);
+  f.type = Type::Choice;
+  f.choices = std::move(choices);
+  f.default_value = std::move(default_value);
+  f.help = std::move(help);
+  return f;
+}
+
+Flag text(std::string name, std::string placeholder, std::string help, std::string default_value) {
+  Flag f;
+  f.name = std::move(name);
+  f.type = Type::Text;
+  f.placeholder = std::move(placeholder);
+  f.help = std::move(help);
+  f.default_value = std::move(default_value);
+  return f;
+}
+
+Flag path(std::string name, std::string placeholder, std::string help) {
+  Flag f = text(std::move(name), std::move(placeholder), std::move(help));
+  f.type = Type::Path;
+  return f;
+}
+
+Flag on_off(std::string name, std::string help) {
+  Flag f;
+  f.name = std::move(name);
+  f.type = Type::Switch;
+  f.help = std::move(help);
+  return f;
+}
+
+Flag whole_list(std::string name, int64_t min, int64_t max, char separator, std::string default_value,
+                std::string help) {
+  Flag f = whole(std::move(name), min, max, std::move(default_value), std::move(help));
+  f.type = Type::WholeList;
+  f.separator = separator;
+  return f;
+}
+
+Flag required(Flag f) {
+  f.required = true;
+  return f;
+}
+
+Flag repeated(Flag f) {
+  f.repeated = true;
+  return f;
+}
+
+// ---- numbers -----------------------------------------------------------------------------------
+
+namespace {
+
+enum class Scan { Number, OutOfRange, NotANumber };
+
+// A leading '+' before a digit or a point, which from_chars does not take.
+std::string_view without_plus(std::string_view text) {
+  if (text.size() > 1 && text[0] == '+' && (std::isdigit(static_cast<unsigned char>(text[1])) || text[1] == '.'))
+    return text.substr(1);
+  return text;
+}
+
+Scan scan_real(std::string_view text, double& value) {
+  text = without_plus(text);
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value, std::chars_format::general);
+  if (text.empty() || ptr != end) return Scan::NotANumber;
+  return ec == std::errc() ? Scan::Number : ec == std::errc::result_out_of_range ? Scan::OutOfRange : Scan::NotANumber;
+}
+
+// The value as a message shows it: as typed, quoted unless it is a number.
+std::string shown(const std::string& text) {
+  double ignored = 0;
+  return scan_real(text, ignored) != Scan::NotANumber ? text : quote_bytes(text);
+}
+
+std::string without_exponent_padding(std::string s) {  // "1e+06" -> "1e6", "1e-05" -> "1e-5"
+  const size_t e = s.find('e');
+  if (e == std::string::npos) return s;
+  std::string exponent = s.substr(e + 1);
+  const bool negative = exponent[0] == '-';
+  if (exponent[0] == '+' || negative) exponent.erase(0, 1);
+  exponent.erase(0, std::min(exponent.find_first_not_of('0'), exponent.size() - 1));
+  return s.substr(0, e + 1) + (negative ? "-" : "") + exponent;
+}
+
+}  // namespace
+
+std::optional<double> parse_real(std::string_view text) {
+  double v = 0;
+  if (scan_real(text, v) != Scan::Number) return std::nullopt;
+  return v;
+}
+
+std::optional<int64_t> parse_whole(std::string_view text) {
+  const std::string_view t = without_plus(text);
+  const char* end = t.data() + t.size();
+  int64_t n = 0;
+  const auto [ptr, ec] = std::from_chars(t.data(), end, n);
+  if (!t.empty() && ptr == end) return ec == std::errc() ? std::optional<int64_t>(n) : std::nullopt;
+  // A whole number written as a real ("1e3"): checked to be one, and within
+  // int64, before it is converted.
+  const std::optional<double> v = parse_real(text);
+  if (!v || !std::isfinite(*v) || std::trunc(*v) != *v || *v < -0x1p63 || *v >= 0x1p63) return std::nullopt;
+  return static_cast<int64_t>(*v);
+}
+
+std::string number_text(double x) {
+  if (x == 0) return "0";
+  std::string plain = fmt::format("{}", x);  // the shortest that reads back as x
+  if (plain.find('e') != std::string::npos) plain = std::abs(x) >= 1 ? fmt::format("{:.0f}", x) : "";
+  if (plain.size() > 2 && plain.substr(plain.size() - 2) == ".0") plain.resize(plain.size() - 2);
+  std::string exponent;
+  for (int digits = 0; digits <= 17; ++digits) {  // the shortest that reads back as x
+    exponent = fmt::format("{:.{}e}", x, digits);
+    if (parse_real(exponent) == x) break;
+  }
+  exponent = without_exponent_padding(exponent);
+  return plain.empty() || exponent.size() + 3 <= plain.size() ? exponent : plain;
+}
+
+// ---- values ------------------------------------------------------------------------------------
+
+std::string domain(const Flag& f) {
+  const std::string unit = f.unit.empty() ? "" : " " + f.unit;
+  switch (f.type) {
+    case Type::Whole:
+      return fmt::format("a whole number in {}..{}{}", f.min, f.max, unit);
+    case Type::Real:
+      return fmt::format("a real number in {}{}, {}{}{}", f.range.lo_open ? "(" : "[", number_text(f.range.lo),
+                         number_text(f.range.hi), f.range.hi_open ? ")" : "]", unit);
+    case Type::Choice:
+      return fmt::format("one of {}", fmt::join(f.choices, " | "));
+    case Type::WholeList:
+      return fmt::format("whole numbers in {}..{}{} separated by {}", f.min, f.max, unit,
+                         f.separator == ' ' ? "spaces" : f.separator == ',' ? "commas" : fmt::format("'{}'", f.separator));
+    case Type::Path:
+      return "a path";
+    case Type::Text:
+      return "a non-empty text";
+    case Type::Switch:
+      return "a switch (no value)";
+  }
+  return "?";
+}
+
+namespace {
+
+bool in_range(const Flag& f, double v) {
+  const Interval& r = f.range;
+  return std::isfinite(v) && (r.lo_open ? v > r.lo : v >= r.lo) && (r.hi_open ? v < r.hi : v <= r.hi);
+}
+
+// The items of a list: between separators (' ': between runs of blanks).
+std::vector<std::string> items_of(const std::string& text, char separator) {
+  std::vector<std::string> items;
+  if (separator == ' ') {
+    size_t at = text.find_first_not_of(" \t");
+    while (at != std::string::npos) {
+      const size_t end = std::min(text.find_first_of(" \t", at), text.size());
+      items.push_back(text.substr(at, end - at));
+      at = text.find_first_not_of(" \t", end);
+    }
+    return items;
+  }
+  for (size_t at = 0;;) {
+    const size_t end = std::min(text.find(separator, at), text.size());
+    items.push_back(text.substr(at, end - at));
+    if (end == text.size()) return items;
+    at = end + 1;
+  }
+}
+
+[[noreturn]] void refuse(const Flag& f, const std::string& text, const std::string& op, const std::string& detail = "") {
+  fail(op, "--{} must be {}, got {}{}", f.name, domain(f), shown(text), detail);
+}
+
+}  // namespace
+
+Value check_value(const Flag& f, const std::string& text, const std::string& op) {
+  Value v;
+  v.text = text;
+  switch (f.type) {
+    case Type::Whole: {
+      const std::optional<int64_t> n = parse_whole(text);
+      if (!n || *n < f.min || *n > f.max) refuse(f, text, op);
+      v.whole = *n;
+      break;
+    }
+    case Type::Real: {
+      const std::optional<double> x = parse_real(text);
+      if (!x || !in_range(f, *x)) refuse(f, text, op);
+      v.real = *x;
+      break;
+    }
+    case Type::Choice:
+      if (std::find(f.choices.begin(), f.choices.end(), text) == f.choices.end()) refuse(f, text, op);
+      break;
+    case Type::WholeList:
+      for (const std::string& item : items_of(text, f.separator)) {
+        const std::optional<int64_t> n = parse_whole(item);
+        if (!n || *n < f.min || *n > f.max) refuse(f, item, op, fmt::format(" in {}", quote_bytes(text)));
+        v.wholes.push_back(*n);
+      }
+      if (v.wholes.empty()) refuse(f, text, op);
+      break;
+    case Type::Text:
+    case Type::Path:
+      if (text.empty()) refuse(f, text, op);
+      break;
+    case Type::Switch:
+      fail(op, "--{} is a switch: it takes no value, got {}", f.name, shown(text));
+  }
+  return v;
+}
+
+std::string canonical(const Flag& f, const std::string& text, const std::string& op) {
+  const Value v = check_value(f, text, op);
+  switch (f.type) {
+    case Type::Whole:
+      return std::to_string(v.whole);
+    case Type::Real:
+      return fmt::format("{}", v.real == 0 ? 0.0 : v.real);  // -0 is 0
+    case Type::WholeList:
+      return fmt::format("{}", fmt::join(v.wholes, std::string(1, f.separator)));
+    default:
+      return v.text;
+  }
+}
+
+Values::Values(const Command& command, std::map<std::string, std::vector<Value>> given, std::vector<std::string> rest)
+    : command_(command.name), flags_(command.flags), given_(std::move(given)), rest_(std::move(rest)) {
+  for (const Flag& f : flags_) {
+    if (f.type == Type::Switch || (f.default_value.empty() && (f.type == Type::Text || f.type == Type::Path))) {
+      defaults_[f.name] = Value{};
+    } else if (!f.default_value.empty()) {
+      defaults_[f.name] = check_value(f, f.default_value, command_ + " (the table's default)");
+    }
+  }
+}
+
+const Value& Values::value(const std::string& name, Type type) const {
+  const auto f = std::find_if(flags_.begin(), flags_.end(), [&](const Flag& g) { return g.name == name; });
+  RG_CHECK(f != flags_.end(), command_, "no flag --{} in the table (a mistake in the program)", name);
+  const bool text_like = f->type == Type::Text || f->type == Type::Path || f->type == Type::Choice;
+  RG_CHECK(f->type == type || (type == Type::Text && text_like), command_,
+           "--{} is read as another type than its table's (a mistake in the program)", name);
+  const auto it = given_.find(name);
+  if (it != given_.end()) return it->second.back();
+  const auto d = defaults_.find(name);
+  RG_CHECK(d != defaults_.end(), command_, "--{} has no default (a mistake in the program)", name);
+  return d->second;
+}
+
+bool Values::given(const std::string& name) const {
+  const bool known = std::any_of(flags_.begin(), flags_.end(), [&](const Flag& f) { return f.name == name; });
+  RG_CHECK(known, command_, "no flag --{} in the table (a mistake in the program)", name);
+  return given_.count(name) > 0;
+}
+int64_t Values::whole(const std::string& name) const { return value(name, Type::Whole).whole; }
+double Values::real(const std::string& name) const { return value(name, Type::Real).real; }
+const std::string& Values::text(const std::string& name) const { return value(name, Type::Text).text; }
+const std::string& Values::typed(const std::string& name) const {
+  const auto f = std::find_if(flags_.begin(), flags_.end(), [&](const Flag& g) { return g.name == name; });
+  RG_CHECK(f != flags_.end(), command_, "no flag --{} in the table (a mistake in the program)", name);
+  return value(name, f->type).text;
+}
+
+bool Values::on(const std::string& name) const {
+  value(name, Type::Switch);  // checks the name and the type
+  return given_.count(name) > 0;
+}
+std::vector<int64_t> Values::wholes(const std::string& name) const { return value(name, Type::WholeList).wholes; }
+
+std::vector<std::string> Values::all(const std::string& name) const {
+  std::vector<std::string> out;
+  const auto it = given_.find(name);
+  if (it != given_.end()) {
+    for (const Value& v : it->second) out.push_back(v.text);
+  }
+  return out;
+}
+
+// ---- reading -----------------------------------------------------------------------------------
+
+const Flag* find(const Command& command, std::string_view name) {
+  for (const Flag& f : command.flags) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+namespace {
+
+std::vector<std::string> names_of(const Command& command) {
+  std::vector<std::string> names;
+  for (const Flag& f : command.flags) names.push_back("--" + f.name);
+  return names;
+}
+
+// `word` is no flag of the command. `after_switch`: the switch just before it.
+[[noreturn]] void unknown(const Command& command, const std::string& word, const Flag* after_switch) {
+  std::string why;
+  if (after_switch != nullptr && word.rfind("--", 0) != 0) {
+    why = fmt::format("; --{} is a switch and takes no value", after_switch->name);
+  } else if (const std::string near = closest(word.substr(0, word.find('=')), names_of(command)); !near.empty()) {
+    why = fmt::format("; did you mean {}?", near);
+  }
+  const std::string hint = command.unknown_hint.empty() ? "" : command.unknown_hint + "; ";
+  fail(command.name, "unknown argument {}{} ({}see {} --help)", quote_bytes(word), why, hint, command.name);
+}
+
+// The value of the flag at words[i] ("--name VALUE" or "--name=VALUE"); moves i past it.
+std::string value_of(const Command& command, const Flag& f, const std::vector<std::string>& words, size_t& i,
+                     const std::optional<std::string>& inline_value) {
+  if (inline_value) return *inline_value;
+  RG_CHECK(i + 1 < words.size(), command.name, "--{} needs a value ({})", f.name, domain(f));
+  const std::string& next = words[i + 1];
+  RG_CHECK(!(next.rfind("--", 0) == 0 && find(command, next.substr(2)) != nullptr), command.name,
+           "--{} needs a value ({}), got the flag {}", f.name, domain(f), next);
+  return words[++i];
+}
+
+}  // namespace
+
+std::optional<Values> read(const Command& command, const std::vector<std::string>& words) {
+  std::map<std::string, std::vector<Value>> given;
+  std::vector<std::string> rest;
+  const Flag* last_switch = nullptr;
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& word = words[i];
+    if (word == "--help" || word == "-h") {
+      std::fputs(help_text(command).c_str(), stdout);
+      return std::nullopt;
+    }
+    if (word == "--" && !command.rest.empty()) {
+      rest.assign(words.begin() + static_cast<std::ptrdiff_t>(i) + 1, words.end());
+      break;
+    }
+    const size_t eq = word.find('=');
+    const Flag* f = word.rfind("--", 0) == 0 ? find(command, word.substr(2, eq == std::string::npos ? eq : eq - 2)) : nullptr;
+    if (f == nullptr) unknown(command, word, last_switch);
+    const std::optional<std::string> inline_value =
+        eq == std::string::npos ? std::nullopt : std::optional<std::string>(word.substr(eq + 1));
+    last_switch = f->type == Type::Switch ? f : nullptr;
+    if (f->type == Type::Switch && inline_value) check_value(*f, *inline_value, command.name);  // refused
+    const Value v = f->type == Type::Switch ? Value{}
+                                            : check_value(*f, value_of(command, *f, words, i, inline_value), command.name);
+    std::vector<Value>& slot = given[f->name];
+    if (!f->repeated) slot.clear();  // the last one counts
+    slot.push_back(v);
+  }
+  for (const Flag& f : command.flags) {
+    RG_CHECK(!f.required || given.count(f.name) > 0, command.name, "--{} {} is required", f.name,
+             f.placeholder.empty() ? "VALUE" : f.placeholder);
+  }
+  return Values(command, std::move(given), std::move(rest));
+}
+
+std::optional<Values> read(const Command& command, int argc, char** argv) {
+  return read(command, std::vector<std::string>(argv, argv + argc));
+}
+
+// ---- help --------------------------------------------------------------------------------------
+
+namespace {
+
+constexpr size_t kHelpColumn = 29;  // where the help of each flag starts
+constexpr size_t kHelpWidth = 120;  // a longer line puts the domain on a line of its own
+
+// "--name DEFAULT" (or "--name PLACEHOLDER"; a switch: "--name").
+std::string left_column(const Flag& f) {
+  if (f.type == Type::Switch) return "--" + f.name;
+  const std::string value = !f.default_value.empty() ? f.default_value
+                            : !f.placeholder.empty()  ? f.placeholder
+                            : f.type == Type::Choice  ? "NAME"
+                                                      : "X";
+  return fmt::format("--{} {}", f.name, value);
+}
+
+// The help of one flag: the choices first (a choice), the domain last (a number).
+std::string help_of(const Flag& f) {
+  std::string help = f.help;
+  if (f.type == Type::Choice) {
+    const std::string names = fmt::format("{}", fmt::join(f.choices, " | "));
+    help = help.empty() ? names : help[0] == '(' ? names + " " + help : names + ": " + help;
+  }
+  std::vector<std::string> notes;
+  if (f.type == Type::Whole || f.type == Type::Real || f.type == Type::WholeList) notes.push_back(domain(f));
+  if (f.repeated) notes.push_back("may be given more than once");
+  if (f.required) notes.push_back("required");
+  if (notes.empty()) return help;
+  const std::string note = fmt::format("{}", fmt::join(notes, "; "));
+  const size_t last_line = help.size() - std::min(help.size(), help.rfind('\n') + 1);
+  if (help.empty()) return note;
+  if (kHelpColumn + last_line + 2 + note.size() <= kHelpWidth) return help + "; " + note;
+  return help + "\n" + note;
+}
+
+}  // namespace
+
+std::string help_text(const Command& command) {
+  std::string out = command.usage.empty() ? fmt::format("usage: {} [options]\n", command.name) : command.usage;
+  if (!command.summary.empty()) out += "\n" + command.summary + "\n";
+  out += "\noptions:\n";
+  const std::string indent(kHelpColumn, ' ');
+  const auto line = [&](const std::string& left, const std::string& help) {
+    std::string text = help;
+    for (size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 1 + indent.size()))
+      text.insert(at + 1, indent);
+    out += left.size() + 3 > kHelpColumn ? fmt::format("  {}\n{}{}\n", left, indent, text)
+                                         : fmt::format("  {:<{}} {}\n", left, kHelpColumn - 3, text);
+  };
+  for (const Flag& f : command.flags) line(left_column(f), help_of(f));
+  if (!command.rest.empty()) line("-- " + command.rest, command.rest_help);
+  return out;
+}
+
+// ---- did you mean ------------------------------------------------------------------------------
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string closest(std::string_view typed, const std::vector<std::string>& names) {
+  const std::string* best = nullptr;
+  size_t best_d = 0;
+  for (const std::string& name : names) {
+    const size_t d = edit_distance(typed, name);
+    if (best == nullptr || d < best_d) best = &name, best_d = d;
+  }
+  return best != nullptr && best_d <= (typed.size() >= 10 ? 3u : 2u) ? *best : "";
+}
+
+}  // namespace ropegrad::flags

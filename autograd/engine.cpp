@@ -204,7 +204,11 @@ GradReadyHookHandle register_grad_ready_hook(const Tensor& leaf, GradReadyHook h
 
 int64_t backward_calls_with_hooks() { return g_hooked_calls.load(); }
 
-void backward(const Tensor& root, const Tensor& grad_in, bool retain_graph) {
+namespace {
+
+// The gradient backward() starts from: the one given, checked against the
+// root's shape, or 1 for a one-element root.
+Tensor root_gradient(const Tensor& root, const Tensor& grad_in) {
   RG_CHECK(root.requires_grad(), "backward",
            "the tensor (shape {}) does not require grad and has no grad_fn: nothing to "
            "differentiate (did you call requires_grad_() on the inputs, or run under no_grad?)",
@@ -220,6 +224,57 @@ void backward(const Tensor& root, const Tensor& grad_in, bool retain_graph) {
   RG_CHECK(grad.shape() == root.shape(), "backward",
            "the gradient has shape {} but the output has shape {}", shape_str(grad.shape()),
            shape_str(root.shape()));
+  return grad;
+}
+
+// One node's rule applied to its output gradient g: its inputs' gradients.
+Grads run_rule(Node& node, const Tensor& g) {
+  NeedsGrad needs;
+  for (const auto& next : node.next) needs.push_back(next != nullptr);
+  Grads input_grads;
+  try {
+    input_grads = node.backward(g, needs);
+  } catch (const NotImplemented&) {
+    throw;  // an exercise's stub: its own message, unchanged (course mode)
+  } catch (const Error& e) {
+    // Which rule raised it: an error from inside a backward otherwise names
+    // only the kernel that failed (sum_to, expand, matmul), not the op whose
+    // rule called it. One that names the op already is passed on as it is.
+    if (std::string(e.what()).find("'" + node.name + "'") != std::string::npos) throw;
+    // The shapes the rule had to work with: the output gradient's and its inputs'.
+    std::string inputs;
+    for (size_t i = 0; i < node.input_shapes.size(); ++i) {
+      inputs += (i ? ", " : "") + shape_str(node.input_shapes[i]);
+    }
+    throw Error(fmt::format("in the backward of '{}' (output gradient of shape {}; input{} of shape {}): {}",
+                            node.name, shape_str(g.shape()), node.input_shapes.size() == 1 ? "" : "s", inputs,
+                            e.what()));
+  }
+  RG_CHECK(input_grads.size() == node.next.size(), "backward",
+           "the backward of '{}' returned {} gradients for {} inputs", node.name,
+           input_grads.size(), node.next.size());
+  return input_grads;
+}
+
+// Adds each input's gradient, checked against the input's shape and cast to
+// its dtype, to what its producer has received so far.
+void send_to_inputs(const Node& node, const Grads& input_grads, std::unordered_map<Node*, Tensor>& grads) {
+  for (size_t i = 0; i < input_grads.size(); ++i) {
+    if (!node.next[i] || !input_grads[i].defined()) continue;
+    Tensor gi = input_grads[i];
+    RG_CHECK(gi.shape() == node.input_shapes[i], "backward",
+             "the backward of '{}' returned a gradient of shape {} for input {} of shape {}{}",
+             node.name, shape_str(gi.shape()), i, shape_str(node.input_shapes[i]),
+             shape_hint(gi.shape(), node.input_shapes[i]));
+    if (gi.dtype() != node.input_dtypes[i]) gi = kernels::to(gi, node.input_dtypes[i]);
+    add_to(grads, node.next[i].get(), gi);
+  }
+}
+
+}  // namespace
+
+void backward(const Tensor& root, const Tensor& grad_in, bool retain_graph) {
+  Tensor grad = root_gradient(root, grad_in);
   NoGradGuard no_grad;  // backward rules compute plain values (no second-order graph)
 
   if (root.is_leaf()) {
@@ -251,41 +306,7 @@ void backward(const Tensor& root, const Tensor& grad_in, bool retain_graph) {
              "second one",
              node->name);
     if (auto out = node->output.lock(); out && out->retains_grad) accumulate_into_leaf(*out, g);
-
-    NeedsGrad needs;
-    for (const auto& next : node->next) needs.push_back(next != nullptr);
-    Grads input_grads;
-    try {
-      input_grads = node->backward(g, needs);
-    } catch (const NotImplemented&) {
-      throw;  // an exercise's stub: its own message, unchanged (course mode)
-    } catch (const Error& e) {
-      // Which rule raised it: an error from inside a backward otherwise names
-      // only the kernel that failed (sum_to, expand, matmul), not the op whose
-      // rule called it. One that names the op already is passed on as it is.
-      if (std::string(e.what()).find("'" + node->name + "'") != std::string::npos) throw;
-      // The shapes the rule had to work with: the output gradient's and its inputs'.
-      std::string inputs;
-      for (size_t i = 0; i < node->input_shapes.size(); ++i) {
-        inputs += (i ? ", " : "") + shape_str(node->input_shapes[i]);
-      }
-      throw Error(fmt::format("in the backward of '{}' (output gradient of shape {}; input{} of shape {}): {}",
-                              node->name, shape_str(g.shape()), node->input_shapes.size() == 1 ? "" : "s", inputs,
-                              e.what()));
-    }
-    RG_CHECK(input_grads.size() == node->next.size(), "backward",
-             "the backward of '{}' returned {} gradients for {} inputs", node->name,
-             input_grads.size(), node->next.size());
-    for (size_t i = 0; i < input_grads.size(); ++i) {
-      if (!node->next[i] || !input_grads[i].defined()) continue;
-      Tensor gi = input_grads[i];
-      RG_CHECK(gi.shape() == node->input_shapes[i], "backward",
-               "the backward of '{}' returned a gradient of shape {} for input {} of shape {}{}",
-               node->name, shape_str(gi.shape()), i, shape_str(node->input_shapes[i]),
-               shape_hint(gi.shape(), node->input_shapes[i]));
-      if (gi.dtype() != node->input_dtypes[i]) gi = kernels::to(gi, node->input_dtypes[i]);
-      add_to(grads, node->next[i].get(), gi);
-    }
+    send_to_inputs(*node, run_rule(*node, g), grads);
     if (ready) ready->producer_done(*node, grads);
     if (!retain_graph) node->release();
   }

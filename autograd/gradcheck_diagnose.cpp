@@ -988,87 +988,104 @@ std::string factor_as_row_norm(const Entries& e, const std::vector<double>& c,
   return "";
 }
 
+// The blocks of structure s (same shape: a block's rows and columns are the same elements).
+struct Blocks {
+  std::vector<std::vector<int64_t>> members;  // each block's rows
+  std::vector<int64_t> of_row;                // each row's block
+};
+Blocks blocks_of(const Entries& e, const Structure& s) {
+  std::map<int64_t, std::vector<int64_t>> by_key;
+  for (int64_t r = 0; r < e.a.rows; ++r) by_key[s.row_key[r]].push_back(r);
+  Blocks blocks{{}, std::vector<int64_t>(e.a.rows)};
+  for (auto& kv : by_key) {
+    for (int64_t r : kv.second) blocks.of_row[r] = static_cast<int64_t>(blocks.members.size());
+    blocks.members.push_back(kv.second);
+  }
+  return blocks;
+}
+
+// The diagonal of N's coupling part u[i] w[i], when outside the blocks A = N
+// and inside each block N's off-diagonal part is of rank one; else nothing.
+std::optional<std::vector<double>> coupling_diagonal(const Entries& e, const Structure& s, const Blocks& blocks) {
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) {
+      if (!s.contains(r, c) && e.wrong_at(r, c)) return std::nullopt;
+    }
+  }
+  std::vector<double> diag_coupling(e.a.rows, 0);
+  for (const std::vector<int64_t>& members : blocks.members) {
+    const auto uw = rank_one_coupling(e, members);
+    if (!uw) return std::nullopt;
+    for (size_t i = 0; i < members.size(); ++i) diag_coupling[members[i]] = uw->first[i] * uw->second[i];
+  }
+  return diag_coupling;
+}
+
+// A = N + (c - 1) x the coupling part, with one c per group: per block
+// (grouping 0), per output element (1) or per input element (2). The finding,
+// or "" when no such c fits every entry.
+std::string coupling_factor_per_group(const Entries& e, const Structure& s, const Blocks& blocks,
+                                      const std::vector<double>& diag_coupling, int grouping) {
+  const auto group = [&](int64_t r, int64_t c) { return grouping == 0 ? blocks.of_row[r] : grouping == 1 ? r : c; };
+  const size_t groups = grouping == 0 ? blocks.members.size() : static_cast<size_t>(e.a.rows);
+  std::vector<double> num(groups, 0), den(groups, 0);
+  std::vector<int64_t> seen(groups, 0);
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) {
+      if (r == c || !s.contains(r, c)) continue;
+      const size_t k = static_cast<size_t>(group(r, c));
+      num[k] += e.a.at(r, c) * e.n.at(r, c);
+      den[k] += e.n.at(r, c) * e.n.at(r, c);
+      seen[k] += !is_zero(e.n.at(r, c), e.o);
+    }
+  }
+  std::vector<double> factor(groups, 1);
+  for (size_t k = 0; k < groups; ++k) {
+    if (seen[k] == 0) continue;
+    factor[k] = num[k] / den[k];
+    // Each constant seen at least twice, and none 1 (a right group: a place).
+    if (seen[k] < 2 || std::abs(factor[k] - 1) <= e.o.rtol) return "";
+  }
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) {
+      if (!s.contains(r, c)) continue;
+      const double f = factor[static_cast<size_t>(group(r, c))];
+      const double expected = r == c ? e.n.at(r, c) + (f - 1) * diag_coupling[r] : f * e.n.at(r, c);
+      if (!close(e.a.at(r, c), expected, e.o)) return "";
+    }
+  }
+  std::vector<double> shown;
+  std::vector<int64_t> of;
+  for (size_t k = 0; k < groups; ++k) {
+    if (seen[k] > 0) shown.push_back(factor[k]), of.push_back(static_cast<int64_t>(k));
+  }
+  const std::string named = grouping == 0 ? factor_as_row_norm(e, shown, blocks.members)
+                                          : factor_as_feature(e, shown, of, grouping == 1);
+  const std::string values = named.empty() ? list_values(shown) : named + ": " + list_values(shown);
+  const std::string block = s.kind == Structure::All ? "the whole Jacobian" : "each row " +
+                            s.only.substr(s.only.find("along"));
+  static const char* const per[] = {"one c per row", "one c per output element i", "one c per input element j"};
+  static const char* const meaning[] = {
+      "the rule's coupling term (the one that sums g over the row) is c times the right one",
+      "the rule's coupling term sums g[i] with c[i] times the right weight u[i]",
+      "the rule's coupling term reaches each input j with c[j] times the right amount"};
+  return fmt::format(
+      "the coupling term scaled: within {}, the numerical Jacobian is a diagonal part plus a coupling part u[i] "
+      "w[j] of rank one (as softmax's and a normalisation's are), and the analytical one is the same diagonal "
+      "part plus c x the coupling part, on the diagonal too, with {} (c = {}): {}",
+      block, per[grouping], values, meaning[grouping]);
+}
+
 std::string coupling_scaled(const Entries& e, const std::vector<Structure>& ss) {
   if (!e.same_shape()) return "";
   for (const Structure& s : ss) {
     if (s.kind != Structure::Fibre && s.kind != Structure::All) continue;
-    // The blocks (same shape: a block's rows and columns are the same elements).
-    std::map<int64_t, std::vector<int64_t>> by_key;
-    for (int64_t r = 0; r < e.a.rows; ++r) by_key[s.row_key[r]].push_back(r);
-    std::vector<std::vector<int64_t>> blocks;
-    std::vector<int64_t> block_of(e.a.rows);
-    for (auto& kv : by_key) {
-      for (int64_t r : kv.second) block_of[r] = static_cast<int64_t>(blocks.size());
-      blocks.push_back(kv.second);
-    }
-    // Outside the blocks A = N; inside, N's off-diagonal part is of rank one.
-    bool fits = true;
-    for (int64_t r = 0; r < e.a.rows && fits; ++r) {
-      for (int64_t c = 0; c < e.a.cols && fits; ++c) fits = s.contains(r, c) || !e.wrong_at(r, c);
-    }
-    if (!fits) continue;
-    std::vector<double> diag_coupling(e.a.rows, 0);
-    for (const std::vector<int64_t>& members : blocks) {
-      const auto uw = rank_one_coupling(e, members);
-      if (!uw) {
-        fits = false;
-        break;
-      }
-      for (size_t i = 0; i < members.size(); ++i) diag_coupling[members[i]] = uw->first[i] * uw->second[i];
-    }
-    if (!fits) continue;
-    // One c per block, per output element (row), per input element (column).
+    const Blocks blocks = blocks_of(e, s);
+    const std::optional<std::vector<double>> diag_coupling = coupling_diagonal(e, s, blocks);
+    if (!diag_coupling) continue;
     for (int grouping = 0; grouping < 3; ++grouping) {
-      const auto group = [&](int64_t r, int64_t c) { return grouping == 0 ? block_of[r] : grouping == 1 ? r : c; };
-      const size_t groups = grouping == 0 ? blocks.size() : static_cast<size_t>(e.a.rows);
-      std::vector<double> num(groups, 0), den(groups, 0);
-      std::vector<int64_t> seen(groups, 0);
-      for (int64_t r = 0; r < e.a.rows; ++r) {
-        for (int64_t c = 0; c < e.a.cols; ++c) {
-          if (r == c || !s.contains(r, c)) continue;
-          const size_t k = static_cast<size_t>(group(r, c));
-          num[k] += e.a.at(r, c) * e.n.at(r, c);
-          den[k] += e.n.at(r, c) * e.n.at(r, c);
-          seen[k] += !is_zero(e.n.at(r, c), e.o);
-        }
-      }
-      std::vector<double> factor(groups, 1);
-      bool ok = true;
-      for (size_t k = 0; k < groups && ok; ++k) {
-        if (seen[k] == 0) continue;
-        factor[k] = num[k] / den[k];
-        // Each constant seen at least twice, and none 1 (a right group: a place).
-        ok = seen[k] >= 2 && std::abs(factor[k] - 1) > e.o.rtol;
-      }
-      for (int64_t r = 0; r < e.a.rows && ok; ++r) {
-        for (int64_t c = 0; c < e.a.cols && ok; ++c) {
-          if (!s.contains(r, c)) continue;
-          const double f = factor[static_cast<size_t>(group(r, c))];
-          const double expected = r == c ? e.n.at(r, c) + (f - 1) * diag_coupling[r] : f * e.n.at(r, c);
-          ok = close(e.a.at(r, c), expected, e.o);
-        }
-      }
-      if (!ok) continue;
-      std::vector<double> shown;
-      std::vector<int64_t> of;
-      for (size_t k = 0; k < groups; ++k) {
-        if (seen[k] > 0) shown.push_back(factor[k]), of.push_back(static_cast<int64_t>(k));
-      }
-      const std::string named = grouping == 0 ? factor_as_row_norm(e, shown, blocks)
-                                              : factor_as_feature(e, shown, of, grouping == 1);
-      const std::string values = named.empty() ? list_values(shown) : named + ": " + list_values(shown);
-      const std::string block = s.kind == Structure::All ? "the whole Jacobian" : "each row " +
-                                s.only.substr(s.only.find("along"));
-      static const char* const per[] = {"one c per row", "one c per output element i", "one c per input element j"};
-      static const char* const meaning[] = {
-          "the rule's coupling term (the one that sums g over the row) is c times the right one",
-          "the rule's coupling term sums g[i] with c[i] times the right weight u[i]",
-          "the rule's coupling term reaches each input j with c[j] times the right amount"};
-      return fmt::format(
-          "the coupling term scaled: within {}, the numerical Jacobian is a diagonal part plus a coupling part u[i] "
-          "w[j] of rank one (as softmax's and a normalisation's are), and the analytical one is the same diagonal "
-          "part plus c x the coupling part, on the diagonal too, with {} (c = {}): {}",
-          block, per[grouping], values, meaning[grouping]);
+      const std::string finding = coupling_factor_per_group(e, s, blocks, *diag_coupling, grouping);
+      if (!finding.empty()) return finding;
     }
   }
   return "";
@@ -1472,15 +1489,21 @@ struct SimpleForm {
   std::string numerical;      // N's form in the same terms, or ""
   bool of_numerical = false;  // the analytical one's form is in the numerical one
 };
-std::optional<SimpleForm> simple_form(const Entries& e, const std::vector<double>& y_a, const std::vector<double>& y_n,
-                                      const std::vector<Candidate>& candidates) {
-  const size_t count = y_a.size();
-  const auto within = [&e](double fitted, double y, bool loose) {
+// Fits of A (or N) to simple forms of the candidates, each checked at every
+// element within the test's tolerance (twice that for the numerical one).
+struct FormFitter {
+  const Entries& e;
+  const std::vector<Candidate>& candidates;
+  size_t count;  // elements
+  size_t named;  // candidates.size() - 1: the last is the numerical derivative itself
+
+  bool within(double fitted, double y, bool loose) const {
     // The numerical derivative carries finite-difference error: the test's own tolerance, twice.
     return std::abs(fitted - y) <= (loose ? 2.0 : 1.0) * (e.o.atol + e.o.rtol * std::abs(y));
-  };
-  const auto poly_fit = [&](const std::vector<double>& f, const std::vector<double>& y, size_t terms,
-                            bool loose) -> std::optional<std::vector<double>> {
+  }
+  // c_0 + c_1 f + ... (terms coefficients) fitting y at every element.
+  std::optional<std::vector<double>> poly_fit(const std::vector<double>& f, const std::vector<double>& y, size_t terms,
+                                              bool loose) const {
     const std::set<double> distinct(f.begin(), f.end());
     if (distinct.size() < terms + 2 || count < terms + 2) return std::nullopt;
     const std::optional<std::vector<double>> c = least_squares_poly(f, y, terms);
@@ -1490,10 +1513,9 @@ std::optional<SimpleForm> simple_form(const Entries& e, const std::vector<double
       if (!within(value, y[i], loose)) return std::nullopt;
     }
     return c;
-  };
-  const size_t named = candidates.size() - 1;  // the last is the numerical derivative itself
-  // One candidate (q = named: times 1), or a product of two.
-  const auto product_fit = [&](const std::vector<double>& y, bool loose) -> std::string {
+  }
+  // One candidate (q = named: times 1), or a product of two, times a number.
+  std::string product_fit(const std::vector<double>& y, bool loose) const {
     std::vector<std::pair<size_t, size_t>> pairs;  // singles first, then products
     const auto inverse = [&](size_t c) { return candidates[c].symbol.rfind("1 / ", 0) == 0; };
     for (size_t p = 0; p < named; ++p) pairs.emplace_back(p, named);
@@ -1524,14 +1546,9 @@ std::optional<SimpleForm> simple_form(const Entries& e, const std::vector<double
       return fgs.rfind("1 / ", 0) == 0 ? digits + " / " + fgs.substr(4) : digits + " x " + fgs;
     }
     return "";
-  };
-  if (const std::string form = product_fit(y_a, false); !form.empty()) {
-    const std::string numerical = product_fit(y_n, true);
-    if (form == numerical) return std::nullopt;
-    return SimpleForm{form, numerical};
   }
   // Two numbers: A = alpha f + beta g, a sum of two of them (p - t where p (1 - p) divides it).
-  const auto sum_fit = [&](const std::vector<double>& y, bool loose) -> std::string {
+  std::string sum_fit(const std::vector<double>& y, bool loose) const {
     if (count < 4) return "";
     for (size_t p = 0; p < named; ++p) {
       for (size_t q = p + 1; q < named; ++q) {
@@ -1556,22 +1573,32 @@ std::optional<SimpleForm> simple_form(const Entries& e, const std::vector<double
       }
     }
     return "";
-  };
-  if (const std::string form = sum_fit(y_a, false); !form.empty()) {
-    const std::string numerical = sum_fit(y_n, true);
+  }
+};
+
+std::optional<SimpleForm> simple_form(const Entries& e, const std::vector<double>& y_a, const std::vector<double>& y_n,
+                                      const std::vector<Candidate>& candidates) {
+  const FormFitter fit{e, candidates, y_a.size(), candidates.size() - 1};
+  if (const std::string form = fit.product_fit(y_a, false); !form.empty()) {
+    const std::string numerical = fit.product_fit(y_n, true);
+    if (form == numerical) return std::nullopt;
+    return SimpleForm{form, numerical};
+  }
+  if (const std::string form = fit.sum_fit(y_a, false); !form.empty()) {
+    const std::string numerical = fit.sum_fit(y_n, true);
     if (form != numerical) return SimpleForm{form, numerical};
   }
   std::vector<std::pair<size_t, const Candidate*>> order;  // degree 1 before 2; the numerical derivative last
   for (size_t terms = 2; terms <= 3; ++terms) {
-    for (size_t c = 0; c < named; ++c) order.emplace_back(terms, &candidates[c]);
+    for (size_t c = 0; c < fit.named; ++c) order.emplace_back(terms, &candidates[c]);
   }
   order.emplace_back(2, &candidates.back());
   for (const auto& [terms, cand] : order) {
-    const std::optional<std::vector<double>> ca = poly_fit(cand->v, y_a, terms, false);
+    const std::optional<std::vector<double>> ca = fit.poly_fit(cand->v, y_a, terms, false);
     if (!ca) continue;
     const std::string form = poly_text(*ca, cand->symbol);
     if (cand == &candidates.back()) return SimpleForm{form, "", true};
-    if (const std::optional<std::vector<double>> cn = poly_fit(cand->v, y_n, terms, true)) {
+    if (const std::optional<std::vector<double>> cn = fit.poly_fit(cand->v, y_n, terms, true)) {
       const std::string numerical = poly_text(*cn, cand->symbol);
       if (numerical == form) continue;  // the numerical one's form too: no finding
       return SimpleForm{form, numerical};
@@ -2122,74 +2149,88 @@ std::string diagnose_structure(const FailingBlock& b) {
   return elementwise;
 }
 
-std::string describe_wrong_entries(const FailingBlock& b,
-                                   const std::vector<std::pair<size_t, int64_t>>& wrong_counts) {
-  const Entries e = make_entries(b);
-  // Which input, how much of it, and the other inputs.
-  std::string text = fmt::format("input {}'s gradient is wrong at {} of its {} entries", b.input, e.wrong_count,
-                                 e.a.values.size());
+// The rows and columns where the numerical Jacobian is 0 throughout: an
+// output that depends on no element of the input, an input element no output
+// depends on.
+struct DeadLines {
+  std::vector<char> row, col;
+};
+DeadLines dead_lines(const Entries& e) {
+  DeadLines dead{std::vector<char>(e.a.rows, 1), std::vector<char>(e.a.cols, 1)};
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) {
+      if (!is_zero(e.n.at(r, c), e.o)) dead.row[r] = 0, dead.col[c] = 0;
+    }
+  }
+  return dead;
+}
 
-  // The wrong entries against the numerical Jacobian's nonzero ones, and
-  // against the rows and columns where it is 0 throughout (an output that
-  // depends on no element of the input, an input element no output depends on).
-  std::vector<char> dead_row(e.a.rows, 1), dead_col(e.a.cols, 1);
-  int64_t nonzero = 0, wrong_nonzero = 0, wrong_zero = 0, analytical_zero = 0, diagonal = 0;
+// ", and 3 of its zeros: 2 in the columns of ..., 1 in the rows of ...".
+std::string wrong_zeros_text(const Entries& e, const FailingBlock& b, const DeadLines& dead, int64_t wrong_zero) {
+  int64_t in_dead_col = 0, in_dead_row = 0;
+  std::vector<char> cols(e.a.cols, 0), rows(e.a.rows, 0);
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) {
+      if (!e.wrong_at(r, c) || !is_zero(e.n.at(r, c), e.o)) continue;
+      if (dead.col[c]) {
+        ++in_dead_col, cols[c] = 1;
+      } else if (dead.row[r]) {
+        ++in_dead_row, rows[r] = 1;
+      }
+    }
+  }
+  std::string text = fmt::format(", and {} of its zeros", wrong_zero);
+  std::vector<std::string> parts;
+  if (in_dead_col > 0) {
+    parts.push_back(fmt::format("{} in the columns of the elements of input {} no output depends on ({})",
+                                in_dead_col, b.input, list_indices(e, false, cols)));
+  }
+  if (in_dead_row > 0) {
+    parts.push_back(fmt::format("{} in the rows of the outputs that depend on no element of input {} ({})",
+                                in_dead_row, b.input, list_indices(e, true, rows)));
+  }
+  for (size_t i = 0; i < parts.size(); ++i) text += (i == 0 ? ": " : ", ") + parts[i];
+  return text;
+}
+
+// Which entries are wrong against the numerical Jacobian's nonzero ones and its zeros.
+std::string wrong_counts_text(const Entries& e, const FailingBlock& b, const DeadLines& dead) {
+  int64_t nonzero = 0, wrong_nonzero = 0, wrong_zero = 0, analytical_zero = 0;
   for (int64_t r = 0; r < e.a.rows; ++r) {
     for (int64_t c = 0; c < e.a.cols; ++c) {
       const bool nz = !is_zero(e.n.at(r, c), e.o);
-      if (nz) dead_row[r] = 0, dead_col[c] = 0;
       nonzero += nz;
       if (!e.wrong_at(r, c)) continue;
       wrong_nonzero += nz;
       wrong_zero += !nz;
       analytical_zero += nz && is_zero(e.a.at(r, c), e.o);
-      diagonal += e.same_shape() && r == c;
     }
   }
-  text += wrong_nonzero == nonzero
-              ? fmt::format(": all {} nonzero ones of the numerical Jacobian", nonzero)
-              : fmt::format(": {} of the numerical Jacobian's {} nonzero ones", wrong_nonzero, nonzero);
+  std::string text = wrong_nonzero == nonzero
+                         ? fmt::format(": all {} nonzero ones of the numerical Jacobian", nonzero)
+                         : fmt::format(": {} of the numerical Jacobian's {} nonzero ones", wrong_nonzero, nonzero);
   if (analytical_zero > 0) {
     text += analytical_zero == wrong_nonzero ? " (all 0 in the analytical one)"
                                              : fmt::format(" ({} of them 0 in the analytical one)", analytical_zero);
   }
-  if (wrong_zero > 0) {
-    int64_t in_dead_col = 0, in_dead_row = 0;
-    std::vector<char> cols(e.a.cols, 0), rows(e.a.rows, 0);
-    for (int64_t r = 0; r < e.a.rows; ++r) {
-      for (int64_t c = 0; c < e.a.cols; ++c) {
-        if (!e.wrong_at(r, c) || !is_zero(e.n.at(r, c), e.o)) continue;
-        if (dead_col[c]) {
-          ++in_dead_col, cols[c] = 1;
-        } else if (dead_row[r]) {
-          ++in_dead_row, rows[r] = 1;
-        }
-      }
-    }
-    text += fmt::format(", and {} of its zeros", wrong_zero);
-    std::vector<std::string> parts;
-    if (in_dead_col > 0) {
-      parts.push_back(fmt::format("{} in the columns of the elements of input {} no output depends on ({})",
-                                  in_dead_col, b.input, list_indices(e, false, cols)));
-    }
-    if (in_dead_row > 0) {
-      parts.push_back(fmt::format("{} in the rows of the outputs that depend on no element of input {} ({})",
-                                  in_dead_row, b.input, list_indices(e, true, rows)));
-    }
-    for (size_t i = 0; i < parts.size(); ++i) text += (i == 0 ? ": " : ", ") + parts[i];
-  }
-  if (const std::string others = other_inputs(b.input, wrong_counts); !others.empty()) text += "; " + others;
-  if (const std::string totals = row_totals(e); !totals.empty()) text += "; " + totals;
+  if (wrong_zero > 0) text += wrong_zeros_text(e, b, dead, wrong_zero);
+  return text;
+}
 
-  // Where: the outputs (rows) and input elements (columns) with wrong entries,
-  // when they form a slice; and those whose nonzero entries are all right.
+// Where: the outputs (rows) and input elements (columns) with wrong entries,
+// when they form a slice; and those whose nonzero entries are all right.
+std::string wrong_places_text(const Entries& e, const FailingBlock& b, const DeadLines& dead) {
   std::vector<char> wrong_rows(e.a.rows, 0), wrong_cols(e.a.cols, 0), right_rows(e.a.rows, 0);
+  int64_t diagonal = 0;
   for (int64_t r = 0; r < e.a.rows; ++r) {
     for (int64_t c = 0; c < e.a.cols; ++c) {
-      if (e.wrong_at(r, c)) wrong_rows[r] = 1, wrong_cols[c] = 1;
+      if (!e.wrong_at(r, c)) continue;
+      wrong_rows[r] = 1, wrong_cols[c] = 1;
+      diagonal += e.same_shape() && r == c;
     }
   }
-  for (int64_t r = 0; r < e.a.rows; ++r) right_rows[r] = !wrong_rows[r] && !dead_row[r];
+  for (int64_t r = 0; r < e.a.rows; ++r) right_rows[r] = !wrong_rows[r] && !dead.row[r];
+  std::string text;
   const std::string rows_at = index_pattern(e, true, wrong_rows), cols_at = index_pattern(e, false, wrong_cols);
   if (!rows_at.empty()) {
     text += "; all in the rows of " + rows_at;
@@ -2203,6 +2244,19 @@ std::string describe_wrong_entries(const FailingBlock& b,
                         b.input);
   }
   return text;
+}
+
+std::string describe_wrong_entries(const FailingBlock& b,
+                                   const std::vector<std::pair<size_t, int64_t>>& wrong_counts) {
+  const Entries e = make_entries(b);
+  const DeadLines dead = dead_lines(e);
+  // Which input, how much of it, and the other inputs.
+  std::string text = fmt::format("input {}'s gradient is wrong at {} of its {} entries", b.input, e.wrong_count,
+                                 e.a.values.size());
+  text += wrong_counts_text(e, b, dead);
+  if (const std::string others = other_inputs(b.input, wrong_counts); !others.empty()) text += "; " + others;
+  if (const std::string totals = row_totals(e); !totals.empty()) text += "; " + totals;
+  return text + wrong_places_text(e, b, dead);
 }
 
 }  // namespace ropegrad::gradcheck_detail

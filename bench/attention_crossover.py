@@ -17,6 +17,8 @@ import json
 import os
 import subprocess
 
+from attention_variants import variant_names
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 
@@ -37,7 +39,7 @@ def main():
     print(f"Load average at start: {os.getloadavg()[0]:.1f}\n")
     print("| module | T | materialised ms | tiled ms | materialised / tiled | materialised peak MiB | tiled peak MiB |")
     print("|---|---|---|---|---|---|---|")
-    for module in ["attention", "w2", "triple"]:
+    for module in ["attention"] + variant_names()[1:]:  # "attention": standard attention's module
         for t in [int(x) for x in a.T.split(",")]:
             m = run(a.bin, module, t, "materialized", a.iters)
             s = run(a.bin, module, t, "tiled", a.iters)

@@ -38,12 +38,14 @@ import subprocess
 import sys
 import time
 
+from attention_variants import variant_names
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 
-MODULES = ["linear", "embedding", "rmsnorm", "swiglu", "rope", "attention", "w2", "triple"]
-ATTN_MODULES = ["attention", "w2", "triple"]
-VARIANTS = ["standard", "w2", "triple"]
+VARIANTS = variant_names()  # standard first
+ATTN_MODULES = ["attention"] + VARIANTS[1:]  # the benches name standard attention's module "attention"
+MODULES = ["linear", "embedding", "rmsnorm", "swiglu", "rope"] + ATTN_MODULES
 BASE = dict(D=128, H=4, L=2, T=128, B=16, V=256, d_ff=344)
 CONFIGS = {
     "base": ("Base", BASE, 1.5),
@@ -248,16 +250,17 @@ def train_tables(a, results, sg):
                        f"{mib(rg['rss_peak_growth_bytes'])} | {mib(best['rss_peak_growth_bytes'])} | "
                        f"{mem:.2f} {verdict(mem <= MEMORY_TARGET)} | {mib(rg['tensor_peak_bytes'])} |")
     out += ["", f"### Variant cost in ropegrad (step time / standard's, target <= {VARIANT_TARGET}x)", "",
-            "| config | w2 / standard | triple / standard | same ratios in PyTorch (best) |", "|---|---|---|---|"]
+            "| config | " + " | ".join(f"{v} / standard" for v in VARIANTS[1:]) + " | same ratios in PyTorch (best) |",
+            "|---|" + "---|" * len(VARIANTS)]
     for title, cfg, target, res, _, _ in results:
         std = res["standard"][0]["step_ms"]
         tbest = {v: min(r["step_ms"] for r in res[v][2].values()) for v in VARIANTS}
         cells = []
-        for v in ("w2", "triple"):
+        for v in VARIANTS[1:]:
             r = res[v][0]["step_ms"] / std
             cells.append(f"{r:.2f}x {verdict(r <= VARIANT_TARGET)}")
-        out.append(f"| {title} | {cells[0]} | {cells[1]} | "
-                   f"{tbest['w2'] / tbest['standard']:.2f}x, {tbest['triple'] / tbest['standard']:.2f}x |")
+        torch_ratios = ", ".join(f"{tbest[v] / tbest['standard']:.2f}x" for v in VARIANTS[1:])
+        out.append(f"| {title} | " + " | ".join(cells) + f" | {torch_ratios} |")
     out += ["", "### Single thread, thread scaling and GEMM efficiency", "",
             f"1T ratio = PyTorch 1 thread / ropegrad 1 thread (target >= {ONE_THREAD_TARGET}x); 2T/1T = ropegrad "
             f"1-thread time / default time (target >= {SPEEDUP_TARGET}x); GFLOP/s = the step's GEMM FLOPs "

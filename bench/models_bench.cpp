@@ -50,6 +50,7 @@
 #include "autograd/ops.h"
 #include "nn/attention.h"
 #include "nn/attention_path.h"
+#include "nn/attention_variants.h"
 #include "nn/functional.h"
 #include "nn/layers.h"
 #include "optim/optim.h"
@@ -156,6 +157,13 @@ struct ModuleCase {
   std::string shape;
 };
 
+// The attention modules: "attention" (standard attention, the bench's older name) or a variant's name.
+const nn::AttentionVariant* attention_module_variant(const std::string& name) {
+  if (name == "attention") return &nn::attention_variant(nn::AttentionKind::Standard);
+  const nn::AttentionVariant* variant = nn::find_attention_variant(name);
+  return variant != nullptr && variant->kind != nn::AttentionKind::Standard ? variant : nullptr;
+}
+
 ModuleCase make_module(const std::string& name, int64_t D, int64_t H, int64_t T, int64_t B, int64_t V,
                        int64_t d_ff, rg::Generator& gen) {
   const int64_t dh = D / H;
@@ -190,21 +198,18 @@ ModuleCase make_module(const std::string& name, int64_t D, int64_t H, int64_t T,
     auto m = std::make_shared<nn::SwiGLU>(D, d_ff, &gen);
     c.params = m->parameters();
     c.forward = [m, &c] { return m->forward(c.input); };
-  } else if (name == "attention") {
-    auto m = std::make_shared<nn::MultiHeadAttention>(D, H, rope, &gen);
-    c.params = m->parameters();
-    c.forward = [m, &c, causal] { return m->forward(c.input, causal); };
-  } else if (name == "w2") {
-    auto m = std::make_shared<nn::W2Attention>(D, H, rope, nn::SigmaMode::Scalar, &gen);
-    c.params = m->parameters();
-    c.forward = [m, &c, causal] { return m->forward(c.input, causal); };
-  } else if (name == "triple") {
-    auto m = std::make_shared<nn::TripleAttention>(D, H, rope, &gen);
+  } else if (const nn::AttentionVariant* variant = attention_module_variant(name)) {
+    nn::TransformerConfig shape;  // scalar sigma, no dropout
+    shape.d_model = D, shape.num_heads = H;
+    auto m = variant->make(shape, rope, &gen, rg::kDefaultFloat);
     c.params = m->parameters();
     c.forward = [m, &c, causal] { return m->forward(c.input, causal); };
   } else {
-    throw std::runtime_error("unknown module " + name +
-                             " (linear, embedding, rmsnorm, swiglu, rope, attention, w2, triple)");
+    std::string known = "linear, embedding, rmsnorm, swiglu, rope, attention";
+    for (const nn::AttentionVariant& v : nn::attention_variants()) {
+      if (v.kind != nn::AttentionKind::Standard) known += std::string(", ") + v.name;
+    }
+    throw std::runtime_error("unknown module " + name + " (" + known + ")");
   }
   return c;
 }
@@ -281,7 +286,7 @@ nn::TransformerConfig train_config(const Args& args) {
   cfg.context_length = args.num("T", 128);
   cfg.vocab_size = args.num("V", 256);
   cfg.d_ff = args.num("d_ff", 344);
-  cfg.attention = nn::parse_attention_kind(args.str("variant", "standard"));
+  cfg.attention = nn::parse_attention_kind(args.str("variant", nn::attention_variants().front().name));
   return cfg;
 }
 

@@ -259,8 +259,8 @@ def make_module(name, a):
     x = torch.randn(b, t, d, requires_grad=True)
     shape = f"x ({b}, {t}, {d})"
     mods = {"linear": lambda: Linear(d, d), "rmsnorm": lambda: RMSNorm(d), "swiglu": lambda: SwiGLU(d, d_ff),
-            "attention": lambda: MultiHeadAttention(d, h, rope), "w2": lambda: W2Attention(d, h, rope),
-            "triple": lambda: TripleAttention(d, h, rope)}
+            "attention": lambda: MultiHeadAttention(d, h, rope)}
+    mods.update({v: (lambda c=c: c(d, h, rope)) for v, c in ATTENTION.items() if v != "standard"})
     if name not in mods:
         raise SystemExit(f"unknown module {name}")
     return mods[name](), x, shape

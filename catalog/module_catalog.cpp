@@ -1,5 +1,6 @@
 #include "catalog/module_catalog.h"
 
+#include "nn/attention_variants.h"
 #include "nn/transformer.h"
 #include "tensor/kernels.h"
 
@@ -164,7 +165,7 @@ std::vector<ModuleCase> build() {
   c.push_back(module_case<TransformerBlock>("transformer_block", "NoPE, SiLU FFN, causal: [2, 5, 8], H 2", {{2, 5, 8}},
                                             block(NormPlacement::Pre, PositionEncoding::None, FeedForwardKind::SiLU),
                                             causal_block));
-  for (const auto kind : {AttentionKind::Standard, AttentionKind::W2, AttentionKind::Triple}) {
+  for (const auto kind : attention_kinds()) {
     c.push_back({"transformer_lm", fmt::format("{}: V 7, D 8, H 2, L 2, ids [2, 4] -> loss", attention_kind_name(kind)),
                  [kind] {
                    Generator gen(17);

@@ -1,6 +1,7 @@
 #include "cli/model_flags.h"
 
 #include "nn/accounting.h"
+#include "nn/attention_variants.h"
 #include "tensor/error.h"
 
 namespace ropegrad::tasks {
@@ -14,7 +15,7 @@ std::vector<flags::Flag> shape_flags() {
       whole("layers", 1, kMaxLayers, "2", "transformer blocks L"),
       whole("heads", 1, kMaxHeads, "4", "attention heads H"),
       whole("d-ff", 0, kMaxDff, "0", "SwiGLU width (0: 8/3 D rounded up to 64)"),
-      choice("attention", {"standard", "w2", "triple"}, "standard", ""),
+      choice("attention", nn::attention_variant_names(), nn::attention_variants().front().name, ""),
       choice("sigma", {"scalar", "vector"}, "scalar", "W2's sigma"),
       on_off("tie", "tie the output head to the embedding"),
   };

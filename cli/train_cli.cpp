@@ -13,6 +13,7 @@
 
 #include "cli/commands.h"
 #include "cli/model_flags.h"
+#include "nn/attention_variants.h"
 #include "train/plot.h"
 #include "train/trainer.h"
 #if ROPEGRAD_WITH_MPI
@@ -72,7 +73,7 @@ std::vector<flags::Flag> common_flags() {
 std::vector<flags::Flag> train_flags() {
   using namespace flags;
   std::vector<Flag> f = common_flags();
-  f.insert(f.begin() + 9, choice("attention", {"standard", "w2", "triple"}, "standard", ""));
+  f.insert(f.begin() + 9, choice("attention", nn::attention_variant_names(), nn::attention_variants().front().name, ""));
   f.insert(f.end(), {
       whole("checkpoint-every", 0, kMaxSteps, "0", "steps between checkpoints (0: only at the end)"),
       on_off("resume", "continue from OUT/checkpoint.safetensors"),
@@ -260,7 +261,7 @@ int run_compare(int argc, char** argv) {
   if (!v) return 0;  // --help
   const TrainConfig base = train_config(*v, false);
   std::vector<TrainResult> results;
-  for (const nn::AttentionKind kind : {nn::AttentionKind::Standard, nn::AttentionKind::W2, nn::AttentionKind::Triple}) {
+  for (const nn::AttentionKind kind : nn::attention_kinds()) {
     TrainConfig c = base;
     c.model.attention = kind;
     if (!base.out_dir.empty()) c.out_dir = base.out_dir + "/" + nn::attention_kind_name(kind);

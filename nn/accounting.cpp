@@ -3,11 +3,20 @@
 
 #include <algorithm>
 
+#include "nn/attention_variants.h"
 #include "tensor/exercise.h"
 
 namespace ropegrad::nn {
 
 namespace {
+
+// The accounting of c's attention variant beyond standard attention's (its registry entry's).
+AttentionAccounting variant_accounting(const TransformerConfig& c) {
+  const AttentionVariant& variant = attention_variant(c.attention);
+  RG_CHECK(variant.accounting != nullptr, "account", "attention variant '{}' has no accounting (nn/attention_variants.cpp)",
+           variant.name);
+  return variant.accounting(c);
+}
 
 int64_t resolved_d_ff(const TransformerConfig& c) { return c.d_ff > 0 ? c.d_ff : SwiGLU::default_d_ff(c.d_model); }
 
@@ -35,22 +44,18 @@ void insert_after(std::vector<ComponentFlops>& parts, const std::string& name, C
   parts.insert(it + 1, std::move(part));
 }
 
-// The W2 and triple variants' products beyond standard attention's (nn/w2_attention.cpp,
-// nn/triple_attention.cpp and their score kernels in nn/attention_scores.cpp).
+// The variant's products beyond standard attention's (its AttentionAccounting): its projections
+// after attn.v_proj, and its score products widened or repeated.
 void add_variant_flops(const TransformerConfig& c, int64_t batch, int64_t context, std::vector<ComponentFlops>& parts) {
   const double tokens = static_cast<double>(batch) * static_cast<double>(context);
-  const double d = static_cast<double>(c.d_model), dh = d / static_cast<double>(c.num_heads);
-  if (c.attention == AttentionKind::Triple) {
-    insert_after(parts, "attn.v_proj", {"attn.r_proj", 2 * tokens * d * d});  // the reference r: (B T, D) x (D, D)
-    component(parts, "attn.scores").flops *= 2;  // q k^T and r k^T, both (T, dh) x (dh, T)
-  } else if (c.attention == AttentionKind::W2) {
-    const double sigma_out = c.sigma == SigmaMode::Scalar ? static_cast<double>(c.num_heads) : d;
-    insert_after(parts, "attn.v_proj", {"attn.sigma_q_proj", 2 * tokens * d * sigma_out});  // (B T, D) x (D, H or D)
-    insert_after(parts, "attn.sigma_q_proj", {"attn.sigma_k_proj", 2 * tokens * d * sigma_out});
-    // One product of the augmented vectors [mu, c sigma]: dh + 1 columns (scalar sigma) or 2 dh (vector).
-    const double width = c.sigma == SigmaMode::Scalar ? dh + 1 : 2 * dh;
-    component(parts, "attn.scores").flops *= width / dh;
+  const double d = static_cast<double>(c.d_model);
+  const AttentionAccounting variant = variant_accounting(c);
+  std::string after = "attn.v_proj";
+  for (const ExtraProjection& p : variant.projections) {
+    insert_after(parts, after, {p.name, 2 * tokens * d * static_cast<double>(p.outputs)});  // (B T, D) x (D, outputs)
+    after = p.name;
   }
+  if (variant.score_flops_factor != 1) component(parts, "attn.scores").flops *= variant.score_flops_factor;
 }
 
 }  // namespace
@@ -130,45 +135,19 @@ double Accounting::group_forward_flops(const std::string& group) const {
   return n;
 }
 
-namespace {
-
-// What attention saves for its backward per token and layer, beyond the input of its projections,
-// v (P v's right operand), P and the merged heads (output_proj's input), which every variant keeps.
-struct AttentionSaved {
-  double per_token;  // values
-  double per_layer;
-  const char* what;
-};
-
-AttentionSaved attention_saved(const TransformerConfig& c) {
-  const double d = static_cast<double>(c.d_model), h = static_cast<double>(c.num_heads);
-  switch (c.attention) {
-    case AttentionKind::Standard: return {2 * d, 0, "rotated q, k (2 D)"};
-    case AttentionKind::Triple: return {3 * d, 0, "rotated q, k, r (3 D)"};
-    case AttentionKind::W2:
-      if (c.sigma == SigmaMode::Scalar) {
-        return {2 * d + 4 * h, h, "softplus inputs (2 H), augmented [mu, sigma] of q and k (2 (D + H)); tau (H per layer)"};
-      }
-      return {6 * d, h, "softplus inputs (2 D), augmented [mu, sigma] of q and k (4 D); tau (H per layer)"};
-  }
-  return {0, 0, ""};
-}
-
-}  // namespace
-
 // Per token and layer (every variant): ln1's input and 1/rms (D + 1), the projections' input (D),
 // v (D), P (H T), the merged heads (D), ln2's input and 1/rms (D + 1), the SwiGLU's input (D), w1 x
-// and w3 x (2 d_ff), the gate's output (d_ff); plus the variant's (attention_saved). After the
+// and w3 x (2 d_ff), the gate's output (d_ff); plus the variant's (its AttentionAccounting). After the
 // blocks, per token: ln_final's input and 1/rms (D + 1), lm_head's input (D), the log-probabilities
 // (V). The logits themselves are not kept: cross_entropy keeps log_softmax.
 double saved_activation_values(const TransformerConfig& c, int64_t batch, int64_t context) {
   check_shape(c, batch, context);
   const double d = static_cast<double>(c.d_model), h = static_cast<double>(c.num_heads);
   const double t = static_cast<double>(context), ff = static_cast<double>(resolved_d_ff(c));
-  const AttentionSaved attn = attention_saved(c);
-  const double per_token_layer = 6 * d + 2 + h * t + 3 * ff + attn.per_token;
+  const AttentionAccounting attn = variant_accounting(c);
+  const double per_token_layer = 6 * d + 2 + h * t + 3 * ff + attn.saved_per_token;
   const double tokens = static_cast<double>(batch) * t, layers = static_cast<double>(c.num_layers);
-  return tokens * (layers * per_token_layer + 2 * d + 1 + static_cast<double>(c.vocab_size)) + layers * attn.per_layer;
+  return tokens * (layers * per_token_layer + 2 * d + 1 + static_cast<double>(c.vocab_size)) + layers * attn.saved_per_layer;
 }
 
 Accounting account(const TransformerConfig& config, int64_t batch, int64_t context, DType dtype) {
@@ -183,28 +162,27 @@ Accounting account(const TransformerConfig& config, int64_t batch, int64_t conte
   a.dtype = dtype;
   const TransformerConfig& c = a.config;
   const int64_t d = c.d_model, v = c.vocab_size, ff = c.d_ff, layers = c.num_layers;
-  const int64_t sigma_out = c.sigma == SigmaMode::Scalar ? c.num_heads : d;
-  const bool w2 = c.attention == AttentionKind::W2, triple = c.attention == AttentionKind::Triple;
+  const AttentionAccounting variant = variant_accounting(c);
 
   // Every component, in model order: name, group, copies, parameters per copy, backward rule. The
   // forward FLOPs come from forward_flops_by_component by name; a component is one line here.
   struct Spec {
-    const char* name;
+    std::string name;
     const char* group;
     int64_t copies, parameters;
     BackwardRule backward;
-    bool present = true;
   };
-  const std::vector<Spec> specs = {
+  std::vector<Spec> specs = {
       {"token_embeddings", "embedding", 1, v * d, BackwardRule::None},
       {"attn.q_proj", "attention projections", layers, d * d, BackwardRule::InputWeight},
       {"attn.k_proj", "attention projections", layers, d * d, BackwardRule::InputWeight},
       {"attn.v_proj", "attention projections", layers, d * d, BackwardRule::InputWeight},
-      {"attn.r_proj", "attention projections", layers, d * d, BackwardRule::InputWeight, triple},
-      {"attn.sigma_q_proj", "attention projections", layers, d * sigma_out, BackwardRule::InputWeight, w2},
-      {"attn.sigma_k_proj", "attention projections", layers, d * sigma_out, BackwardRule::InputWeight, w2},
-      {"attn.scores", "attention scores", layers, w2 ? c.num_heads : 0,  // W2: the temperatures tau
-       triple ? BackwardRule::Recompute : BackwardRule::TwoOperands},
+  };
+  for (const ExtraProjection& p : variant.projections) {
+    specs.push_back({p.name, "attention projections", layers, d * p.outputs, BackwardRule::InputWeight});
+  }
+  specs.insert(specs.end(), {
+      {"attn.scores", "attention scores", layers, variant.score_parameters, variant.score_backward},
       {"attn.values", "attention values", layers, 0, BackwardRule::TwoOperands},
       {"attn.output_proj", "attention projections", layers, d * d, BackwardRule::InputWeight},
       {"ffn.w1", "feed-forward", layers, d * ff, BackwardRule::InputWeight},
@@ -213,11 +191,10 @@ Accounting account(const TransformerConfig& config, int64_t batch, int64_t conte
       {"ln1, ln2", "norms", layers, 2 * d, BackwardRule::None},
       {"ln_final", "norms", 1, d, BackwardRule::None},
       {"lm_head", "lm_head", 1, c.tie_embeddings ? 0 : v * d, BackwardRule::InputWeight},  // tied: E counted once
-  };
+  });
   const std::vector<ComponentFlops> flops = forward_flops_by_component(c, batch, context);
   size_t used = 0;
   for (const Spec& s : specs) {
-    if (!s.present) continue;
     AccountingRow row{s.name, s.group, s.copies, s.copies * s.parameters, 0, 0, s.backward};
     for (const ComponentFlops& f : flops) {
       if (f.name != s.name) continue;
@@ -232,7 +209,6 @@ Accounting account(const TransformerConfig& config, int64_t batch, int64_t conte
 
   const double bytes = static_cast<double>(element_size(dtype));
   const double params = static_cast<double>(a.parameters());
-  const AttentionSaved attn = attention_saved(c);
   a.memory = {
       {"parameters", params * bytes, "every weight once (tied: the embedding once)"},
       {"gradients", params * bytes, "one per parameter"},
@@ -240,7 +216,7 @@ Accounting account(const TransformerConfig& config, int64_t batch, int64_t conte
       {"activations", saved_activation_values(c, batch, context) * bytes,
        fmt::format("saved for backward at (B, T): per token and layer 6 D + 2 + H T + 3 d_ff plus {}; per token "
                    "2 D + 1 + V (ln_final, lm_head input, log-probabilities)",
-                   attn.what)},
+                   variant.saved)},
   };
   return a;
 }
@@ -264,6 +240,48 @@ TransformerConfig gpt2_config(const std::string& size) {
     return c;
   }
   fail("gpt2_config", "unknown GPT-2 size '{}' (expected small, medium, large or xl)", size);
+}
+
+// Standard attention: no projection beyond q, k, v and output_proj; it saves the rotated q and k.
+AttentionAccounting standard_accounting(const TransformerConfig& c) {
+  const double d = static_cast<double>(c.d_model);
+  AttentionAccounting a;
+  a.saved_per_token = 2 * d;
+  a.saved = "rotated q, k (2 D)";
+  return a;
+}
+
+// W2 (nn/w2_attention.cpp): sigma projections of q and k (H outputs for a scalar sigma, D for a
+// vector), one product of the augmented vectors [mu, c sigma] (dh + 1 or 2 dh columns), and the
+// temperatures tau as the scores' parameters.
+AttentionAccounting w2_accounting(const TransformerConfig& c) {
+  const bool scalar = c.sigma == SigmaMode::Scalar;
+  const double d = static_cast<double>(c.d_model), h = static_cast<double>(c.num_heads);
+  const double dh = d / h;
+  const int64_t sigma_out = scalar ? c.num_heads : c.d_model;
+  AttentionAccounting a;
+  a.projections = {{"attn.sigma_q_proj", sigma_out}, {"attn.sigma_k_proj", sigma_out}};
+  const double width = scalar ? dh + 1 : 2 * dh;
+  a.score_flops_factor = width / dh;
+  a.score_parameters = c.num_heads;
+  a.saved_per_token = scalar ? 2 * d + 4 * h : 6 * d;
+  a.saved_per_layer = h;
+  a.saved = scalar ? "softplus inputs (2 H), augmented [mu, sigma] of q and k (2 (D + H)); tau (H per layer)"
+                   : "softplus inputs (2 D), augmented [mu, sigma] of q and k (4 D); tau (H per layer)";
+  return a;
+}
+
+// Triple product (nn/triple_attention.cpp): the reference r's projection, two score products
+// (q k^T and r k^T), recomputed in the backward; it saves the rotated q, k and r.
+AttentionAccounting triple_accounting(const TransformerConfig& c) {
+  const double d = static_cast<double>(c.d_model);
+  AttentionAccounting a;
+  a.projections = {{"attn.r_proj", c.d_model}};
+  a.score_flops_factor = 2;
+  a.score_backward = BackwardRule::Recompute;
+  a.saved_per_token = 3 * d;
+  a.saved = "rotated q, k, r (3 D)";
+  return a;
 }
 
 }  // namespace ropegrad::nn

@@ -25,8 +25,8 @@ struct ComponentFlops {
 
 // The forward matmul FLOPs of every component on `batch` sequences of `context` tokens, in model
 // order: the parts of one block, then "lm_head". Standard attention's parts are the exercise
-// ex17-flops; the W2 and triple variants add their projections and widen or double the score
-// products. Errors name the value that is out of range.
+// ex17-flops; the other variants add their projections and widen or double the score products
+// (their AttentionAccounting). Errors name the value that is out of range.
 std::vector<ComponentFlops> forward_flops_by_component(const TransformerConfig& config, int64_t batch,
                                                        int64_t context);
 
@@ -39,6 +39,26 @@ enum class BackwardRule {
 };
 double backward_factor(BackwardRule rule);  // 0, 2, 2 or 3
 const char* backward_rule_text(BackwardRule rule);
+
+// What an attention variant adds to standard attention's accounting; each registry entry
+// (nn/attention_variants.h) points to its function below.
+struct ExtraProjection {
+  std::string name;  // "attn.r_proj"
+  int64_t outputs;   // (D -> outputs) per layer: D outputs parameters, 2 (B T) D outputs forward FLOPs
+};
+struct AttentionAccounting {
+  std::vector<ExtraProjection> projections;  // beyond q, k, v and output_proj; listed after attn.v_proj
+  double score_flops_factor = 1;             // attn.scores' FLOPs over standard's q k^T
+  int64_t score_parameters = 0;              // per layer (W2: the temperatures tau)
+  BackwardRule score_backward = BackwardRule::TwoOperands;
+  // Values saved for the backward beyond what every variant keeps (saved_activation_values):
+  double saved_per_token = 0;  // per token and layer
+  double saved_per_layer = 0;
+  std::string saved;           // what they are
+};
+AttentionAccounting standard_accounting(const TransformerConfig& config);
+AttentionAccounting w2_accounting(const TransformerConfig& config);
+AttentionAccounting triple_accounting(const TransformerConfig& config);
 
 // One row of the table: a component of every layer (copies = num_layers) or of the model (copies = 1).
 struct AccountingRow {

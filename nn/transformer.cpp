@@ -4,24 +4,19 @@
 #include <cmath>
 #include <numeric>
 
+#include "nn/attention_variants.h"
 #include "tensor/exercise.h"
 
 namespace ropegrad::nn {
 
-const char* attention_kind_name(AttentionKind kind) {
-  switch (kind) {
-    case AttentionKind::Standard: return "standard";
-    case AttentionKind::W2: return "w2";
-    case AttentionKind::Triple: return "triple";
-  }
-  return "?";
-}
+const char* attention_kind_name(AttentionKind kind) { return attention_variant(kind).name; }
 
 AttentionKind parse_attention_kind(const std::string& name) {
-  if (name == "standard") return AttentionKind::Standard;
-  if (name == "w2") return AttentionKind::W2;
-  if (name == "triple") return AttentionKind::Triple;
-  fail("attention", "unknown attention variant '{}' (expected standard, w2 or triple)", name);
+  const AttentionVariant* variant = find_attention_variant(name);
+  if (variant == nullptr) {
+    fail("attention", "unknown attention variant '{}' (expected {})", name, attention_variant_list(", ", " or "));
+  }
+  return variant->kind;
 }
 
 const char* norm_placement_name(NormPlacement norm) {
@@ -75,17 +70,7 @@ TransformerBlock::TransformerBlock(const TransformerConfig& c, std::shared_ptr<R
            "position encoding 'none' (NoPE) takes no RoPE table, but one was given");
   const bool normed = c.norm != NormPlacement::None;
   if (normed) ln1 = register_module("ln1", std::make_shared<RMSNorm>(c.d_model, c.norm_eps, dtype));
-  switch (c.attention) {
-    case AttentionKind::Standard:
-      attn = register_module("attn", std::make_shared<MultiHeadAttention>(c.d_model, c.num_heads, rope, gen, dtype, c.dropout));
-      break;
-    case AttentionKind::W2:
-      attn = register_module("attn", std::make_shared<W2Attention>(c.d_model, c.num_heads, rope, c.sigma, gen, dtype, c.dropout));
-      break;
-    case AttentionKind::Triple:
-      attn = register_module("attn", std::make_shared<TripleAttention>(c.d_model, c.num_heads, rope, gen, dtype, c.dropout));
-      break;
-  }
+  attn = register_module("attn", attention_variant(c.attention).make(c, rope, gen, dtype));
   if (normed) ln2 = register_module("ln2", std::make_shared<RMSNorm>(c.d_model, c.norm_eps, dtype));
   if (c.ffn == FeedForwardKind::SwiGLU) {
     ffn = register_module("ffn", std::make_shared<SwiGLU>(c.d_model, c.d_ff, gen, dtype));

@@ -24,8 +24,10 @@
 
 namespace ropegrad::nn {
 
+// The attention variants; each has an entry in nn/attention_variants.cpp (its name, module,
+// accounting, ...), which every reader of the list loops over.
 enum class AttentionKind { Standard, W2, Triple };
-const char* attention_kind_name(AttentionKind kind);          // "standard", "w2", "triple"
+const char* attention_kind_name(AttentionKind kind);          // the registry's name: "w2"
 AttentionKind parse_attention_kind(const std::string& name);  // Error for an unknown name
 
 // Where the RMSNorms sit:

@@ -28,6 +28,7 @@
 #include "autograd/gradcheck.h"
 #include "autograd/ops.h"
 #include "io/checkpoint.h"
+#include "nn/attention_variants.h"
 #include "nn/transformer.h"
 #include "train/run_files.h"
 #include "train/trainer.h"
@@ -142,7 +143,7 @@ TEST(AblationStructure, EachSwitchBuildsItsParametersAndNoOthers) {
   const auto silu = names({NormPlacement::Pre, PositionEncoding::Rope, FeedForwardKind::SiLU});
   EXPECT_TRUE(has(silu, "layers.0.ffn.w1.weight") && has(silu, "layers.0.ffn.w2.weight"));
   EXPECT_FALSE(has(silu, "layers.0.ffn.w3.weight")) << "SiLU has no gate";
-  for (const AttentionKind kind : {AttentionKind::Standard, AttentionKind::W2, AttentionKind::Triple}) {
+  for (const AttentionKind kind : attention_kinds()) {
     TransformerConfig c = config_of({NormPlacement::Pre, PositionEncoding::None, FeedForwardKind::SwiGLU}, 7, 8, 2, 16);
     c.attention = kind;
     TransformerLM nope(c, &gen, F64);
@@ -236,7 +237,7 @@ TEST(AblationGradcheck, SiluLM) {
 }
 
 TEST(AblationGradcheck, NoPELMForEveryAttentionVariant) {
-  for (const AttentionKind kind : {AttentionKind::Standard, AttentionKind::W2, AttentionKind::Triple})
+  for (const AttentionKind kind : attention_kinds())
     expect_lm_gradcheck({NormPlacement::Pre, PositionEncoding::None, FeedForwardKind::SwiGLU}, kind);
 }
 
@@ -308,10 +309,10 @@ TEST(AblationProperties, WithoutRopeBidirectionalAttentionDoesNotSeeOrder) {
     for (int64_t p : perm) rows.push_back(narrow(t, 1, p, 1));
     return cat(rows, 1);
   };
-  const std::vector<std::pair<std::string, std::shared_ptr<AttentionLayer>>> layers = {
-      {"standard", std::make_shared<MultiHeadAttention>(8, 2, nullptr, &gen, F64)},
-      {"w2", std::make_shared<W2Attention>(8, 2, nullptr, SigmaMode::Scalar, &gen, F64)},
-      {"triple", std::make_shared<TripleAttention>(8, 2, nullptr, &gen, F64)}};
+  TransformerConfig shape;  // D 8, H 2, scalar sigma, no dropout
+  shape.d_model = 8, shape.num_heads = 2;
+  std::vector<std::pair<std::string, std::shared_ptr<AttentionLayer>>> layers;
+  for (const AttentionVariant& v : attention_variants()) layers.emplace_back(v.name, v.make(shape, nullptr, &gen, F64));
   for (const auto& [name, layer] : layers) {
     const Tensor a = permuted(layer->forward(x, AttentionCall::bidirectional()));
     const Tensor b = layer->forward(permuted(x), AttentionCall::bidirectional());

@@ -19,6 +19,7 @@
 #include "autograd/ops.h"
 #include "nn/accounting.h"
 #include "nn/attention_path.h"
+#include "nn/attention_variants.h"
 #include "nn/functional.h"
 #include "optim/optim.h"
 #include "tensor/kernels.h"
@@ -64,10 +65,11 @@ TransformerConfig config_of(int64_t v, int64_t t, int64_t d, int64_t layers, int
 // 192, V 16, T 32 - 1), here with --tie, in each variant; batches small enough to keep the test quick.
 std::vector<ModelShape> ropegrad_shapes() {
   std::vector<ModelShape> shapes;
-  const std::vector<std::pair<AttentionKind, SigmaMode>> variants = {{AttentionKind::Standard, SigmaMode::Scalar},
-                                                                     {AttentionKind::W2, SigmaMode::Scalar},
-                                                                     {AttentionKind::W2, SigmaMode::Vector},
-                                                                     {AttentionKind::Triple, SigmaMode::Scalar}};
+  std::vector<std::pair<AttentionKind, SigmaMode>> variants;  // every variant, W2 with both sigmas
+  for (const AttentionKind kind : attention_kinds()) {
+    variants.emplace_back(kind, SigmaMode::Scalar);
+    if (kind == AttentionKind::W2) variants.emplace_back(kind, SigmaMode::Vector);
+  }
   for (const auto& [kind, sigma] : variants) {
     shapes.push_back({"base", config_of(256, 128, 128, 2, 4, 344, kind, sigma), 2});
     shapes.push_back({"copy", config_of(16, 31, 64, 2, 4, 0, kind, sigma, /*tie=*/true), 3});

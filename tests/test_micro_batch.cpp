@@ -18,6 +18,7 @@
 
 #include "autograd/ops.h"
 #include "io/safetensors.h"
+#include "nn/attention_variants.h"
 #include "train/dp_settings.h"
 #include "dist/grad_buckets.h"
 #include "train/trainer.h"
@@ -56,7 +57,7 @@ std::map<std::string, std::vector<double>> weights(const std::string& dir) {
 }  // namespace
 
 TEST(MicroBatch, OneMicroBatchOfTheWholeBatchIsThePlainStepBitForBit) {
-  for (auto kind : {nn::AttentionKind::Standard, nn::AttentionKind::W2, nn::AttentionKind::Triple}) {
+  for (auto kind : nn::attention_kinds()) {
     SCOPED_TRACE(nn::attention_kind_name(kind));
     TempDir plain("plain"), one("one");
     TrainConfig c = tiny_config(kind);

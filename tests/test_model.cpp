@@ -21,6 +21,7 @@
 
 #include "autograd/engine.h"
 #include "autograd/ops.h"
+#include "nn/attention_variants.h"
 #include "nn/transformer.h"
 #include "tensor/random.h"
 #include "tests/support/test_util.h"
@@ -50,7 +51,7 @@ TransformerConfig small_config(AttentionKind kind, SigmaMode sigma = SigmaMode::
 
 std::string kind_label(AttentionKind kind) { return attention_kind_name(kind); }
 
-const std::vector<AttentionKind> kAllKinds = {AttentionKind::Standard, AttentionKind::W2, AttentionKind::Triple};
+const std::vector<AttentionKind> kAllKinds = attention_kinds();
 
 // logits (B, T, V) -> the row at [b, t] as a vector.
 std::vector<double> row(const Tensor& logits, int64_t b, int64_t t) {

@@ -21,6 +21,7 @@
 #include "nn/functional.h"
 #include "optim/optim.h"
 #include "nn/attention_path.h"
+#include "nn/attention_variants.h"
 #include "nn/transformer.h"
 #include "tensor/fast_math.h"
 #include "tensor/kernels.h"
@@ -311,7 +312,7 @@ TEST(Simd, KernelsGiveTheSameBitsOnBothCompilations) {
   // Each variant on both attention paths: the (B, H, T, T) kernels and the tiled ones.
   const nn::AttentionPath saved_path = nn::attention_path();
   for (const auto path : {nn::AttentionPath::Materialized, nn::AttentionPath::Tiled}) {
-    for (const auto kind : {nn::AttentionKind::Standard, nn::AttentionKind::W2, nn::AttentionKind::Triple}) {
+    for (const auto kind : nn::attention_kinds()) {
       nn::set_attention_path(path);
       nn::TransformerConfig c;
       c.vocab_size = 50;

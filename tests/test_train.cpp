@@ -32,6 +32,7 @@
 #include "nn/layers.h"
 #include "optim/optim.h"
 #include "io/safetensors.h"
+#include "nn/attention_variants.h"
 #include "nn/transformer.h"
 #include "train/plot.h"
 #include "train/dp_simulate.h"
@@ -70,8 +71,7 @@ std::vector<std::string> split(const std::string& s, char sep) {
 // Copy task over 8 token kinds, sequences of 8 (inputs of 7); D 16, 1 layer.
 TrainConfig tiny_config(nn::AttentionKind kind = nn::AttentionKind::Standard) { return tiny_train_config(kind); }
 
-const std::vector<nn::AttentionKind> kAllKinds = {nn::AttentionKind::Standard, nn::AttentionKind::W2,
-                                                  nn::AttentionKind::Triple};
+const std::vector<nn::AttentionKind> kAllKinds = nn::attention_kinds();
 
 std::vector<double> losses(const TrainResult& r) {
   std::vector<double> out;

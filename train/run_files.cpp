@@ -18,6 +18,7 @@
 
 #include "io/checkpoint.h"
 #include "io/tmp_file.h"
+#include "nn/attention_variants.h"
 #include "tensor/printable.h"
 
 namespace ropegrad::tasks {
@@ -226,8 +227,8 @@ RunConfigFile parse_run_config(std::string_view text, const std::string& filenam
     }
     if (key == "task") r.task = value;
     else if (key == "attention") {
-      RG_CHECK(value == "standard" || value == "w2" || value == "triple", where.c_str(),
-               "'{}' is not standard, w2 or triple", value);
+      RG_CHECK(nn::find_attention_variant(value) != nullptr, where.c_str(), "'{}' is not {}", value,
+               nn::attention_variant_list(", ", " or "));
       m.attention = nn::parse_attention_kind(std::string(value));
     } else if (key == "sigma") {
       RG_CHECK(value == "scalar" || value == "vector", where.c_str(), "'{}' is not scalar or vector", value);

@@ -8,10 +8,13 @@ import csv
 import pathlib
 import sys
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "bench"))
+from attention_variants import variant_names  # noqa: E402
+
 
 def main():
     run, setting, steps = pathlib.Path(sys.argv[1]), sys.argv[2], [int(s) for s in sys.argv[3:]]
-    variants = ["standard", "w2", "triple"]
+    variants = variant_names()
     metric = {}
     for v in variants:
         with open(run / v / "metrics.csv") as f:

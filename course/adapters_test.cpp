@@ -14,6 +14,7 @@
 #include "course/adapters.h"
 #include "nn/layers.h"
 #include "io/npy.h"
+#include "io/parse_number.h"
 #include "nn/transformer.h"
 #include "tests/support/test_util.h"
 
@@ -303,7 +304,7 @@ std::string read_text(const std::string& path) {
 
 std::string unhex(const std::string& hex) {
   std::string out;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2) out += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) out += static_cast<char>(parse_int64(std::string_view(hex).substr(i, 2), 16).value());
   return out;
 }
 

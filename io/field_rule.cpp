@@ -1,11 +1,9 @@
 #include "io/field_rule.h"
 
-#include <cerrno>
-#include <charconv>
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 
+#include "io/parse_number.h"
 #include "tensor/error.h"
 #include "tensor/printable.h"
 
@@ -43,23 +41,19 @@ Parsed parse(std::string_view op, std::string_view file, int64_t line, std::stri
     if (!rule.empty_ok) bad("");
     return p;  // NaN
   }
-  // Integer literals exactly (a seed may be any int64); everything else through strtod.
+  // Integer literals exactly (a seed may be any int64); everything else as a real.
   if (rule.type == FieldRule::Type::Whole) {
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), p.integer);
-    if (ec == std::errc() && end == text.data() + text.size()) {
+    if (const std::optional<int64_t> n = parse_int64(text)) {
+      p.integer = *n;
       p.exact = true;
       p.value = static_cast<double>(p.integer);
     }
   }
   if (!p.exact) {
-    // strtod skips leading spaces and reads hexadecimal: neither is a number ropegrad writes.
-    const bool plain = text.find_first_of(" \t\n\r\f\vxX") == std::string_view::npos;
-    const std::string s(text);
-    char* end = nullptr;
-    errno = 0;
-    p.value = std::strtod(s.c_str(), &end);
-    if (!plain || end != s.c_str() + s.size()) bad("is not a number");
-    const bool literal_non_finite = s.find_first_of("0123456789") == std::string::npos;  // "nan", "inf", "-inf"
+    const ScannedReal r = scan_real(text);
+    if (r.status == ScannedReal::Status::NotANumber) bad("is not a number");
+    p.value = r.value;
+    const bool literal_non_finite = text.find_first_of("0123456789") == std::string_view::npos;  // "nan", "inf", "-inf"
     if (!std::isfinite(p.value) && literal_non_finite) {
       if (!rule.non_finite_ok) bad("is not a finite number");
       return p;

@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 
+#include "io/parse_number.h"
 #include "tensor/error.h"
 #include "tensor/printable.h"
 
@@ -96,27 +96,9 @@ Flag repeated(Flag f) {
 
 namespace {
 
-enum class Scan { Number, OutOfRange, NotANumber };
-
-// A leading '+' before a digit or a point, which from_chars does not take.
-std::string_view without_plus(std::string_view text) {
-  if (text.size() > 1 && text[0] == '+' && (std::isdigit(static_cast<unsigned char>(text[1])) || text[1] == '.'))
-    return text.substr(1);
-  return text;
-}
-
-Scan scan_real(std::string_view text, double& value) {
-  text = without_plus(text);
-  const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value, std::chars_format::general);
-  if (text.empty() || ptr != end) return Scan::NotANumber;
-  return ec == std::errc() ? Scan::Number : ec == std::errc::result_out_of_range ? Scan::OutOfRange : Scan::NotANumber;
-}
-
 // The value as a message shows it: as typed, quoted unless it is a number.
 std::string shown(const std::string& text) {
-  double ignored = 0;
-  return scan_real(text, ignored) != Scan::NotANumber ? text : quote_bytes(text);
+  return scan_real(text).status != ScannedReal::Status::NotANumber ? text : quote_bytes(text);
 }
 
 std::string without_exponent_padding(std::string s) {  // "1e+06" -> "1e6", "1e-05" -> "1e-5"
@@ -131,21 +113,14 @@ std::string without_exponent_padding(std::string s) {  // "1e+06" -> "1e6", "1e-
 
 }  // namespace
 
-std::optional<double> parse_real(std::string_view text) {
-  double v = 0;
-  if (scan_real(text, v) != Scan::Number) return std::nullopt;
-  return v;
-}
+std::optional<double> parse_real(std::string_view text) { return parse_double(text); }
 
 std::optional<int64_t> parse_whole(std::string_view text) {
-  const std::string_view t = without_plus(text);
-  const char* end = t.data() + t.size();
-  int64_t n = 0;
-  const auto [ptr, ec] = std::from_chars(t.data(), end, n);
-  if (!t.empty() && ptr == end) return ec == std::errc() ? std::optional<int64_t>(n) : std::nullopt;
+  if (const std::optional<int64_t> n = parse_int64(text)) return n;
+  if (text.find_first_of(".eE") == std::string_view::npos) return std::nullopt;  // an integer literal out of range
   // A whole number written as a real ("1e3"): checked to be one, and within
   // int64, before it is converted.
-  const std::optional<double> v = parse_real(text);
+  const std::optional<double> v = parse_double(text);
   if (!v || !std::isfinite(*v) || std::trunc(*v) != *v || *v < -0x1p63 || *v >= 0x1p63) return std::nullopt;
   return static_cast<int64_t>(*v);
 }

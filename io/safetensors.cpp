@@ -10,11 +10,12 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
-#include <set>
 #include <string_view>
 #include <tuple>
 #include <vector>
 
+#include "io/json.h"
+#include "io/utf8.h"
 #include "tensor/kernels.h"
 #include "tensor/printable.h"
 
@@ -28,295 +29,16 @@ constexpr const char* kMetadataKey = "__metadata__";
 // The reference implementation refuses headers above 100 MB; so do we, which
 // also bounds what a corrupt length field can make us allocate.
 constexpr uint64_t kMaxHeaderBytes = 100'000'000;
-// Deeper nesting is never valid here; the limit keeps "[[[[..." off the stack.
-constexpr int kMaxJsonDepth = 64;
-
-// ---- UTF-8 -------------------------------------------------------------------------
-
-// Offset of the first byte that breaks UTF-8 (overlong forms, surrogates and
-// code points above U+10FFFF included), or npos when `s` is valid.
-size_t invalid_utf8_at(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t len = 0;
-    uint32_t cp = 0, min = 0;
-    if ((c & 0xE0) == 0xC0) len = 2, cp = c & 0x1F, min = 0x80;
-    else if ((c & 0xF0) == 0xE0) len = 3, cp = c & 0x0F, min = 0x800;
-    else if ((c & 0xF8) == 0xF0) len = 4, cp = c & 0x07, min = 0x10000;
-    else return i;
-    if (i + len > s.size()) return i;
-    for (size_t k = 1; k < len; ++k) {
-      const auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xC0) != 0x80) return i;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return i;
-    i += len;
-  }
-  return std::string_view::npos;
-}
-
-void append_utf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
-// ---- a small, strict JSON reader ------------------------------------------------------
-// Only what a safetensors header holds: objects, arrays, strings and integers
-// (no floats, true/false/null). Duplicate object keys are an error.
-
-struct Json {
-  enum class Kind { Object, Array, String, Integer };
-  Kind kind = Kind::Integer;
-  int64_t integer = 0;
-  std::string str;
-  std::vector<std::string> keys;  // Object: keys in file order (parallel to items)
-  std::vector<Json> items;        // Object: values; Array: elements
-};
-
-class JsonParser {
- public:
-  JsonParser(std::string_view text, const std::string& path) : text_(text), path_(path) {}
-
-  Json parse_document() {
-    skip_whitespace();
-    Json value = parse_value(0);
-    skip_whitespace();
-    if (pos_ != text_.size()) error(fmt::format("unexpected {} after the top-level value", describe()));
-    return value;
-  }
-
- private:
-  [[noreturn]] void error(const std::string& what) const {
-    fail(kLoad, "'{}': invalid JSON header at byte {}: {}", path_, pos_, what);
-  }
-
-  // The character at pos_, for error messages.
-  std::string describe() const {
-    if (pos_ >= text_.size()) return "end of header";
-    const auto c = static_cast<unsigned char>(text_[pos_]);
-    if (c >= 0x20 && c < 0x7F) return fmt::format("'{}'", static_cast<char>(c));
-    return fmt::format("byte 0x{:02x}", c);
-  }
-
-  void skip_whitespace() {
-    while (pos_ < text_.size() &&
-           (text_[pos_] == ' ' || text_[pos_] == '\n' || text_[pos_] == '\r' || text_[pos_] == '\t')) {
-      ++pos_;
-    }
-  }
-
-  void expect(char c) {
-    if (pos_ >= text_.size() || text_[pos_] != c) {
-      error(fmt::format("expected '{}', found {}", c, describe()));
-    }
-    ++pos_;
-  }
-
-  Json parse_value(int depth) {
-    if (depth > kMaxJsonDepth) error(fmt::format("nested deeper than {} levels", kMaxJsonDepth));
-    if (pos_ >= text_.size()) error("unexpected end of header");
-    const char c = text_[pos_];
-    if (c == '{') return parse_object(depth);
-    if (c == '[') return parse_array(depth);
-    if (c == '"') {
-      Json v;
-      v.kind = Json::Kind::String;
-      v.str = parse_string();
-      return v;
-    }
-    if (c == '-' || (c >= '0' && c <= '9')) return parse_integer();
-    error(fmt::format("unexpected {} (a header holds only objects, arrays, strings and integers)",
-                      describe()));
-  }
-
-  Json parse_object(int depth) {
-    Json v;
-    v.kind = Json::Kind::Object;
-    std::set<std::string> seen;
-    expect('{');
-    skip_whitespace();
-    if (pos_ < text_.size() && text_[pos_] == '}') {
-      ++pos_;
-      return v;
-    }
-    while (true) {
-      skip_whitespace();
-      if (pos_ >= text_.size() || text_[pos_] != '"') {
-        error(fmt::format("expected a key string, found {}", describe()));
-      }
-      std::string key = parse_string();
-      if (!seen.insert(key).second) error(fmt::format("duplicate key '{}'", key));
-      skip_whitespace();
-      expect(':');
-      skip_whitespace();
-      v.items.push_back(parse_value(depth + 1));
-      v.keys.push_back(std::move(key));
-      skip_whitespace();
-      if (pos_ < text_.size() && text_[pos_] == ',') {
-        ++pos_;
-        continue;
-      }
-      if (pos_ < text_.size() && text_[pos_] == '}') {
-        ++pos_;
-        return v;
-      }
-      error(fmt::format("expected ',' or '}}' in an object, found {}", describe()));
-    }
-  }
-
-  Json parse_array(int depth) {
-    Json v;
-    v.kind = Json::Kind::Array;
-    expect('[');
-    skip_whitespace();
-    if (pos_ < text_.size() && text_[pos_] == ']') {
-      ++pos_;
-      return v;
-    }
-    while (true) {
-      skip_whitespace();
-      v.items.push_back(parse_value(depth + 1));
-      skip_whitespace();
-      if (pos_ < text_.size() && text_[pos_] == ',') {
-        ++pos_;
-        continue;
-      }
-      if (pos_ < text_.size() && text_[pos_] == ']') {
-        ++pos_;
-        return v;
-      }
-      error(fmt::format("expected ',' or ']' in an array, found {}", describe()));
-    }
-  }
-
-  uint32_t parse_hex4() {
-    if (text_.size() - pos_ < 4) error("truncated \\u escape");
-    uint32_t cp = 0;
-    for (int k = 0; k < 4; ++k) {
-      const char h = text_[pos_];
-      uint32_t d;
-      if (h >= '0' && h <= '9') d = h - '0';
-      else if (h >= 'a' && h <= 'f') d = h - 'a' + 10;
-      else if (h >= 'A' && h <= 'F') d = h - 'A' + 10;
-      else error(fmt::format("bad hex digit {} in a \\u escape", describe()));
-      cp = (cp << 4) | d;
-      ++pos_;
-    }
-    return cp;
-  }
-
-  std::string parse_string() {
-    const size_t start = pos_;
-    expect('"');
-    std::string out;
-    while (true) {
-      if (pos_ >= text_.size()) {
-        pos_ = start;
-        error("unterminated string");
-      }
-      const auto c = static_cast<unsigned char>(text_[pos_]);
-      if (c == '"') {
-        ++pos_;
-        break;
-      }
-      if (c < 0x20) error(fmt::format("raw control character 0x{:02x} in a string (must be escaped)", c));
-      if (c != '\\') {
-        out += static_cast<char>(c);
-        ++pos_;
-        continue;
-      }
-      ++pos_;  // the backslash
-      if (pos_ >= text_.size()) error("unterminated escape");
-      const char e = text_[pos_++];
-      switch (e) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
-        case 'u': {
-          uint32_t cp = parse_hex4();
-          if (cp >= 0xDC00 && cp <= 0xDFFF) error("lone low surrogate in a \\u escape");
-          if (cp >= 0xD800 && cp <= 0xDBFF) {
-            if (text_.size() - pos_ < 2 || text_[pos_] != '\\' || text_[pos_ + 1] != 'u') {
-              error("high surrogate in a \\u escape is not followed by a low surrogate");
-            }
-            pos_ += 2;
-            const uint32_t low = parse_hex4();
-            if (low < 0xDC00 || low > 0xDFFF) {
-              error("high surrogate in a \\u escape is not followed by a low surrogate");
-            }
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-          }
-          append_utf8(out, cp);
-          break;
-        }
-        default:
-          --pos_;
-          error(fmt::format("unknown escape '\\{}'", e));
-      }
-    }
-    if (const size_t bad = invalid_utf8_at(out); bad != std::string_view::npos) {
-      pos_ = start;
-      error(fmt::format("string is not valid UTF-8 (at its byte {})", bad));
-    }
-    return out;
-  }
-
-  Json parse_integer() {
-    Json v;
-    v.kind = Json::Kind::Integer;
-    const bool negative = text_[pos_] == '-';
-    if (negative) ++pos_;
-    if (pos_ >= text_.size() || text_[pos_] < '0' || text_[pos_] > '9') {
-      error(fmt::format("expected a digit, found {}", describe()));
-    }
-    if (text_[pos_] == '0' && pos_ + 1 < text_.size() && text_[pos_ + 1] >= '0' && text_[pos_ + 1] <= '9') {
-      error("integer with a leading zero");
-    }
-    uint64_t magnitude = 0;
-    constexpr auto kMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
-    while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') {
-      const auto d = static_cast<uint64_t>(text_[pos_] - '0');
-      if (magnitude > (kMax - d) / 10) error("integer out of the int64 range");
-      magnitude = magnitude * 10 + d;
-      ++pos_;
-    }
-    if (pos_ < text_.size() && (text_[pos_] == '.' || text_[pos_] == 'e' || text_[pos_] == 'E')) {
-      error("only integers are allowed here (found a fraction or exponent)");
-    }
-    v.integer = negative ? -static_cast<int64_t>(magnitude) : static_cast<int64_t>(magnitude);
-    return v;
-  }
-
-  std::string_view text_;
-  const std::string& path_;
-  size_t pos_ = 0;
-};
 
 // ---- header <-> tensors ----------------------------------------------------------------
+
+JsonValue parse_header(std::string_view header, const std::string& path) {
+  try {
+    return parse_json(header, JsonLimits{"header", 64, kMaxHeaderBytes});
+  } catch (const JsonError& e) {
+    fail(kLoad, "'{}': invalid JSON header at byte {}: {}", path, e.offset(), e.reason());
+  }
+}
 
 struct DTypeName {
   DType dtype;
@@ -340,31 +62,31 @@ struct Entry {
 };
 
 // Non-negative integer element of a JSON array, or an Error naming `what`.
-uint64_t non_negative(const Json& v, const std::string& path, const std::string& name, const char* what) {
-  RG_CHECK(v.kind == Json::Kind::Integer, kLoad, "'{}': tensor '{}': {} must hold integers", path, name,
+uint64_t non_negative(const JsonValue& v, const std::string& path, const std::string& name, const char* what) {
+  RG_CHECK(v.kind == JsonValue::Kind::Integer, kLoad, "'{}': tensor '{}': {} must hold integers", path, name,
            what);
   RG_CHECK(v.integer >= 0, kLoad, "'{}': tensor '{}': {} holds the negative value {}", path, name, what,
            v.integer);
   return static_cast<uint64_t>(v.integer);
 }
 
-Entry parse_entry(const std::string& name, const Json& v, const std::string& path) {
-  RG_CHECK(v.kind == Json::Kind::Object, kLoad,
+Entry parse_entry(const std::string& name, const JsonValue& v, const std::string& path) {
+  RG_CHECK(v.kind == JsonValue::Kind::Object, kLoad,
            "'{}': tensor '{}' must be an object with dtype, shape and data_offsets", path, name);
   Entry e;
   e.name = name;
-  const Json *dtype = nullptr, *shape = nullptr, *offsets = nullptr;
-  for (size_t i = 0; i < v.keys.size(); ++i) {
-    if (v.keys[i] == "dtype") dtype = &v.items[i];
-    else if (v.keys[i] == "shape") shape = &v.items[i];
-    else if (v.keys[i] == "data_offsets") offsets = &v.items[i];
-    else fail(kLoad, "'{}': tensor '{}' has an unknown field '{}'", path, name, v.keys[i]);
+  const JsonValue *dtype = nullptr, *shape = nullptr, *offsets = nullptr;
+  for (const JsonMember& m : v.members) {
+    if (m.key == "dtype") dtype = &m.value;
+    else if (m.key == "shape") shape = &m.value;
+    else if (m.key == "data_offsets") offsets = &m.value;
+    else fail(kLoad, "'{}': tensor '{}' has an unknown field '{}'", path, name, m.key);
   }
   RG_CHECK(dtype != nullptr && shape != nullptr && offsets != nullptr, kLoad,
            "'{}': tensor '{}' lacks '{}'", path, name,
            dtype == nullptr ? "dtype" : shape == nullptr ? "shape" : "data_offsets");
 
-  RG_CHECK(dtype->kind == Json::Kind::String, kLoad, "'{}': tensor '{}': dtype must be a string", path, name);
+  RG_CHECK(dtype->kind == JsonValue::Kind::String, kLoad, "'{}': tensor '{}': dtype must be a string", path, name);
   const DTypeName* found = nullptr;
   for (const auto& d : kDTypes) {
     if (dtype->str == d.name) found = &d;
@@ -374,13 +96,13 @@ Entry parse_entry(const std::string& name, const Json& v, const std::string& pat
            dtype->str);
   e.dtype = found->dtype;
 
-  RG_CHECK(shape->kind == Json::Kind::Array, kLoad, "'{}': tensor '{}': shape must be an array", path, name);
+  RG_CHECK(shape->kind == JsonValue::Kind::Array, kLoad, "'{}': tensor '{}': shape must be an array", path, name);
   // Element count and byte size, refusing overflow: a corrupt shape must not wrap around.
   // The product of the non-zero sizes must fit too, or numel() of an empty
   // shape such as [2^62, 4, 0] would overflow on the way to 0.
   uint64_t bytes = element_size(e.dtype);
   bool overflow = false, empty = false;
-  for (const Json& d : shape->items) {
+  for (const JsonValue& d : shape->items) {
     const uint64_t n = non_negative(d, path, name, "shape");
     e.shape.push_back(static_cast<int64_t>(n));
     if (n == 0) empty = true;
@@ -391,7 +113,7 @@ Entry parse_entry(const std::string& name, const Json& v, const std::string& pat
            shape_str(e.shape));
   if (empty) bytes = 0;
 
-  RG_CHECK(offsets->kind == Json::Kind::Array && offsets->items.size() == 2, kLoad,
+  RG_CHECK(offsets->kind == JsonValue::Kind::Array && offsets->items.size() == 2, kLoad,
            "'{}': tensor '{}': data_offsets must be an array [begin, end]", path, name);
   e.begin = non_negative(offsets->items[0], path, name, "data_offsets");
   e.end = non_negative(offsets->items[1], path, name, "data_offsets");
@@ -570,21 +292,21 @@ SafetensorsFile load_safetensors(const std::string& path) {
   in.read(header.data(), static_cast<std::streamsize>(header_size));
   RG_CHECK(static_cast<uint64_t>(in.gcount()) == header_size, kLoad, "'{}': truncated in its header", path);
 
-  const Json root = JsonParser(header, path).parse_document();
-  RG_CHECK(root.kind == Json::Kind::Object, kLoad, "'{}': the header must be a JSON object", path);
+  const JsonValue root = parse_header(header, path);
+  RG_CHECK(root.kind == JsonValue::Kind::Object, kLoad, "'{}': the header must be a JSON object", path);
 
   SafetensorsFile out;
   std::vector<Entry> entries;
-  for (size_t i = 0; i < root.keys.size(); ++i) {
-    const std::string& name = root.keys[i];
-    const Json& value = root.items[i];
+  for (const JsonMember& member : root.members) {
+    const std::string& name = member.key;
+    const JsonValue& value = member.value;
     if (name == kMetadataKey) {
-      RG_CHECK(value.kind == Json::Kind::Object, kLoad, "'{}': __metadata__ must be an object of strings",
+      RG_CHECK(value.kind == JsonValue::Kind::Object, kLoad, "'{}': __metadata__ must be an object of strings",
                path);
-      for (size_t k = 0; k < value.keys.size(); ++k) {
-        RG_CHECK(value.items[k].kind == Json::Kind::String, kLoad,
-                 "'{}': __metadata__ value for '{}' must be a string", path, value.keys[k]);
-        out.metadata.emplace(value.keys[k], value.items[k].str);
+      for (const JsonMember& m : value.members) {
+        RG_CHECK(m.value.kind == JsonValue::Kind::String, kLoad, "'{}': __metadata__ value for '{}' must be a string",
+                 path, m.key);
+        out.metadata.emplace(m.key, m.value.str);
       }
       continue;
     }

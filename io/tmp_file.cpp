@@ -4,11 +4,12 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <charconv>
 #include <filesystem>
 #include <random>
 
 #include <fmt/format.h>
+
+#include "io/parse_number.h"
 
 namespace ropegrad::nn {
 
@@ -33,12 +34,11 @@ int remove_stale_tmp_files(const std::string& path) {
     const std::string_view middle(name.data() + prefix.size(), name.size() - prefix.size() - 4);
     const size_t dot = middle.find('.');
     if (dot == std::string_view::npos || dot == 0 || dot + 1 == middle.size()) continue;
-    long pid = 0;
-    const auto [end_pid, ec] = std::from_chars(middle.data(), middle.data() + dot, pid);
-    if (ec != std::errc() || end_pid != middle.data() + dot || pid <= 0) continue;
+    const std::optional<int64_t> pid = parse_int64(middle.substr(0, dot));
+    if (!pid || *pid <= 0 || middle[0] == '+') continue;
     if (middle.substr(dot + 1).find_first_not_of("0123456789abcdef") != std::string_view::npos) continue;
-    if (pid == ::getpid()) continue;
-    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive (or not ours to judge)
+    if (*pid == ::getpid()) continue;
+    if (::kill(static_cast<pid_t>(*pid), 0) == 0 || errno != ESRCH) continue;  // alive (or not ours to judge)
     std::error_code ignored;
     if (fs::remove_all(it->path(), ignored) > 0) ++removed;  // a file, or a directory written whole (tokenize train)
   }

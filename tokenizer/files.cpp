@@ -5,9 +5,11 @@
 //   special_tokens.txt  one special token per line, through bytes_to_unicode
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <unordered_set>
 
+#include "io/json.h"
 #include "tensor/error.h"
 #include "tensor/printable.h"
 #include "tokenizer/tokenizer.h"
@@ -27,122 +29,38 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
-// A reader for the one JSON shape vocab.json has: an object of string -> integer.
-class VocabJsonReader {
- public:
-  VocabJsonReader(std::string path, std::string text) : path_(std::move(path)), text_(std::move(text)) {}
-
-  struct Entry {
-    std::string token;
-    int64_t id;
-    int line;
-  };
-  std::vector<Entry> read() {
-    std::vector<Entry> entries;
-    expect('{');
-    skip_space();
-    if (peek() == '}') { ++pos_; return entries; }
-    while (true) {
-      skip_space();
-      const int line = line_;
-      std::string key = read_string();
-      expect(':');
-      const int64_t id = read_int();
-      entries.push_back({std::move(key), id, line});
-      skip_space();
-      const char c = next("',' or '}'");
-      if (c == '}') break;
-      if (c != ',') error("expected ',' or '}}'");
-    }
-    skip_space();
-    if (pos_ != text_.size()) error("unexpected text after the closing '}}'");
-    return entries;
-  }
-
- private:
-  [[noreturn]] void error(const std::string& what) {
-    int line = 1, column = 1;
-    for (size_t i = 0; i < pos_ && i < text_.size(); ++i) {
-      if (text_[i] == '\n') { ++line; column = 1; } else { ++column; }
-    }
-    fail("load_tokenizer", "{} line {} column {}: {}", path_, line, column, what);
-  }
-  void skip_space() {
-    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) line_ += text_[pos_++] == '\n';
-  }
-  char peek() { return pos_ < text_.size() ? text_[pos_] : '\0'; }
-  char next(const char* wanted) {
-    if (pos_ >= text_.size()) error(std::string("the file ends where ") + wanted + " was expected");
-    return text_[pos_++];
-  }
-  void expect(char c) {
-    skip_space();
-    const char got = next("a character");
-    if (got != c) {
-      --pos_;
-      error(fmt::format("expected '{}', found {}", c, quote_bytes(std::string_view(&got, 1))));
-    }
-  }
-  int hex4() {
-    int v = 0;
-    for (int i = 0; i < 4; ++i) {
-      const char c = next("a hex digit");
-      if (!std::isxdigit(static_cast<unsigned char>(c))) error("bad \\u escape");
-      v = v * 16 + (std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : (std::tolower(c) - 'a' + 10));
-    }
-    return v;
-  }
-  std::string read_string() {
-    expect('"');
-    std::string out;
-    while (true) {
-      const char c = next("'\"'");
-      if (c == '"') return out;
-      if (static_cast<unsigned char>(c) < 0x20) {  // JSON has no raw control bytes in a string (a NUL, a CR)
-        --pos_;
-        error(fmt::format("raw control byte {} in the string {} (JSON needs it escaped)",
-                          quote_bytes(std::string_view(&c, 1)), quote_bytes(out + c)));
-      }
-      if (c != '\\') { out += c; continue; }
-      const char e = next("an escape");
-      switch (e) {
-        case '"': case '\\': case '/': out += e; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
-        case 'u': {
-          char32_t cp = static_cast<char32_t>(hex4());
-          if (cp >= 0xD800 && cp <= 0xDBFF) {  // a surrogate pair
-            if (next("'\\'") != '\\' || next("'u'") != 'u') error("unpaired surrogate");
-            const int low = hex4();
-            if (low < 0xDC00 || low > 0xDFFF) error("unpaired surrogate");
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-          }
-          append_utf8(out, cp);
-          break;
-        }
-        default: --pos_; error(fmt::format("unknown escape {}", quote_bytes(std::string("\\") + e)));
-      }
-    }
-  }
-  int64_t read_int() {
-    skip_space();
-    const size_t start = pos_;
-    int64_t v = 0;
-    while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
-      if (v > (int64_t{1} << 31)) error("token id too large");
-      v = v * 10 + (text_[pos_++] - '0');
-    }
-    if (pos_ == start) error("expected a non-negative integer token id");
-    return v;
-  }
-
-  std::string path_, text_;
-  size_t pos_ = 0;
-  int line_ = 1;
+struct VocabEntry {
+  std::string token;
+  int64_t id;
+  int line;
 };
+
+// vocab.json: an object of string -> non-negative integer, in file order.
+std::vector<VocabEntry> read_vocab_json(const std::string& path, const std::string& text) {
+  const auto fail_at = [&](size_t offset, const std::string& what) {
+    const TextPlace p = place_of(text, offset);
+    fail("load_tokenizer", "{} line {} column {}: {}", path, p.line, p.column, what);
+  };
+  JsonValue root;
+  try {
+    root = parse_json(text, JsonLimits{"file", 64, std::numeric_limits<size_t>::max()});
+  } catch (const JsonError& e) {
+    fail_at(e.offset(), e.reason());
+  }
+  if (root.kind != JsonValue::Kind::Object) fail_at(root.offset, "expected an object of token -> id");
+  std::vector<VocabEntry> entries;
+  size_t counted = 0;  // lines counted up to here: the keys come in file order
+  int line = 1;
+  for (const JsonMember& m : root.members) {
+    for (; counted < m.key_offset; ++counted) line += text[counted] == '\n';
+    const JsonValue& id = m.value;
+    if (id.kind != JsonValue::Kind::Integer || id.integer < 0) {
+      fail_at(id.offset, "expected a non-negative integer token id");
+    }
+    entries.push_back({m.key, id.integer, line});
+  }
+  return entries;
+}
 
 std::string decode_printable(const std::string& token, const std::string& where) {
   std::string bytes;
@@ -179,7 +97,7 @@ namespace {
 // vocab.json and merges.txt, checked; model.specials is left empty.
 BpeModel read_vocab_and_merges(const std::string& vocab_path, const std::string& merges_path) {
   BpeModel model;
-  auto entries = VocabJsonReader(vocab_path, read_file(vocab_path)).read();
+  const auto entries = read_vocab_json(vocab_path, read_file(vocab_path));
   const int64_t n = static_cast<int64_t>(entries.size());
   RG_CHECK(n > 0, "load_tokenizer", "{} has no tokens", vocab_path);
   model.vocab.assign(n, std::string());

@@ -66,24 +66,6 @@ bool is_letter(char32_t cp) { return in_ranges(kLetterRanges, cp); }
 bool is_number(char32_t cp) { return in_ranges(kNumberRanges, cp); }
 bool is_space(char32_t cp) { return in_ranges(kSpaceRanges, cp); }
 
-void append_utf8(std::string& out, char32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
 std::string replace_invalid_utf8(std::string_view bytes) {
   std::string out;
   out.reserve(bytes.size());
@@ -112,13 +94,8 @@ size_t incomplete_utf8_tail(std::string_view bytes) {
 }
 
 int64_t first_invalid_utf8(std::string_view bytes) {
-  char32_t cp = 0;
-  for (size_t pos = 0; pos < bytes.size();) {
-    const int n = decode_code_point(bytes, pos, &cp);
-    if (n == 0) return static_cast<int64_t>(pos);
-    pos += n;
-  }
-  return -1;
+  const size_t bad = invalid_utf8_at(bytes);
+  return bad == std::string_view::npos ? -1 : static_cast<int64_t>(bad);
 }
 
 namespace {

@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "io/utf8.h"
+
 namespace ropegrad::tok {
 
 // Decodes the code point starting at text[pos]. Returns its length in bytes
@@ -19,8 +21,8 @@ bool is_letter(char32_t cp);
 bool is_number(char32_t cp);
 bool is_space(char32_t cp);
 
-// Appends the UTF-8 encoding of cp.
-void append_utf8(std::string& out, char32_t cp);
+// Appends the UTF-8 encoding of cp (io/utf8.h).
+using ::ropegrad::append_utf8;
 
 // Python's bytes.decode("utf-8", errors="replace"): each maximal ill-formed
 // subpart becomes one U+FFFD.

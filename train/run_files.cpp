@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "io/checkpoint.h"
+#include "io/parse_number.h"
 #include "io/tmp_file.h"
 #include "nn/attention_variants.h"
 #include "tensor/printable.h"
@@ -331,9 +332,8 @@ std::vector<std::string> read_metrics_rows(const std::string& path, int64_t firs
 }
 
 double csv_number(const std::string& text) {
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  return !text.empty() && end == text.c_str() + text.size() ? v : NAN;
+  const ScannedReal r = scan_real(text);
+  return r.status == ScannedReal::Status::NotANumber ? NAN : r.value;
 }
 
 FileLock::FileLock(const std::string& lock_path, const std::string& op, const std::string& busy,

@@ -4,13 +4,13 @@
 #include <numeric>
 
 #include "autograd/ops.h"
+#include "io/fnv1a.h"
 
 namespace ropegrad {
 
 std::vector<Tensor> make_inputs(const OpCase& c, uint64_t seed) {
   // FNV-1a of the case's name: the same inputs with every standard library.
-  uint64_t name_hash = 14695981039346656037ull;
-  for (const char ch : c.op + c.shapes) name_hash = (name_hash ^ static_cast<unsigned char>(ch)) * 1099511628211ull;
+  const uint64_t name_hash = fnv1a(c.op + c.shapes);
   Generator gen(seed * 7919 + name_hash % 100003);
   std::vector<Tensor> inputs;
   for (const InputSpec& spec : c.inputs) {

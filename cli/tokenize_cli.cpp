@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "io/tmp_file.h"
+#include "io/read_file.h"
 #include "io/token_memmap.h"
 #include "cli/commands.h"
 #include "cli/model_flags.h"
@@ -103,11 +104,7 @@ void check_input_file(const std::string& path) {
 
 std::string read_text(const std::string& path) {
   check_input_file(path);
-  std::ifstream in(path, std::ios::binary);
-  RG_CHECK(in.good(), "tokenize", "cannot open {}", path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return io::read_file(path, "tokenize");
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {

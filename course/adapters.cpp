@@ -1,4 +1,5 @@
 #include "course/adapters.h"
+#include "io/read_file.h"
 
 #include <filesystem>
 #include <fstream>
@@ -212,11 +213,7 @@ std::pair<Vocab, Merges> run_train_bpe(const std::string& input_path, int64_t vo
   std::error_code error;
   RG_CHECK(std::filesystem::is_regular_file(input_path, error), "run_train_bpe", "cannot read '{}': not a file",
            input_path);
-  std::ifstream in(input_path, std::ios::binary);
-  RG_CHECK(in.good(), "run_train_bpe", "cannot open '{}'", input_path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  const tok::BpeModel model = tok::train_bpe(text.str(), vocab_size, special_tokens);
+  const tok::BpeModel model = tok::train_bpe(io::read_file(input_path, "run_train_bpe"), vocab_size, special_tokens);
   Vocab vocab;
   for (size_t id = 0; id < model.vocab.size(); ++id) vocab.emplace(static_cast<int32_t>(id), model.vocab[id]);
   Merges merges;

@@ -1,4 +1,5 @@
 #include "course/exercises.h"
+#include "io/read_file.h"
 #include "course/paths.h"
 
 #include <algorithm>
@@ -69,10 +70,8 @@ const std::vector<std::pair<std::string, std::string>>& sources() {
       for (const auto& entry : fs::recursive_directory_iterator(root)) {
         const std::string ext = entry.path().extension().string();
         if (!entry.is_regular_file() || (ext != ".cpp" && ext != ".h")) continue;
-        std::ifstream in(entry.path());
-        std::stringstream text;
-        text << in.rdbuf();
-        out.emplace_back(fs::relative(entry.path(), ROPEGRAD_SOURCE_DIR).string(), text.str());
+        out.emplace_back(fs::relative(entry.path(), ROPEGRAD_SOURCE_DIR).string(),
+                         io::read_file(entry.path().string(), "course"));
       }
     }
     std::sort(out.begin(), out.end());

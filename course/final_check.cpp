@@ -34,6 +34,8 @@
 
 #include "autograd/engine.h"
 #include "course/final_options.h"
+#include "io/fnv1a.h"
+#include "io/read_file.h"
 #include "autograd/ops.h"
 #include "tasks/batch.h"
 #include "nn/functional.h"
@@ -167,19 +169,11 @@ std::string what_is(const std::string& kind, const std::string& name) {
   return name;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  RG_CHECK(in.good(), "course final", "cannot read {}", path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string read_file(const std::string& path) { return io::read_file(path, "course final"); }
 
-uint64_t fnv1a(const void* data, size_t bytes, uint64_t h = 1469598103934665603ull) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (size_t i = 0; i < bytes; ++i) h = (h ^ p[i]) * 1099511628211ull;
-  return h;
-}
+// FNV-1a (io/fnv1a.h) from this start value, one digit short of FNV's
+// offset basis: the traces hold these numbers, so it stays.
+constexpr uint64_t kTraceHashStart = 1469598103934665603ull;
 
 // The gradient each module passes back to its input on this batch, from the
 // loss down (lm_head, ln_final, then each block's ffn, ln2, attn, ln1 and the
@@ -264,14 +258,14 @@ int main(int argc, char** argv) try {
   // 1. The learner's tokenizer on the corpus (ex19).
   const std::string corpus = read_file(args.corpus);
   trace.push_back({0, "meta", "corpus_bytes", static_cast<int64_t>(corpus.size()), 0, 0,
-                   static_cast<double>(fnv1a(corpus.data(), corpus.size()) % 1000000007ull)});
+                   static_cast<double>(fnv1a(corpus.data(), corpus.size(), kTraceHashStart) % 1000000007ull)});
   fmt::print("course final: training a {}-token BPE on {} ({} bytes) with your tokenizer\n", kVocab, args.corpus,
              corpus.size());
   std::cout.flush();
   const tok::Tokenizer tokenizer(tok::train_bpe(corpus, kVocab, {kSpecial}));
   const std::vector<int32_t> ids = tokenizer.encode(corpus);
   trace.push_back({0, "meta", "token_ids", static_cast<int64_t>(ids.size()), 0, 0,
-                   static_cast<double>(fnv1a(ids.data(), ids.size() * sizeof(int32_t)) % 1000000007ull)});
+                   static_cast<double>(fnv1a(ids.data(), ids.size() * sizeof(int32_t), kTraceHashStart) % 1000000007ull)});
   const int64_t split = static_cast<int64_t>(ids.size()) * 9 / 10;  // the last tenth validates
   std::vector<double> train_ids(ids.begin(), ids.begin() + split), valid_ids(ids.begin() + split, ids.end());
   const Tensor train_tokens = to(tensor(train_ids, {split}, DType::Float64), DType::Int64);

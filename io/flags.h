@@ -26,6 +26,8 @@
 #include <string_view>
 #include <vector>
 
+#include "io/edit_distance.h"
+
 namespace ropegrad::flags {
 
 enum class Type {
@@ -164,9 +166,10 @@ std::optional<double> parse_real(std::string_view text);
 // A number for a message or --help: "1048576", "1e6", "0.999999", "1e-300".
 std::string number_text(double x);
 
-// Levenshtein distance, and the name of `names` closest to `typed` when it
-// is at most 2 edits away (3 from 10 characters on), else "": did you mean.
-size_t edit_distance(std::string_view a, std::string_view b);
+// Levenshtein distance (io/edit_distance.h), and the name of `names` closest
+// to `typed` when it is at most 2 edits away (3 from 10 characters on), else
+// "": did you mean.
+using ::ropegrad::edit_distance;
 std::string closest(std::string_view typed, const std::vector<std::string>& names);
 
 }  // namespace ropegrad::flags

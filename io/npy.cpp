@@ -1,4 +1,5 @@
 #include "io/npy.h"
+#include "io/read_file.h"
 
 #include <cstdint>
 
@@ -16,14 +17,6 @@ namespace ropegrad::nn {
 namespace {
 
 constexpr char kMagic[] = "\x93NUMPY";
-
-std::string read_file(const std::string& path) {
-  std::error_code error;
-  RG_CHECK(!std::filesystem::is_directory(path, error), "load_npy", "'{}' is a directory, not a .npy file", path);
-  std::ifstream in(path, std::ios::binary);
-  RG_CHECK(in.good(), "load_npy", "cannot open '{}'", path);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
 
 // A reader for the header dict: a Python literal of strings, True/False and
 // tuples of integers, nothing else (numpy reads it with ast.literal_eval).
@@ -179,7 +172,7 @@ NpyHeader parse_npy_header(std::string_view dict, const std::string& path, std::
 }
 
 Tensor load_npy(const std::string& path) {
-  const std::string bytes = read_file(path);
+  const std::string bytes = io::read_file(path, "load_npy", "a .npy file");
   RG_CHECK(bytes.size() >= 10 && bytes.compare(0, 6, kMagic, 6) == 0, "load_npy",
            "'{}' is not a .npy file (bad magic)", path);
   const int major = static_cast<unsigned char>(bytes[6]);

@@ -1,4 +1,5 @@
 #include "io/safetensors.h"
+#include "io/tmp_file.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -129,16 +130,6 @@ void append_json_string(std::string& out, std::string_view s) { out += json_stri
 
 // ---- files --------------------------------------------------------------------------------
 
-void write_all(int fd, const void* data, size_t size, const std::string& tmp) {
-  const auto* p = static_cast<const char*>(data);
-  while (size > 0) {
-    const ssize_t n = ::write(fd, p, size);
-    if (n < 0 && errno == EINTR) continue;
-    RG_CHECK(n > 0, kSave, "writing '{}' failed: {}", tmp, std::strerror(errno));
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-}
 
 // Closes the descriptor and removes the temporary file unless `keep` is set.
 struct TmpFile {
@@ -238,29 +229,17 @@ void save_safetensors(const std::string& path, const StateDict& tensors,
   TmpFile tmp{path + ".tmp"};
   tmp.fd = ::open(tmp.path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   RG_CHECK(tmp.fd >= 0, kSave, "cannot open '{}' for writing: {}", tmp.path, std::strerror(errno));
-  write_all(tmp.fd, length, sizeof(length), tmp.path);
-  write_all(tmp.fd, header.data(), header.size(), tmp.path);
+  write_all(tmp.fd, length, sizeof(length), tmp.path, kSave);
+  write_all(tmp.fd, header.data(), header.size(), tmp.path, kSave);
   for (const Tensor& t : contiguous) {
     const size_t bytes = static_cast<size_t>(t.numel()) * element_size(t.dtype());
-    if (bytes > 0) write_all(tmp.fd, t.raw_data(), bytes, tmp.path);
+    if (bytes > 0) write_all(tmp.fd, t.raw_data(), bytes, tmp.path, kSave);
   }
-  // The bytes must be on disk before the rename makes them visible under <path>.
-  RG_CHECK(::fsync(tmp.fd) == 0, kSave, "fsync of '{}' failed: {}", tmp.path, std::strerror(errno));
+  // fsync, rename over <path>, fsync the directory (io/tmp_file.h).
   const int fd = tmp.fd;
   tmp.fd = -1;
-  RG_CHECK(::close(fd) == 0, kSave, "closing '{}' failed: {}", tmp.path, std::strerror(errno));
-  std::error_code ec;
-  std::filesystem::rename(tmp.path, path, ec);
-  RG_CHECK(!ec, kSave, "cannot rename '{}' to '{}': {}", tmp.path, path, ec.message());
+  replace_with_tmp(fd, tmp.path, path, kSave);
   tmp.keep = true;
-  // Persist the rename itself (best effort: some file systems refuse to fsync a directory).
-  std::filesystem::path dir = std::filesystem::path(path).parent_path();
-  if (dir.empty()) dir = ".";
-  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd >= 0) {
-    (void)::fsync(dir_fd);
-    ::close(dir_fd);
-  }
 }
 
 SafetensorsFile load_safetensors(const std::string& path) {

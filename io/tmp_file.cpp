@@ -1,15 +1,18 @@
 #include "io/tmp_file.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <random>
 
 #include <fmt/format.h>
 
 #include "io/parse_number.h"
+#include "tensor/error.h"
 
 namespace ropegrad::nn {
 
@@ -43,6 +46,56 @@ int remove_stale_tmp_files(const std::string& path) {
     if (fs::remove_all(it->path(), ignored) > 0) ++removed;  // a file, or a directory written whole (tokenize train)
   }
   return removed;
+}
+
+void write_all(int fd, const void* data, size_t bytes, const std::string& path, std::string_view op) {
+  const auto* p = static_cast<const char*>(data);
+  while (bytes > 0) {
+    const ssize_t n = ::write(fd, p, bytes);
+    if (n < 0 && errno == EINTR) continue;
+    RG_CHECK(n > 0, std::string(op), "writing '{}' failed: {}", path, std::strerror(errno));
+    p += n;
+    bytes -= static_cast<size_t>(n);
+  }
+}
+
+void replace_with_tmp(int fd, const std::string& tmp, const std::string& path, std::string_view op) {
+  const auto fail_and_remove = [&](std::string_view what) {
+    const std::string why = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    fail(std::string(op), "{} '{}' failed: {}", what, tmp, why);
+  };
+  if (::fsync(fd) != 0) {
+    ::close(fd);
+    fail_and_remove("fsync of");
+  }
+  if (::close(fd) != 0) fail_and_remove("closing");
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    fail(std::string(op), "cannot rename '{}' to '{}': {}", tmp, path, why);
+  }
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd >= 0) {
+    (void)::fsync(dir_fd);  // some file systems refuse to fsync a directory
+    ::close(dir_fd);
+  }
+}
+
+void write_file_atomically(const std::string& path, std::string_view bytes, std::string_view op) {
+  const std::string tmp = unique_tmp_path(path);
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  RG_CHECK(fd >= 0, std::string(op), "cannot write '{}': {}", tmp, std::strerror(errno));
+  try {
+    write_all(fd, bytes.data(), bytes.size(), tmp, op);
+  } catch (...) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  replace_with_tmp(fd, tmp, path, op);
 }
 
 }  // namespace ropegrad::nn

@@ -149,13 +149,6 @@ std::string token_header(bool small, int64_t count) {
   return out + dict;
 }
 
-void write_all(int fd, const unsigned char* data, size_t n, const std::string& path) {
-  while (n > 0) {
-    const ssize_t w = ::write(fd, data, n);
-    RG_CHECK(w > 0 || errno == EINTR, "TokenIdWriter", "writing '{}' failed: {}", path, std::strerror(errno));
-    if (w > 0) data += w, n -= static_cast<size_t>(w);
-  }
-}
 
 }  // namespace
 
@@ -166,7 +159,7 @@ TokenIdWriter::TokenIdWriter(const std::string& path, int64_t vocab_size)
   fd_ = ::open(tmp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   RG_CHECK(fd_ >= 0, "TokenIdWriter", "cannot write '{}': {}", tmp_path_, std::strerror(errno));
   const std::string header = token_header(small_, 0);  // the count is filled in by close()
-  write_all(fd_, reinterpret_cast<const unsigned char*>(header.data()), header.size(), tmp_path_);
+  write_all(fd_, header.data(), header.size(), tmp_path_, "TokenIdWriter");
 }
 
 TokenIdWriter::~TokenIdWriter() {
@@ -187,7 +180,7 @@ void TokenIdWriter::write(const std::vector<int32_t>& ids) {
              count_ + static_cast<int64_t>(i), vocab_size_);
     for (int b = 0; b < item; ++b) *out++ = static_cast<unsigned char>((static_cast<uint32_t>(v) >> (8 * b)) & 0xFF);
   }
-  write_all(fd_, buffer_.data(), buffer_.size(), tmp_path_);
+  write_all(fd_, buffer_.data(), buffer_.size(), tmp_path_, "TokenIdWriter");
   count_ += static_cast<int64_t>(ids.size());
 }
 
@@ -196,15 +189,9 @@ void TokenIdWriter::close() {
   const std::string header = token_header(small_, count_);
   RG_CHECK(::pwrite(fd_, header.data(), header.size(), 0) == static_cast<ssize_t>(header.size()), "TokenIdWriter",
            "writing the header of '{}' failed: {}", tmp_path_, std::strerror(errno));
-  // The bytes must be on disk before the rename makes them visible as PATH.
-  RG_CHECK(::fsync(fd_) == 0, "TokenIdWriter", "fsync of '{}' failed: {}", tmp_path_, std::strerror(errno));
-  ::close(fd_);
+  const int fd = fd_;
   fd_ = -1;
-  if (std::rename(tmp_path_.c_str(), path_.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    ::unlink(tmp_path_.c_str());
-    throw Error(fmt::format("TokenIdWriter: cannot rename '{}' to '{}': {}", tmp_path_, path_, why));
-  }
+  replace_with_tmp(fd, tmp_path_, path_, "TokenIdWriter");
 }
 
 void save_token_ids(const std::string& path, const std::vector<int32_t>& ids) {

@@ -1,4 +1,5 @@
 #include "tasks/synthetic.h"
+#include "io/read_file.h"
 
 #include <cmath>
 #include <filesystem>
@@ -180,10 +181,7 @@ Batch EntailmentTask::batch(int64_t b, Generator& gen) const {
 // ---- text -------------------------------------------------------------------------------------------
 
 TextTask::TextTask(const std::string& path, int64_t context_length, double holdout) : context_(context_length) {
-  RG_CHECK(!std::filesystem::is_directory(path), "text", "'{}' is a directory, not a text file", path);
-  std::ifstream in(path, std::ios::binary);
-  RG_CHECK(in.good(), "text", "cannot open '{}'", path);
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string bytes = io::read_file(path, "text", "a text file");
   RG_CHECK(holdout > 0 && holdout < 1, "text", "holdout must be in (0, 1), got {}", holdout);
   const auto n = static_cast<int64_t>(bytes.size());
   const auto n_eval = static_cast<int64_t>(static_cast<double>(n) * holdout);

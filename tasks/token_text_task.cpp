@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "autograd/node.h"
+#include "io/fnv1a.h"
 #include "nn/functional.h"
 #include "tensor/error.h"
 
@@ -63,10 +64,8 @@ std::string tokenizer_of_run(const std::string& run_dir) {
 namespace {
 
 struct Fnv1a {
-  uint64_t h = 0xcbf29ce484222325ull;
-  void add(const char* p, size_t n) {
-    for (size_t i = 0; i < n; ++i) h = (h ^ static_cast<unsigned char>(p[i])) * 0x100000001b3ull;
-  }
+  uint64_t h = kFnv1aOffset;
+  void add(const char* p, size_t n) { h = fnv1a(p, n, h); }
   void add_file(const std::string& path) {
     std::error_code error;
     RG_CHECK(std::filesystem::is_regular_file(path, error), "checksum", "cannot read '{}': not a file", path);

@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "io/json.h"
+#include "io/read_file.h"
 #include "tensor/error.h"
 #include "tensor/printable.h"
 #include "tokenizer/tokenizer.h"
@@ -18,16 +19,6 @@
 namespace ropegrad::tok {
 
 namespace {
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::error_code error;
-  RG_CHECK(!std::filesystem::is_directory(path, error), "load_tokenizer", "{} is a directory, not a file", path);
-  RG_CHECK(in.good(), "load_tokenizer", "cannot open {}", path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 struct VocabEntry {
   std::string token;
@@ -97,7 +88,7 @@ namespace {
 // vocab.json and merges.txt, checked; model.specials is left empty.
 BpeModel read_vocab_and_merges(const std::string& vocab_path, const std::string& merges_path) {
   BpeModel model;
-  const auto entries = read_vocab_json(vocab_path, read_file(vocab_path));
+  const auto entries = read_vocab_json(vocab_path, io::read_file(vocab_path, "load_tokenizer"));
   const int64_t n = static_cast<int64_t>(entries.size());
   RG_CHECK(n > 0, "load_tokenizer", "{} has no tokens", vocab_path);
   model.vocab.assign(n, std::string());
@@ -120,7 +111,7 @@ BpeModel read_vocab_and_merges(const std::string& vocab_path, const std::string&
              quote_bytes(std::string(1, static_cast<char>(b))), quote_bytes(bytes_to_printable(std::string(1, static_cast<char>(b)))));
   }
 
-  std::istringstream merges(read_file(merges_path));
+  std::istringstream merges(io::read_file(merges_path, "load_tokenizer"));
   std::string line;
   for (int line_no = 1; std::getline(merges, line); ++line_no) {
     if (!line.empty() && line.back() == '\r') line.pop_back();  // Windows line endings: \r is no token's byte
@@ -163,7 +154,7 @@ BpeModel load_tokenizer(const std::string& dir) {
   const std::unordered_set<std::string> tokens(model.vocab.begin(), model.vocab.end());
   std::string line;
   if (std::filesystem::exists(specials_path)) {
-    std::istringstream specials(read_file(specials_path));
+    std::istringstream specials(io::read_file(specials_path, "load_tokenizer"));
     for (int line_no = 1; std::getline(specials, line); ++line_no) {
       if (!line.empty() && line.back() == '\r') line.pop_back();
       if (line.empty()) continue;

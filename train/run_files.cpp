@@ -1,4 +1,5 @@
 #include "train/run_files.h"
+#include "io/read_file.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -266,11 +267,7 @@ RunConfigFile read_run_config(const std::string& path) {
            path);
   const auto size = std::filesystem::file_size(path, error);
   RG_CHECK(!error && size < (1 << 20), "config", "'{}' is {} bytes: not a run's config.txt", path, size);
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  RG_CHECK(in.good() || in.eof(), "config", "reading '{}' failed", path);
-  return parse_run_config(text.str(), path);
+  return parse_run_config(io::read_file(path, "config"), path);
 }
 
 double training_bytes(const nn::TransformerConfig& m, int64_t batch_size) {
@@ -299,25 +296,7 @@ void check_fits_in_memory(double bytes, const std::string& what) {
 }
 
 void write_file_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = nn::unique_tmp_path(path);
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  RG_CHECK(fd >= 0, "write", "cannot write '{}': {}", tmp, std::strerror(errno));
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const std::string why = std::strerror(errno);
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      fail("write", "writing '{}' failed: {}", tmp, why);
-    }
-    done += static_cast<size_t>(n);
-  }
-  const bool synced = ::fsync(fd) == 0;
-  ::close(fd);
-  RG_CHECK(synced && std::rename(tmp.c_str(), path.c_str()) == 0, "write", "cannot replace '{}': {}", path,
-           std::strerror(errno));
+  nn::write_file_atomically(path, text, "write");
 }
 
 std::vector<std::string> read_metrics_rows(const std::string& path, int64_t first_step) {

@@ -1,4 +1,5 @@
 #include "train/sweep.h"
+#include "io/read_file.h"
 
 #include <algorithm>
 #include <cctype>
@@ -63,12 +64,11 @@ std::string format_duration(double seconds) {
 // sweep.json of an earlier run into the same directory must be this one's:
 // otherwise the points' directories hold runs of other settings.
 void check_same_sweep(const std::string& path, const std::string& now) {
-  std::ifstream in(path);
-  if (!in.good()) return;
-  std::stringstream text;
-  text << in.rdbuf();
-  if (text.str() == now) return;
-  const std::vector<std::string> was = split(text.str(), '\n'), is = split(now, '\n');
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error)) return;
+  const std::string text = io::read_file(path, "sweep");
+  if (text == now) return;
+  const std::vector<std::string> was = split(text, '\n'), is = split(now, '\n');
   size_t i = 0;
   while (i < was.size() && i < is.size() && was[i] == is[i]) ++i;
   const auto line = [](const std::vector<std::string>& lines, size_t k) {

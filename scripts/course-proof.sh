@@ -279,7 +279,7 @@ check_mutation() {
     others=""
     if grep -q '^Origin:' "$patch"; then
       others=$(grep -vE '^(#|$)' course/mutations/causes.txt | while IFS= read -r cause; do
-        grep -v '^hint:' <<<"$out" | grep -iF -- "$cause" | grep -viF -- "$expect" | sed "s/^/[$cause] /" | cut -c1-200 || true
+        grep -v '^hint:' <<<"$out" | grep -iF -- "$cause" | grep -viF -- "$expect" | awk -v cause="$cause" '{ print "[" cause "] " $0 }' | cut -c1-200 || true
       done)
     fi
     if [ "$rc" -ne 0 ] && grep -q '^  FAIL ' <<<"$out" && grep -qiF -- "$expect" <<<"$out" && [ -z "$others" ]; then

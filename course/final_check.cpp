@@ -245,66 +245,76 @@ void trace_backward(nn::TransformerLM& lm, const Tensor& inputs, const Tensor& t
   for (size_t k = 0; k < params.size(); ++k) params[k].set_grad(saved[k]);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) try {
-  const std::optional<course::FinalOptions> options =
-      course::read_final_options(std::vector<std::string>(argv + 1, argv + argc));
-  if (!options) return 0;  // --help
-  const course::FinalOptions& args = *options;
-  fs::create_directories(args.out);
-  std::vector<Record> trace;
-
-  // 1. The learner's tokenizer on the corpus (ex19).
-  const std::string corpus = read_file(args.corpus);
+// 1. The learner's tokenizer on the corpus (ex19), and its ids split: the last tenth validates.
+struct Tokens {
+  tok::Tokenizer tokenizer;
+  Tensor train, valid;
+};
+Tokens tokenize_corpus(const std::string& corpus_path, std::vector<Record>& trace) {
+  const std::string corpus = read_file(corpus_path);
   trace.push_back({0, "meta", "corpus_bytes", static_cast<int64_t>(corpus.size()), 0, 0,
                    static_cast<double>(fnv1a(corpus.data(), corpus.size(), kTraceHashStart) % 1000000007ull)});
-  fmt::print("course final: training a {}-token BPE on {} ({} bytes) with your tokenizer\n", kVocab, args.corpus,
+  fmt::print("course final: training a {}-token BPE on {} ({} bytes) with your tokenizer\n", kVocab, corpus_path,
              corpus.size());
   std::cout.flush();
-  const tok::Tokenizer tokenizer(tok::train_bpe(corpus, kVocab, {kSpecial}));
+  tok::Tokenizer tokenizer(tok::train_bpe(corpus, kVocab, {kSpecial}));
   const std::vector<int32_t> ids = tokenizer.encode(corpus);
   trace.push_back({0, "meta", "token_ids", static_cast<int64_t>(ids.size()), 0, 0,
                    static_cast<double>(fnv1a(ids.data(), ids.size() * sizeof(int32_t), kTraceHashStart) % 1000000007ull)});
-  const int64_t split = static_cast<int64_t>(ids.size()) * 9 / 10;  // the last tenth validates
+  const int64_t split = static_cast<int64_t>(ids.size()) * 9 / 10;
   std::vector<double> train_ids(ids.begin(), ids.begin() + split), valid_ids(ids.begin() + split, ids.end());
-  const Tensor train_tokens = to(tensor(train_ids, {split}, DType::Float64), DType::Int64);
-  const Tensor valid_tokens =
-      to(tensor(valid_ids, {static_cast<int64_t>(valid_ids.size())}, DType::Float64), DType::Int64);
+  Tensor train_tokens = to(tensor(train_ids, {split}, DType::Float64), DType::Int64);
+  Tensor valid_tokens = to(tensor(valid_ids, {static_cast<int64_t>(valid_ids.size())}, DType::Float64), DType::Int64);
   fmt::print("course final: {} tokens ({} train, {} validation)\n", ids.size(), split, valid_ids.size());
+  return {std::move(tokenizer), train_tokens, valid_tokens};
+}
 
-  // 2. The learner's LM, trained by the learner's step.
-  const nn::TransformerConfig config = model_config(tokenizer.vocab_size());
-  const tasks::TrainConfig tc = train_config(args.steps);
-  Generator init(kSeed);
-  nn::TransformerLM lm(config, &init);
+// Each module's output on this batch, before the step (diagnosis only).
+void trace_forward(nn::TransformerLM& lm, const Tensor& inputs, int64_t step, std::vector<Record>& trace) {
+  NoGradGuard no_grad;
+  Tensor h = lm.token_embeddings->forward(inputs);
+  trace.push_back(fingerprint(step, "fwd", "token_embeddings", h));
+  for (size_t i = 0; i < lm.layers->size(); ++i) {
+    const nn::TransformerBlock& block = (*lm.layers)[i];
+    const std::string at = fmt::format("layers.{}", i);
+    nn::AttentionCall call = nn::AttentionCall::causal();
+    const Tensor a = block.ln1->forward(h);
+    trace.push_back(fingerprint(step, "fwd", at + ".ln1", a));
+    const Tensor att = block.attn->forward(a, call);
+    trace.push_back(fingerprint(step, "fwd", at + ".attn", att));
+    const Tensor b = block.ln2->forward(h + att);
+    trace.push_back(fingerprint(step, "fwd", at + ".ln2", b));
+    trace.push_back(fingerprint(step, "fwd", at + ".ffn", block.ffn->forward(b)));
+    h = block.forward(h, call);
+    trace.push_back(fingerprint(step, "fwd", at, h));
+  }
+  trace.push_back(fingerprint(step, "fwd", "ln_final", lm.ln_final->forward(h)));
+  trace.push_back(fingerprint(step, "fwd", "lm_head", lm.forward(inputs)));
+}
+
+// The mean loss of four validation batches (the same four every time).
+double validation_loss(nn::TransformerLM& lm, const Tensor& valid_tokens) {
+  NoGradGuard no_grad;
+  Generator eval(kSeed + 2);
+  double total = 0;
+  for (int e = 0; e < 4; ++e) {
+    auto [vi, vt] = nn::get_batch(valid_tokens, kBatch, kContext, eval);
+    total += nn::cross_entropy(lm.forward(vi), vt).item<double>();
+  }
+  return total / 4;
+}
+
+// 2. The learner's LM, trained by the learner's step, every module's output,
+// gradient and parameter traced; the training curve.
+std::vector<std::pair<double, double>> train_lm(nn::TransformerLM& lm, const Tokens& tokens,
+                                                const tasks::TrainConfig& tc, std::vector<Record>& trace) {
   const auto named = lm.named_parameters();
   nn::AdamW opt(lm.parameters(), {.lr = tc.lr, .betas = {tc.beta1, tc.beta2}, .eps = 1e-8, .weight_decay = tc.weight_decay});
   Generator data(kSeed + 1);
-  std::vector<std::pair<double, double>> train_curve, valid_curve;
+  std::vector<std::pair<double, double>> train_curve;
   for (int64_t step = 0; step < tc.steps; ++step) {
-    auto [inputs, targets] = nn::get_batch(train_tokens, kBatch, kContext, data);
-    {  // each module's output on this batch, before the step (diagnosis only)
-      NoGradGuard no_grad;
-      Tensor h = lm.token_embeddings->forward(inputs);
-      trace.push_back(fingerprint(step, "fwd", "token_embeddings", h));
-      for (size_t i = 0; i < lm.layers->size(); ++i) {
-        const nn::TransformerBlock& block = (*lm.layers)[i];
-        const std::string at = fmt::format("layers.{}", i);
-        nn::AttentionCall call = nn::AttentionCall::causal();
-        const Tensor a = block.ln1->forward(h);
-        trace.push_back(fingerprint(step, "fwd", at + ".ln1", a));
-        const Tensor att = block.attn->forward(a, call);
-        trace.push_back(fingerprint(step, "fwd", at + ".attn", att));
-        const Tensor b = block.ln2->forward(h + att);
-        trace.push_back(fingerprint(step, "fwd", at + ".ln2", b));
-        trace.push_back(fingerprint(step, "fwd", at + ".ffn", block.ffn->forward(b)));
-        h = block.forward(h, call);
-        trace.push_back(fingerprint(step, "fwd", at, h));
-      }
-      trace.push_back(fingerprint(step, "fwd", "ln_final", lm.ln_final->forward(h)));
-      trace.push_back(fingerprint(step, "fwd", "lm_head", lm.forward(inputs)));
-    }
+    auto [inputs, targets] = nn::get_batch(tokens.train, kBatch, kContext, data);
+    trace_forward(lm, inputs, step, trace);
     trace_backward(lm, inputs, targets, step, trace);
     const tasks::Batch batch{inputs, targets, Tensor()};
     const tasks::StepRecord rec = tasks::train_step(lm, opt, batch, step, tc);
@@ -315,34 +325,17 @@ int main(int argc, char** argv) try {
     }
     for (const auto& [name, p] : named) trace.push_back(fingerprint(step, "param", name, p));
     if (step % 25 == 24 || step + 1 == tc.steps) {
-      NoGradGuard no_grad;
-      Generator eval(kSeed + 2);
-      double total = 0;
-      for (int e = 0; e < 4; ++e) {
-        auto [vi, vt] = nn::get_batch(valid_tokens, kBatch, kContext, eval);
-        total += nn::cross_entropy(lm.forward(vi), vt).item<double>();
-      }
-      valid_curve.push_back({static_cast<double>(step), total / 4});
-      trace.push_back({step, "valid", "loss", 1, total / 4, total / 4, total / 4});
-      fmt::print("course final: step {:4d}  loss {:.4f}  validation {:.4f}\n", step + 1, rec.loss, total / 4);
+      const double valid = validation_loss(lm, tokens.valid);
+      trace.push_back({step, "valid", "loss", 1, valid, valid, valid});
+      fmt::print("course final: step {:4d}  loss {:.4f}  validation {:.4f}\n", step + 1, rec.loss, valid);
       std::cout.flush();
     }
   }
+  return train_curve;
+}
 
-  // 3. The trace, and the reference's when asked to write it.
-  const std::string trace_path = (fs::path(args.out) / "final.trace").string();
-  {
-    std::ofstream out(trace_path);
-    out << "# course final trace: step kind name numel mean rms weighted_sum\n";
-    for (const Record& r : trace) out << format_record(r) << "\n";
-  }
-  if (!args.write_reference.empty()) {
-    fs::copy_file(trace_path, args.write_reference, fs::copy_options::overwrite_existing);
-    fmt::print("course final: wrote the reference trace {}\n", args.write_reference);
-    return 0;
-  }
-
-  // 4. A sample of the learner's model, through the learner's top-p and decode.
+// 4. A sample of the learner's model, through the learner's top-p and decode.
+void print_sample(nn::TransformerLM& lm, const tok::Tokenizer& tokenizer) {
   Generator sample_gen(kSeed + 3);
   nn::GenerateOptions g;
   g.max_new_tokens = 48;
@@ -354,16 +347,14 @@ int main(int argc, char** argv) try {
   const std::vector<int64_t> sampled = lm.generate(prompt, g);
   const std::vector<int32_t> sampled32(sampled.begin(), sampled.end());
   fmt::print("\nA sample of your model (temperature 0.8, top-p 0.9):\n  The {}\n\n", tokenizer.decode(sampled32));
+}
 
-  if (args.reference.empty()) return 0;
-  // 5. The learner's run against the reference's.
-  const std::vector<Record> ref = read_trace(args.reference);
-  std::map<std::string, const Record*> ref_at;
-  for (const Record& r : ref) ref_at[fmt::format("{} {} {}", r.step, r.kind, r.name)] = &r;
-  std::map<int64_t, double> ref_loss, ref_valid;
+// The table of both losses every 15 steps, and both curves in OUT/loss_curves.svg.
+void show_curves(const std::vector<std::pair<double, double>>& train_curve, const std::vector<Record>& ref,
+                 const tasks::TrainConfig& tc, const std::string& out) {
+  std::map<int64_t, double> ref_loss;
   for (const Record& r : ref) {
     if (r.kind == "loss") ref_loss[r.step] = r.mean;
-    if (r.kind == "valid") ref_valid[r.step] = r.mean;
   }
   fmt::print("| step | your loss | reference | difference | allowed |\n|---:|---:|---:|---:|---:|\n");
   for (const auto& [x, loss] : train_curve) {
@@ -381,11 +372,31 @@ int main(int argc, char** argv) try {
   theirs.dashed = true;
   for (const auto& [x, loss] : train_curve) mine.points.push_back({x + 1, loss});
   for (const auto& [step, loss] : ref_loss) theirs.points.push_back({static_cast<double>(step + 1), loss});
-  const std::string svg = (fs::path(args.out) / "loss_curves.svg").string();
+  const std::string svg = (fs::path(out) / "loss_curves.svg").string();
   tasks::write_svg_plot(svg, {mine, theirs}, "course final: your LM and the reference, same seed and settings", "step",
                         "training loss", INFINITY, /*tick_at_last_x=*/true);
   fmt::print("\ncourse final: the curves are in {}\n", svg);
+}
 
+// A record whose meta data differs from the reference's: the corpus or the tokenizer.
+void explain_meta(const Record& r, const Record& e) {
+  if (r.name == "corpus_bytes") {
+    fmt::print("course final: the corpus differs from the reference's ({} bytes, checksum {}; the reference "
+               "had {} bytes, checksum {}): another version of Debian's fortunes?\n",
+               r.n, r.wsum, e.n, e.wsum);
+  } else {
+    fmt::print("course final: your tokenizer gives other ids than the reference's on this corpus ({} ids, "
+               "checksum {}; the reference: {} ids, checksum {}). Check ex19 first: scripts/dev.sh course "
+               "check ex19-train-bpe (and ex19-encode).\n",
+               r.n, r.wsum, e.n, e.wsum);
+  }
+}
+
+// 5. The first record of the learner's run that leaves the reference's, in
+// trace order: 0 when none does, else 1.
+int first_difference(const std::vector<Record>& trace, const std::vector<Record>& ref, const tasks::TrainConfig& tc) {
+  std::map<std::string, const Record*> ref_at;
+  for (const Record& r : ref) ref_at[fmt::format("{} {} {}", r.step, r.kind, r.name)] = &r;
   for (const Record& r : trace) {
     const auto it = ref_at.find(fmt::format("{} {} {}", r.step, r.kind, r.name));
     if (it == ref_at.end()) {
@@ -396,20 +407,9 @@ int main(int argc, char** argv) try {
     }
     const Record& e = *it->second;
     if (r.kind == "meta") {
-      if (r.n != e.n || r.wsum != e.wsum) {
-        if (r.name == "corpus_bytes") {
-          fmt::print("course final: the corpus differs from the reference's ({} bytes, checksum {}; the reference "
-                     "had {} bytes, checksum {}): another version of Debian's fortunes?\n",
-                     r.n, r.wsum, e.n, e.wsum);
-        } else {
-          fmt::print("course final: your tokenizer gives other ids than the reference's on this corpus ({} ids, "
-                     "checksum {}; the reference: {} ids, checksum {}). Check ex19 first: scripts/dev.sh course "
-                     "check ex19-train-bpe (and ex19-encode).\n",
-                     r.n, r.wsum, e.n, e.wsum);
-        }
-        return 1;
-      }
-      continue;
+      if (r.n == e.n && r.wsum == e.wsum) continue;
+      explain_meta(r, e);
+      return 1;
     }
     const double d = distance(r, e);
     if (d > allowed(r.step)) {
@@ -425,6 +425,41 @@ int main(int argc, char** argv) try {
              "update agree to float32 noise for all {} steps\n",
              tc.steps);
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  const std::optional<course::FinalOptions> options =
+      course::read_final_options(std::vector<std::string>(argv + 1, argv + argc));
+  if (!options) return 0;  // --help
+  const course::FinalOptions& args = *options;
+  fs::create_directories(args.out);
+  std::vector<Record> trace;
+  const Tokens tokens = tokenize_corpus(args.corpus, trace);
+
+  const tasks::TrainConfig tc = train_config(args.steps);
+  Generator init(kSeed);
+  nn::TransformerLM lm(model_config(tokens.tokenizer.vocab_size()), &init);
+  const std::vector<std::pair<double, double>> train_curve = train_lm(lm, tokens, tc, trace);
+
+  // 3. The trace, and the reference's when asked to write it.
+  const std::string trace_path = (fs::path(args.out) / "final.trace").string();
+  {
+    std::ofstream out(trace_path);
+    out << "# course final trace: step kind name numel mean rms weighted_sum\n";
+    for (const Record& r : trace) out << format_record(r) << "\n";
+  }
+  if (!args.write_reference.empty()) {
+    fs::copy_file(trace_path, args.write_reference, fs::copy_options::overwrite_existing);
+    fmt::print("course final: wrote the reference trace {}\n", args.write_reference);
+    return 0;
+  }
+  print_sample(lm, tokens.tokenizer);
+  if (args.reference.empty()) return 0;
+  const std::vector<Record> ref = read_trace(args.reference);
+  show_curves(train_curve, ref, tc, args.out);
+  return first_difference(trace, ref, tc);
 } catch (const Error& e) {  // names what refused: "course final: --steps must be ..."
   std::cerr << "error: " << e.what() << "\n";
   return 2;

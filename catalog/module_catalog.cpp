@@ -47,9 +47,10 @@ std::shared_ptr<RotaryEmbedding> make_rope(int64_t dh, RopePairing pairing, Rope
   return std::make_shared<RotaryEmbedding>(rc, F64);
 }
 
-std::vector<ModuleCase> build() {
-  std::vector<ModuleCase> c;
-  using V = const std::vector<Tensor>&;
+using V = const std::vector<Tensor>&;
+
+// Linear, Embedding, RMSNorm, the feed-forwards, RoPE (every scaling) and the fused elementwise ops.
+void add_layers(std::vector<ModuleCase>& c) {
   c.push_back(module_case<Linear>("linear", "[2, 3, 6] -> 4", {{2, 3, 6}},
                                   [](Generator& g) { return std::make_shared<Linear>(6, 4, &g, F64); },
                                   [](Linear& m, V x) { return m.forward(x[0]); }));
@@ -94,6 +95,10 @@ std::vector<ModuleCase> build() {
                  Generator gen(17);
                  return ModuleCheck{[](V x) { return complex_mul(x[0], x[1]); }, {leaf({3, 4, 2}, gen), leaf({4, 2}, gen)}};
                }});
+}
+
+// Scaled dot-product attention (every mask kind), multi-head, W2 and triple-product attention.
+void add_attention(std::vector<ModuleCase>& c) {
   const auto sdpa = [](const char* label, int kind) {
     return ModuleCase{"attention", fmt::format("sdpa [2, 2, 4, 4] x [2, 2, 5, 4], {}", label), [kind] {
                         Generator gen(17);
@@ -137,6 +142,10 @@ std::vector<ModuleCase> build() {
       [](TripleAttention& m, V x) {
         return m.forward(x[0], AttentionCall::causal());
       }));
+}
+
+// Transformer blocks (each norm placement, NoPE) and the language model with every attention variant.
+void add_blocks_and_models(std::vector<ModuleCase>& c) {
   // One block per norm placement, and NoPE with the SiLU feed-forward; the
   // RMSNorm gains set away from 1, so a norm's gain gradient is exercised.
   const auto block = [](NormPlacement norm, PositionEncoding position, FeedForwardKind ffn) {
@@ -179,6 +188,13 @@ std::vector<ModuleCase> build() {
                                       with_params({}, *m)};
                  }});
   }
+}
+
+std::vector<ModuleCase> build() {
+  std::vector<ModuleCase> c;
+  add_layers(c);
+  add_attention(c);
+  add_blocks_and_models(c);
   return c;
 }
 

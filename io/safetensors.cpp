@@ -242,16 +242,11 @@ void save_safetensors(const std::string& path, const StateDict& tensors,
   tmp.keep = true;
 }
 
-SafetensorsFile load_safetensors(const std::string& path) {
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  RG_CHECK(std::filesystem::exists(status), kLoad, "'{}': no such file", path);
-  RG_CHECK(std::filesystem::is_regular_file(status), kLoad, "'{}' is not a regular file", path);
-  const uint64_t file_size = std::filesystem::file_size(path, ec);
-  RG_CHECK(!ec, kLoad, "'{}': cannot read its size: {}", path, ec.message());
-  std::ifstream in(path, std::ios::binary);
-  RG_CHECK(in.good(), kLoad, "cannot open '{}'", path);
+namespace {
 
+// The JSON header's bytes, after the 8-byte little-endian length that
+// precedes it, checked against the file's size and the header limit.
+std::string read_header(std::ifstream& in, const std::string& path, uint64_t file_size) {
   RG_CHECK(file_size >= 8, kLoad,
            "'{}' is {} bytes long, shorter than the 8-byte header length: truncated or not a "
            "safetensors file",
@@ -270,11 +265,14 @@ SafetensorsFile load_safetensors(const std::string& path) {
   std::string header(header_size, '\0');
   in.read(header.data(), static_cast<std::streamsize>(header_size));
   RG_CHECK(static_cast<uint64_t>(in.gcount()) == header_size, kLoad, "'{}': truncated in its header", path);
+  return header;
+}
 
+// The header's tensor entries; its __metadata__ strings go to `metadata`.
+std::vector<Entry> header_entries(const std::string& header, const std::string& path,
+                                  std::map<std::string, std::string>& metadata) {
   const JsonValue root = parse_header(header, path);
   RG_CHECK(root.kind == JsonValue::Kind::Object, kLoad, "'{}': the header must be a JSON object", path);
-
-  SafetensorsFile out;
   std::vector<Entry> entries;
   for (const JsonMember& member : root.members) {
     const std::string& name = member.key;
@@ -285,16 +283,18 @@ SafetensorsFile load_safetensors(const std::string& path) {
       for (const JsonMember& m : value.members) {
         RG_CHECK(m.value.kind == JsonValue::Kind::String, kLoad, "'{}': __metadata__ value for '{}' must be a string",
                  path, m.key);
-        out.metadata.emplace(m.key, m.value.str);
+        metadata.emplace(m.key, m.value.str);
       }
       continue;
     }
     entries.push_back(parse_entry(name, value, path));
   }
+  return entries;
+}
 
-  // The tensors must tile the data section exactly: no overlap, no gap, no
-  // trailing bytes, nothing past the end.
-  const uint64_t data_size = file_size - 8 - header_size;
+// The tensors must tile the data section exactly: no overlap, no gap, no
+// trailing bytes, nothing past the end. Sorts `entries` by offset.
+void check_tiling(std::vector<Entry>& entries, uint64_t data_size, const std::string& path) {
   for (const Entry& e : entries) {
     RG_CHECK(e.end <= data_size, kLoad,
              "'{}': tensor '{}' has data_offsets [{}, {}] past the end of the {}-byte data section: "
@@ -317,36 +317,58 @@ SafetensorsFile load_safetensors(const std::string& path) {
   RG_CHECK(covered == data_size, kLoad,
            "'{}': data bytes [{}, {}) are not covered by any tensor (the data section has {} bytes)", path,
            covered, data_size, data_size);
+}
 
-  // Read in file order: the entries are now sorted by offset and contiguous.
-  for (const Entry& e : entries) {
-    Tensor t = Tensor::empty(e.shape, e.dtype);
-    const uint64_t bytes = e.end - e.begin;
-    if (bytes > 0) {
-      in.read(reinterpret_cast<char*>(t.raw_data()), static_cast<std::streamsize>(bytes));
-      RG_CHECK(static_cast<uint64_t>(in.gcount()) == bytes, kLoad,
-               "'{}': truncated while reading tensor '{}'", path, e.name);
-    }
-    if (e.dtype == DType::Bool) {
-      // Any byte other than 0 or 1 would be an invalid C++ bool.
-      const auto* b = reinterpret_cast<const unsigned char*>(t.raw_data());
-      for (uint64_t k = 0; k < bytes; ++k) {
-        RG_CHECK(b[k] <= 1, kLoad, "'{}': BOOL tensor '{}' holds the byte {} at element {} (must be 0 or 1)",
-                 path, e.name, static_cast<int>(b[k]), k);
-      }
-    }
-    // A checksum written by save_safetensors must match (files from other tools have none).
-    const auto crc = out.metadata.find(std::string(kCrcPrefix) + e.name);
-    if (crc != out.metadata.end()) {
-      const std::string computed =
-          fmt::format("{:08x}", crc32(reinterpret_cast<const unsigned char*>(t.raw_data()), bytes));
-      RG_CHECK(crc->second == computed, kLoad,
-               "'{}': tensor '{}' fails its checksum (CRC-32 {} stored, {} computed): the file is corrupt", path,
-               e.name, crc->second, computed);
-      out.metadata.erase(crc);
-    }
-    out.tensors.emplace(e.name, std::move(t));
+// The next tensor's bytes, checked: a BOOL tensor's bytes are 0 or 1, and a
+// checksum save_safetensors wrote must match (it is then taken out of `metadata`).
+Tensor read_tensor(std::ifstream& in, const Entry& e, const std::string& path,
+                   std::map<std::string, std::string>& metadata) {
+  Tensor t = Tensor::empty(e.shape, e.dtype);
+  const uint64_t bytes = e.end - e.begin;
+  if (bytes > 0) {
+    in.read(reinterpret_cast<char*>(t.raw_data()), static_cast<std::streamsize>(bytes));
+    RG_CHECK(static_cast<uint64_t>(in.gcount()) == bytes, kLoad,
+             "'{}': truncated while reading tensor '{}'", path, e.name);
   }
+  if (e.dtype == DType::Bool) {
+    // Any byte other than 0 or 1 would be an invalid C++ bool.
+    const auto* b = reinterpret_cast<const unsigned char*>(t.raw_data());
+    for (uint64_t k = 0; k < bytes; ++k) {
+      RG_CHECK(b[k] <= 1, kLoad, "'{}': BOOL tensor '{}' holds the byte {} at element {} (must be 0 or 1)",
+               path, e.name, static_cast<int>(b[k]), k);
+    }
+  }
+  // Files from other tools have no checksum.
+  const auto crc = metadata.find(std::string(kCrcPrefix) + e.name);
+  if (crc != metadata.end()) {
+    const std::string computed =
+        fmt::format("{:08x}", crc32(reinterpret_cast<const unsigned char*>(t.raw_data()), bytes));
+    RG_CHECK(crc->second == computed, kLoad,
+             "'{}': tensor '{}' fails its checksum (CRC-32 {} stored, {} computed): the file is corrupt", path,
+             e.name, crc->second, computed);
+    metadata.erase(crc);
+  }
+  return t;
+}
+
+}  // namespace
+
+SafetensorsFile load_safetensors(const std::string& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  RG_CHECK(std::filesystem::exists(status), kLoad, "'{}': no such file", path);
+  RG_CHECK(std::filesystem::is_regular_file(status), kLoad, "'{}' is not a regular file", path);
+  const uint64_t file_size = std::filesystem::file_size(path, ec);
+  RG_CHECK(!ec, kLoad, "'{}': cannot read its size: {}", path, ec.message());
+  std::ifstream in(path, std::ios::binary);
+  RG_CHECK(in.good(), kLoad, "cannot open '{}'", path);
+
+  const std::string header = read_header(in, path, file_size);
+  SafetensorsFile out;
+  std::vector<Entry> entries = header_entries(header, path, out.metadata);
+  check_tiling(entries, file_size - 8 - header.size(), path);
+  // Read in file order: the entries are now sorted by offset and contiguous.
+  for (const Entry& e : entries) out.tensors.emplace(e.name, read_tensor(in, e, path, out.metadata));
   for (const auto& [key, value] : out.metadata) {
     RG_CHECK(key.rfind(kCrcPrefix, 0) != 0, kLoad, "'{}': checksum '{}' names no tensor of the file", path, key);
   }

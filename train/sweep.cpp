@@ -336,10 +336,21 @@ double point_seconds(const SweepConfig& sweep, const TrainConfig& c, double per_
 
 }  // namespace
 
-std::vector<SweepRow> run_sweep(const SweepConfig& sweep, const TrainOptionReader& train, std::FILE* progress) {
-  check_sweep_options(sweep, train);
-  // The grid's size first, and an estimate of its time: a grid far larger than
-  // meant is refused in a second (its points are not even built) unless --yes.
+namespace {
+
+// The grid's points checked, and which remain to train.
+struct GridPlan {
+  int n = 0;                        // points
+  int pending = 0;                  // without an outcome yet
+  std::optional<SweepPoint> next;   // the first point to train
+  TrainConfig first;                // point 1's settings
+};
+
+// The grid's size first, and an estimate of its time: a grid far larger than
+// meant is refused in a second (its points are not even built) unless --yes.
+// Then every point checked as train would check it, before the first one
+// trains: a bad point is found now, not after the points before it trained.
+GridPlan plan_grid(const SweepConfig& sweep, PointChecker& checker, std::FILE* progress) {
   const double count = grid_size(sweep);
   std::vector<std::string> axes, sizes;
   for (const GridAxis& axis : sweep.grid) {
@@ -349,37 +360,55 @@ std::vector<SweepRow> run_sweep(const SweepConfig& sweep, const TrainOptionReade
   constexpr double kMostPoints = 1e9;  // a point's index is an int
   RG_CHECK(count <= kMostPoints, "sweep", "the grid has {:.0f} points ({}): more than {:.0f}, even with --yes", count,
            fmt::join(sizes, " x "), kMostPoints);
-  PointChecker checker(sweep, train);
-  const TrainConfig first = checker.check(grid_point(sweep, 0));
-  const auto n = static_cast<int>(count);
+  GridPlan plan;
+  plan.first = checker.check(grid_point(sweep, 0));
+  plan.n = static_cast<int>(count);
   if (count > kPointsWithoutYes && !sweep.yes) {
-    const double per_step = measured_step_seconds(first);
+    const double per_step = measured_step_seconds(plan.first);
     fail("sweep",
          "the grid has {} points ({}); at point 1's pace here ({} a step, {} steps a point) that is {} of "
          "training; give --yes to run a grid of more than {:.0f} points, or give fewer values",
-         n, fmt::join(sizes, " x "), step_time(per_step), first.steps,
-         rough_duration(count * point_seconds(sweep, first, per_step)), kPointsWithoutYes);
+         plan.n, fmt::join(sizes, " x "), step_time(per_step), plan.first.steps,
+         rough_duration(count * point_seconds(sweep, plan.first, per_step)), kPointsWithoutYes);
   }
-  // Every point checked as train would check it, before the first one trains:
-  // a bad point is found now, not after the points before it trained in full.
   if (count > kPointsWithoutYes) {
-    fmt::print(progress, "sweep: {} points ({}): checking each one's settings first\n", n, fmt::join(axes, " x "));
+    fmt::print(progress, "sweep: {} points ({}): checking each one's settings first\n", plan.n, fmt::join(axes, " x "));
     std::fflush(progress);
   }
-
-  int pending = 0;
-  std::optional<SweepPoint> next;  // the first point to train
-  for (int k = 0; k < n; ++k) {
+  for (int k = 0; k < plan.n; ++k) {
     const SweepPoint p = grid_point(sweep, static_cast<size_t>(k));
     if (k > 0) checker.check(p);
     if (has_outcome(p)) continue;
-    ++pending;
-    if (!next) next = p;
+    ++plan.pending;
+    if (!plan.next) plan.next = p;
   }
   const std::string budget = sweep.time_budget > 0 ? fmt::format("{} s of training", sweep.time_budget)
-                                                   : fmt::format("{} steps", first.steps);
-  fmt::print(progress, "sweep: {} points ({}), {} each, into {}\n", n, fmt::join(axes, " x "), budget, sweep.out_dir);
+                                                   : fmt::format("{} steps", plan.first.steps);
+  fmt::print(progress, "sweep: {} points ({}), {} each, into {}\n", plan.n, fmt::join(axes, " x "), budget,
+             sweep.out_dir);
   std::fflush(progress);
+  return plan;
+}
+
+// The points kept from an earlier run, read (and checked: a deleted
+// metrics.csv is named) before anything trains.
+std::map<int, SweepRow> kept_points(const SweepConfig& sweep, int n) {
+  std::map<int, SweepRow> kept;
+  for (int k = 0; k < n; ++k) {
+    const SweepPoint p = grid_point(sweep, static_cast<size_t>(k));
+    nn::remove_stale_tmp_files(p.dir + "/outcome.txt");  // of a sweep killed while writing it
+    if (has_outcome(p)) kept.emplace(p.index, read_sweep_row(p));
+  }
+  return kept;
+}
+
+}  // namespace
+
+std::vector<SweepRow> run_sweep(const SweepConfig& sweep, const TrainOptionReader& train, std::FILE* progress) {
+  check_sweep_options(sweep, train);
+  PointChecker checker(sweep, train);
+  const GridPlan plan = plan_grid(sweep, checker, progress);
+  const int n = plan.n;
 
   std::error_code error;
   fs::create_directories(sweep.out_dir, error);
@@ -392,23 +421,16 @@ std::vector<SweepRow> run_sweep(const SweepConfig& sweep, const TrainOptionReade
   check_same_sweep(json_path, json);
   write_file_atomically(json_path, json);
 
-  // The points kept from an earlier run, read (and checked: a deleted
-  // metrics.csv is named) before anything trains.
-  std::map<int, SweepRow> kept;
-  for (int k = 0; k < n; ++k) {
-    const SweepPoint p = grid_point(sweep, static_cast<size_t>(k));
-    nn::remove_stale_tmp_files(p.dir + "/outcome.txt");  // of a sweep killed while writing it
-    if (has_outcome(p)) kept.emplace(p.index, read_sweep_row(p));
-  }
-  if (next) {
-    const TrainConfig c = checker.check(*next);
+  const std::map<int, SweepRow> kept = kept_points(sweep, n);
+  if (plan.next) {
+    const TrainConfig c = checker.check(*plan.next);
     const double per_step = measured_step_seconds(c);
-    fmt::print(progress, "sweep: {} point{} to train: {} (point {} took {} a step here)\n", pending,
-               pending == 1 ? "" : "s", rough_duration(pending * point_seconds(sweep, c, per_step)), next->index,
+    fmt::print(progress, "sweep: {} point{} to train: {} (point {} took {} a step here)\n", plan.pending,
+               plan.pending == 1 ? "" : "s", rough_duration(plan.pending * point_seconds(sweep, c, per_step)), plan.next->index,
                step_time(per_step));
   }
 
-  Pace pace{n, pending, std::chrono::steady_clock::now(), 0};
+  Pace pace{n, plan.pending, std::chrono::steady_clock::now(), 0};
   std::vector<SweepRow> rows;
   for (int k = 0; k < n; ++k) {
     const SweepPoint p = grid_point(sweep, static_cast<size_t>(k));

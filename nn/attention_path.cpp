@@ -6,13 +6,13 @@
 #include <string>
 
 #include "tensor/fast_forms.h"
-#include "fast_forms_present.h"  // ROPEGRAD_HAS_<NAME> for each fast form here (CMakeLists.txt)
-#if ROPEGRAD_HAS_ATTENTION_TILED
+#include "fast_forms_present.h"  // ROPEGRAD_HAS_<Name>, generated from tensor/fast_forms.def
+#if ROPEGRAD_HAS_TiledAttention
 #include "nn/fast/attention_tiled.h"
 #endif
 
 namespace {
-#if ROPEGRAD_HAS_ATTENTION_TILED
+#if ROPEGRAD_HAS_TiledAttention
 constexpr bool kTiledFormHere = true;
 #else
 constexpr bool kTiledFormHere = false;  // a workspace that stubs an attention exercise
@@ -63,7 +63,7 @@ bool use_tiled_attention(const Tensor& q, const Tensor& k, const Tensor& v, cons
 
 std::optional<Tensor> dot_attention_if_tiled(const Tensor& q, const Tensor& k, const Tensor& v, double scale,
                                              const ScoreMask& mask, bool needs_probs) {
-#if ROPEGRAD_HAS_ATTENTION_TILED
+#if ROPEGRAD_HAS_TiledAttention
   if (use_tiled_attention(q, k, v, mask, needs_probs)) {
     note_fast_form(FastForm::TiledAttention);
     return dot_attention_tiled(q, k, v, scale, mask);
@@ -75,7 +75,7 @@ std::optional<Tensor> dot_attention_if_tiled(const Tensor& q, const Tensor& k, c
 std::optional<Tensor> w2_attention_if_tiled(const Tensor& mu_q, const Tensor& mu_k, const Tensor& sigma_q,
                                             const Tensor& sigma_k, const Tensor& tau, const Tensor& v,
                                             const ScoreMask& mask, bool needs_probs) {
-#if ROPEGRAD_HAS_ATTENTION_TILED
+#if ROPEGRAD_HAS_TiledAttention
   if (use_tiled_attention(mu_q, mu_k, v, mask, needs_probs)) {
     note_fast_form(FastForm::TiledAttention);
     return w2_attention_tiled(mu_q, mu_k, sigma_q, sigma_k, tau, v, mask);
@@ -86,7 +86,7 @@ std::optional<Tensor> w2_attention_if_tiled(const Tensor& mu_q, const Tensor& mu
 
 std::optional<Tensor> triple_attention_if_tiled(const Tensor& q, const Tensor& k, const Tensor& r, const Tensor& v,
                                                 double scale, const ScoreMask& mask, bool needs_probs) {
-#if ROPEGRAD_HAS_ATTENTION_TILED
+#if ROPEGRAD_HAS_TiledAttention
   if (use_tiled_attention(q, k, v, mask, needs_probs, kTripleTiledMinKeys)) {
     note_fast_form(FastForm::TiledAttention);
     return triple_attention_tiled(q, k, r, v, scale, mask);

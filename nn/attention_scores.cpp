@@ -4,25 +4,16 @@
 //   forward:  P = softmax_n(S_mn + mask_mn), rows with no allowed key -> 0
 //   backward: dS = P * (dP - sum_n dP P)      (the softmax rule, row by row)
 // then each variant turns dS into gradients of its inputs with GEMMs.
-// The fast forms of the shared rows and of the triple backward's per-score
-// part are nn/fast/attention_scores_fast.h and nn/fast/triple_scores_fast.h.
 #include "nn/attention_scores.h"
 
 #include <cmath>
 #include <limits>
 
 #include "nn/attention_rows.h"
+#include "nn/forms.h"
 #include "tensor/elementwise.h"
 #include "tensor/exercise.h"
-#include "tensor/fast_forms.h"
-#include "fast_forms_present.h"  // ROPEGRAD_HAS_<NAME> for each fast form here (CMakeLists.txt)
 #include "tensor/kernels.h"
-#if ROPEGRAD_HAS_ATTENTION_SCORES_FAST
-#include "nn/fast/attention_scores_fast.h"
-#endif
-#if ROPEGRAD_HAS_TRIPLE_SCORES_FAST
-#include "nn/fast/triple_scores_fast.h"
-#endif
 
 namespace ropegrad::nn {
 
@@ -60,6 +51,7 @@ Tensor additive_mask(const ScoreMask& m, const Blocks& g, DType dtype, const cha
   // END EXERCISE ex12-sdpa
   return kernels::expand(add, scores);
 }
+}  // namespace
 
 // Turns every row of `p` into probabilities: score_row(b, h, i, row) writes
 // the raw scores of query i (row holds what the caller left there, e.g. q.k),
@@ -67,8 +59,8 @@ Tensor additive_mask(const ScoreMask& m, const Blocks& g, DType dtype, const cha
 // then the softmax of each row (the library's, ex12-softmax), which gives a
 // row with no allowed key zeros. Returns P, (B, H, Nq, Nk).
 template <typename T, typename ScoreRow>
-Tensor scores_to_probs_plain(const Tensor& p, const Blocks& g, const Tensor& add_mask, const ScoreMask& m,
-                             ScoreRow score_row) {
+Tensor plain::scores_to_probs(const Tensor& p, const Blocks& g, const Tensor& add_mask, const ScoreMask& m,
+                              ScoreRow score_row) {
   const MaskView mask(add_mask);
   T* scores = p.data_ptr<T>();
   for (int64_t row_index = 0; row_index < g.b * g.h * g.nq; ++row_index) {
@@ -87,32 +79,13 @@ Tensor scores_to_probs_plain(const Tensor& p, const Blocks& g, const Tensor& add
   return kernels::softmax(p, -1);
 }
 
-// The one dispatch point of the fused rows' fast form (tensor/fast_forms.h).
-template <typename T, typename ScoreRow>
-Tensor scores_to_probs(const Tensor& p, const Blocks& g, const Tensor& add_mask, const ScoreMask& m,
-                       ScoreRow score_row) {
-#if ROPEGRAD_HAS_ATTENTION_SCORES_FAST
-  if (fast_forms_enabled()) {
-    note_fast_form(FastForm::AttentionScores);
-    fast::scores_to_probs<T>(p.data_ptr<T>(), g, add_mask, m, score_row);
-    return p;
-  }
-#endif
-  return scores_to_probs_plain<T>(p, g, add_mask, m, score_row);
-}
-
 // dS = P * (dP - rowsum(dP * P)): the softmax's backward (the library's,
-// ex12-softmax), or its fast form.
-Tensor softmax_grad(const Tensor& p, const Tensor& dp) {
-#if ROPEGRAD_HAS_ATTENTION_SCORES_FAST
-  if (fast_forms_enabled()) {
-    note_fast_form(FastForm::AttentionScores);
-    return fast::softmax_grad(p, dp);
-  }
-#endif
+// ex12-softmax).
+Tensor plain::softmax_grad(const Tensor& p, const Tensor& dp) {
   return kernels::contiguous(kernels::softmax_backward(p, dp, -1));
 }
 
+namespace {
 Tensor transposed(const Tensor& t) { return kernels::transpose(t, -2, -1); }
 
 // A float mask that requires grad is one more input of the node: it was added
@@ -292,27 +265,17 @@ Tensor w2_attention_probs(const Tensor& mu_q, const Tensor& mu_k, const Tensor& 
   return distance_attention_probs(cat({mu_q, sq}, -1), cat({mu_k, sk}, -1), tau, mask, eps);
 }
 
-// ---- triple product: S = -scale det G ------------------------------------------------------
+// ---- triple product: S = -scale det G (chapter 16 derives the backward) ---------------------
 //
-// det G = qq kk rr + 2 qk kr rq - qq kr^2 - kk rq^2 - rr qk^2, where qq, rr, rq
-// belong to query i, kk to key j, and qk = q_i.k_j, kr = r_i.k_j (two GEMMs).
-// With dG = -scale dS, the partial derivatives of det G give
-//   A  = dG (2 kr rq - 2 rr qk)    (gradient w.r.t. the qk matrix)
-//   Bm = dG (2 qk rq - 2 qq kr)    (w.r.t. the kr matrix)
-//   dqq_i = sum_j dG (kk rr - kr^2),  drr_i = sum_j dG (qq kk - qk^2),
-//   drq_i = sum_j dG (2 qk kr - 2 kk rq),  dkk_j = sum_i dG (qq rr - rq^2)
-// and, as qq = q.q etc.,
-//   dq = A k + 2 dqq q + drq r,   dr = Bm k + 2 drr r + drq q,   dk = A^T q + Bm^T r + 2 dkk k.
 // qk and kr are recomputed in the backward (two GEMMs) rather than kept.
 
-namespace {
 // The per-score part of the backward, for each (b, h) block, query i and key j:
 // with dG = -scale dS, A and Bm in place of dS and the four row and column
 // sums dqq, drr, drq (per query) and dkk (per key), zeros on entry.
 template <typename T>
-void triple_score_grads_plain(T* am, T* bm, const T* pqk, const T* pkr, const T* pqq, const T* prr, const T* prq,
-                              const T* pkk, T* gqq, T* grr, T* grq, T* gkk, int64_t blocks, int64_t nq, int64_t nk,
-                              T scale) {
+void plain::triple_score_grads(T* am, T* bm, const T* pqk, const T* pkr, const T* pqq, const T* prr, const T* prq,
+                               const T* pkk, T* gqq, T* grr, T* grq, T* gkk, int64_t blocks, int64_t nq, int64_t nk,
+                               T scale) {
   // BEGIN EXERCISE ex16-triple-scores
   for (int64_t block = 0; block < blocks; ++block) {
     for (int64_t i = 0; i < nq; ++i) {
@@ -333,20 +296,6 @@ void triple_score_grads_plain(T* am, T* bm, const T* pqk, const T* pkr, const T*
   }
   // END EXERCISE ex16-triple-scores
 }
-
-// The one dispatch point of its fast form (tensor/fast_forms.h).
-template <typename T>
-void triple_score_grads(T* am, T* bm, const T* qk, const T* kr, const T* qq, const T* rr, const T* rq, const T* kk,
-                        T* dqq, T* drr, T* drq, T* dkk, int64_t blocks, int64_t nq, int64_t nk, T scale) {
-#if ROPEGRAD_HAS_TRIPLE_SCORES_FAST
-  if (fast_forms_enabled()) {
-    note_fast_form(FastForm::TripleBackward);
-    return fast::triple_score_grads<T>(am, bm, qk, kr, qq, rr, rq, kk, dqq, drr, drq, dkk, blocks, nq, nk, scale);
-  }
-#endif
-  triple_score_grads_plain<T>(am, bm, qk, kr, qq, rr, rq, kk, dqq, drr, drq, dkk, blocks, nq, nk, scale);
-}
-}  // namespace
 
 Tensor triple_attention_probs(const Tensor& q_in, const Tensor& k_in, const Tensor& r_in, double scale,
                               const ScoreMask& mask) {

@@ -1,30 +1,22 @@
 // Cross-entropy with ignore_index (chapter 13; exercise ex13-cross-entropy).
-// Declared in nn/functional.h; the fast form of its backward is nn/fast/cross_entropy_fast.h.
+// Declared in nn/functional.h.
 #include "nn/functional.h"
 
 #include <algorithm>
 #include <cmath>
 
+#include "nn/forms.h"
 #include "tensor/elementwise.h"
 #include "tensor/exercise.h"
-#include "tensor/fast_forms.h"
-#include "fast_forms_present.h"  // ROPEGRAD_HAS_<NAME> for each fast form here (CMakeLists.txt)
-#if ROPEGRAD_HAS_CROSS_ENTROPY_FAST
-#include "nn/fast/cross_entropy_fast.h"
-#endif
 
 namespace ropegrad::nn {
 
-// ---- cross-entropy ---------------------------------------------------------------------------------
-//
-// loss = -1/N sum_n log softmax(z_n)[t_n] over the N rows whose target is not ignored.
-// d loss / d z_n = (softmax(z_n) - onehot(t_n)) / N, zero for ignored rows.
+// ---- cross-entropy (chapter 13 derives it and its gradient) ---------------------------------
 
-namespace {
 // The backward's rows: dz (n, v) from logp (n, v), the targets and scale = g / N.
 template <typename T>
-void cross_entropy_grad_plain(const T* lp, const int64_t* tgt, T* d, int64_t n, int64_t v, T scale,
-                              int64_t ignore_index) {
+void plain::cross_entropy_grad(const T* lp, const int64_t* tgt, T* d, int64_t n, int64_t v, T scale,
+                               int64_t ignore_index) {
   // BEGIN EXERCISE ex13-cross-entropy
   for (int64_t r = 0; r < n; ++r) {
     T* row = d + r * v;
@@ -37,19 +29,6 @@ void cross_entropy_grad_plain(const T* lp, const int64_t* tgt, T* d, int64_t n, 
   }
   // END EXERCISE ex13-cross-entropy
 }
-
-// The one dispatch point of the fast form (tensor/fast_forms.h).
-template <typename T>
-void cross_entropy_grad(const T* lp, const int64_t* tgt, T* d, int64_t n, int64_t v, T scale, int64_t ignore_index) {
-#if ROPEGRAD_HAS_CROSS_ENTROPY_FAST
-  if (fast_forms_enabled()) {
-    note_fast_form(FastForm::CrossEntropy);
-    return fast::cross_entropy_grad<T>(lp, tgt, d, n, v, scale, ignore_index);
-  }
-#endif
-  cross_entropy_grad_plain<T>(lp, tgt, d, n, v, scale, ignore_index);
-}
-}  // namespace
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index) {
   RG_CHECK(logits.dim() >= 1 && logits.is_floating_point(), "cross_entropy",

@@ -1,33 +1,19 @@
-// RMSNorm: the fused forward and its hand-derived backward (chapter 7; exercise ex07-rmsnorm).
-// Its fast form is nn/fast/rmsnorm_fast.h.
-// Declared in nn/functional.h.
+// RMSNorm: the fused forward and its hand-derived backward (chapter 7 derives
+// both; exercise ex07-rmsnorm). Declared in nn/functional.h.
 #include "nn/functional.h"
 
-#include <algorithm>
 #include <cmath>
 
+#include "nn/forms.h"
 #include "tensor/elementwise.h"
 #include "tensor/exercise.h"
-#include "tensor/fast_forms.h"
-#include "fast_forms_present.h"  // ROPEGRAD_HAS_<NAME> for each fast form here (CMakeLists.txt)
-#if ROPEGRAD_HAS_RMSNORM_FAST
-#include "nn/fast/rmsnorm_fast.h"
-#endif
 
 namespace ropegrad::nn {
 
-using kernels::map_into;
-
 // ---- RMSNorm ------------------------------------------------------------------------------------
-//
-// Per row (length D):  ms = mean(x^2),  r = (ms + eps)^(-1/2),  y_i = x_i r g_i.
-// Backward, with dy the incoming gradient:
-//   dL/dg_i = sum over rows of dy_i x_i r
-//   dL/dx_i = r g_i dy_i + sum_j dy_j g_j x_j * d r / d x_i
-//           = r g_i dy_i - x_i r^3 / D * sum_j dy_j g_j x_j
-// since d r / d x_i = -1/2 (ms + eps)^(-3/2) * 2 x_i / D = -r^3 x_i / D.
 
-namespace {
+namespace plain {
+// x, y: (rows, d); g: (d); inv_rms: (rows), the 1 / rms of each row (rms_norm saves it).
 // The plain form: one row after another, the sums in double (why: the
 // chapter's section "Why accumulate in double").
 template <typename T>
@@ -68,30 +54,7 @@ void rms_norm_backward(const T* x, const T* g, const T* inv_rms, const T* dy, T*
   // END EXERCISE ex07-rmsnorm
 }
 
-// The one dispatch point of RMSNorm's fast form (tensor/fast_forms.h).
-template <typename T>
-void forward_kernel(const T* x, const T* g, T* y, T* inv_rms, int64_t rows, int64_t d, double eps) {
-#if ROPEGRAD_HAS_RMSNORM_FAST
-  if (fast_forms_enabled()) {
-    note_fast_form(FastForm::RmsNorm);
-    return fast::rms_norm_forward<T>(x, g, y, inv_rms, rows, d, eps);
-  }
-#endif
-  rms_norm_forward<T>(x, g, y, inv_rms, rows, d, eps);
-}
-
-template <typename T>
-void backward_kernel(const T* x, const T* g, const T* inv_rms, const T* dy, T* dx, double* dg, int64_t rows,
-                     int64_t d) {
-#if ROPEGRAD_HAS_RMSNORM_FAST
-  if (fast_forms_enabled()) {
-    note_fast_form(FastForm::RmsNorm);
-    return fast::rms_norm_backward<T>(x, g, inv_rms, dy, dx, dg, rows, d);
-  }
-#endif
-  rms_norm_backward<T>(x, g, inv_rms, dy, dx, dg, rows, d);
-}
-}  // namespace
+}  // namespace plain
 
 Tensor rms_norm(const Tensor& x_in, const Tensor& gain, double eps) {
   RG_CHECK(x_in.dim() >= 1, "rms_norm", "input must have at least 1 dim, got shape {}", shape_str(x_in.shape()));
@@ -110,7 +73,7 @@ Tensor rms_norm(const Tensor& x_in, const Tensor& gain, double eps) {
   Tensor inv_rms = Tensor::empty(row_shape, x.dtype());  // (..., 1): all backward needs besides x, g
   dispatch_floating(x.dtype(), "rms_norm", [&](auto tag) {
     using T = decltype(tag);
-    forward_kernel<T>(x.data_ptr<T>(), g.data_ptr<T>(), y.data_ptr<T>(), inv_rms.data_ptr<T>(), rows, d, eps);
+    rms_norm_forward<T>(x.data_ptr<T>(), g.data_ptr<T>(), y.data_ptr<T>(), inv_rms.data_ptr<T>(), rows, d, eps);
   });
   if (needs_grad({&x_in, &gain})) {
     attach_node(y, "rms_norm", {x_in, gain},
@@ -122,7 +85,7 @@ Tensor rms_norm(const Tensor& x_in, const Tensor& gain, double eps) {
                   Tensor dg = needs[1] ? Tensor::zeros_of({d}, DType::Float64) : Tensor();
                   dispatch_floating(xv.dtype(), "rms_norm", [&](auto tag) {
                     using T = decltype(tag);
-                    backward_kernel<T>(xv.data_ptr<T>(), gv.data_ptr<T>(), rv.data_ptr<T>(), dy.data_ptr<T>(),
+                    rms_norm_backward<T>(xv.data_ptr<T>(), gv.data_ptr<T>(), rv.data_ptr<T>(), dy.data_ptr<T>(),
                                          needs[0] ? dx.data_ptr<T>() : nullptr,
                                          needs[1] ? dg.data_ptr<double>() : nullptr, rows, d);
                   });

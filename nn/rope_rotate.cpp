@@ -1,27 +1,17 @@
 // RoPE's rotation of pairs, real form, and the complex view of it (chapters 9 and 10;
 // exercises ex09-rope and ex10-rope-complex).
-// Declared in nn/functional.h; the one-pass rotation, its fast form, is nn/fast/rope_rotate_fast.h.
+// Declared in nn/functional.h.
 #include "nn/functional.h"
 
-#include <algorithm>
-
+#include "nn/forms.h"
 #include "tensor/elementwise.h"
 #include "tensor/exercise.h"
-#include "tensor/fast_forms.h"
-#include "fast_forms_present.h"  // ROPEGRAD_HAS_<NAME> for each fast form here (CMakeLists.txt)
-#if ROPEGRAD_HAS_ROPE_ROTATE_FAST
-#include "nn/fast/rope_rotate_fast.h"
-#endif
 
 namespace ropegrad::nn {
 
 using kernels::map_into;
 
-// ---- RoPE rotation ----------------------------------------------------------------------------
-//
-// For a pair (a, b) and angle t:  a' = a cos t - b sin t,  b' = a sin t + b cos t.
-// A rotation's inverse is its transpose, so the backward is the same formula
-// with sin negated: da = da' cos t + db' sin t,  db = -da' sin t + db' cos t.
+// ---- RoPE rotation (chapter 9 derives it and its backward) ----------------------------------
 
 namespace {
 // (out_re, out_im) = (ar + i ai)(br + i sign bi), elementwise with
@@ -53,26 +43,17 @@ std::pair<Tensor, Tensor> pair_views(const Tensor& t, RopePairing pairing) {
   // END EXERCISE ex09-rope
 }
 
+}  // namespace
+
 // out = rotate(x) by (cos, sin * sign): sign = -1 gives the inverse rotation.
 // A rotation of the pair (a, b) is the complex product (a + i b)(cos + i sin).
-Tensor rotate(const Tensor& x, const Tensor& cos, const Tensor& sin, RopePairing pairing, double sign) {
+Tensor plain::rotate(const Tensor& x, const Tensor& cos, const Tensor& sin, RopePairing pairing, double sign) {
   Tensor out = Tensor::empty(x.shape(), x.dtype());
-#if ROPEGRAD_HAS_ROPE_ROTATE_FAST
-  // The one dispatch point of the one-pass rotation (tensor/fast_forms.h).
-  if (fast_forms_enabled() && fast::rope_rotate_is_one_pass(x, cos, sin)) {
-    note_fast_form(FastForm::RopeRotation);
-    const int64_t half = x.size(-1) / 2, rows = x.numel() / std::max<int64_t>(2 * half, 1);
-    fast::rotate_one_pass(x.data_ptr<float>(), cos.data_ptr<float>(), sin.data_ptr<float>(), out.data_ptr<float>(),
-                          rows, x.size(-2), half, pairing, static_cast<float>(sign));
-    return out;
-  }
-#endif
   const auto [a, b] = pair_views(x, pairing);
   const auto [out_a, out_b] = pair_views(out, pairing);
   complex_product_into(out_a, out_b, a, b, cos, sin, sign, "rope");
   return out;
 }
-}  // namespace
 
 Tensor rope_rotate(const Tensor& x_in, const Tensor& cos, const Tensor& sin, RopePairing pairing) {
   RG_CHECK(x_in.dim() >= 2, "rope", "input must be (..., T, dh), got shape {}", shape_str(x_in.shape()));

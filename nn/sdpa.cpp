@@ -1,6 +1,6 @@
 // Dropout and scaled dot-product attention (chapter 12; exercise ex12-sdpa): the
-// fused kernels of nn/attention_scores.cpp for short contexts, the tiled ones of
-// nn/fast/attention_tiled.cpp for long ones.
+// fused kernels of nn/attention_scores.cpp, or for long contexts the tiled
+// ones that nn/attention_path.h chooses.
 // Declared in nn/functional.h.
 #include "nn/functional.h"
 

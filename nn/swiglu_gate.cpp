@@ -1,16 +1,12 @@
 // The SwiGLU gate silu(a) * b, fused, with its backward (chapter 8; exercise ex08-swiglu).
-// Declared in nn/functional.h; its fast form is nn/fast/swiglu_gate_fast.h.
+// Declared in nn/functional.h.
 #include "nn/functional.h"
 
 #include <cmath>
 
+#include "nn/forms.h"
 #include "tensor/elementwise.h"
 #include "tensor/exercise.h"
-#include "tensor/fast_forms.h"
-#include "fast_forms_present.h"  // ROPEGRAD_HAS_<NAME> for each fast form here (CMakeLists.txt)
-#if ROPEGRAD_HAS_SWIGLU_GATE_FAST
-#include "nn/fast/swiglu_gate_fast.h"
-#endif
 
 namespace ropegrad::nn {
 
@@ -23,12 +19,11 @@ Tensor silu_mul(const Tensor& a, const Tensor& b) {
   RG_CHECK(a.dtype() == b.dtype() && a.is_floating_point(), "silu_mul", "operands must share a float dtype, got {} and {}",
            dtype_name(a.dtype()), dtype_name(b.dtype()));
   broadcast_shapes(a.shape(), b.shape(), "silu_mul");  // an error naming the op, before any work
-#if ROPEGRAD_HAS_SWIGLU_GATE_FAST
-  if (fast_forms_enabled()) {  // the one dispatch point of the fast form (tensor/fast_forms.h)
-    note_fast_form(FastForm::SwigluGate);
-    return fast::silu_mul(a, b);
-  }
-#endif
+  return silu_mul_fused(a, b);
+}
+
+// The gate and its backward, on operands silu_mul has checked.
+Tensor plain::silu_mul_fused(const Tensor& a, const Tensor& b) {
   // BEGIN EXERCISE ex08-swiglu
   const auto sigmoid = [](auto x) { return 1 / (1 + std::exp(-x)); };
   Tensor out = kernels::map_float(a, b, [sigmoid](auto x, auto y) { return x * sigmoid(x) * y; });

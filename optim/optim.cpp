@@ -1,11 +1,7 @@
 #include "optim/optim.h"
+#include "optim/forms.h"
 #include "tensor/elementwise.h"
 #include "tensor/exercise.h"
-#include "tensor/fast_forms.h"
-#include "fast_forms_present.h"  // ROPEGRAD_HAS_<NAME> for each fast form here (CMakeLists.txt)
-#if ROPEGRAD_HAS_ADAMW_FAST
-#include "optim/fast/adamw_fast.h"
-#endif
 
 #include <cmath>
 
@@ -341,12 +337,12 @@ AdamStepScalars<T> in_dtype(const AdamCoefficients& c) {
           static_cast<T>(c.neg_step_size),   static_cast<T>(c.eps)};
 }
 
-// One parameter's AdamW update, torch's sequence of in-place ops in one pass,
-// each op in T arithmetic:
-//   p.mul_(decay); m.mul_(b1).add_(g, alpha=1-b1); v.mul_(b2).addcmul_(g, g, value=1-b2)
-//   denom = (v.sqrt() / bc2_sqrt).add_(eps); p.addcdiv_(m, denom, value=-step_size)
+}  // namespace
+
+// One parameter's AdamW update (chapter 13): torch's sequence of in-place ops
+// in one pass, each op in T arithmetic.
 template <typename T>
-void adamw_update(T* p, const T* g, T* m, T* v, int64_t n, const AdamStepScalars<T>& c) {
+void plain::adamw_update(T* p, const T* g, T* m, T* v, int64_t n, const AdamStepScalars<T>& c) {
   // BEGIN EXERCISE ex13-adamw
   for (int64_t i = 0; i < n; ++i) {
     const T pi = p[i] * c.decay;
@@ -359,20 +355,6 @@ void adamw_update(T* p, const T* g, T* m, T* v, int64_t n, const AdamStepScalars
   }
   // END EXERCISE ex13-adamw
 }
-
-// The one dispatch point of the update's fast form (tensor/fast_forms.h).
-template <typename T>
-void adamw_update_any(T* p, const T* g, T* m, T* v, int64_t n, const AdamStepScalars<T>& c) {
-#if ROPEGRAD_HAS_ADAMW_FAST
-  if (fast_forms_enabled()) {
-    note_fast_form(FastForm::AdamW);
-    return fast::adamw_update<T>(p, g, m, v, n, c);
-  }
-#endif
-  adamw_update<T>(p, g, m, v, n, c);
-}
-
-}  // namespace
 
 void AdamW::step() {
   NoGradGuard no_grad;
@@ -396,7 +378,7 @@ void AdamW::step() {
       const T* gp = g.data_ptr<T>();
       T* m = s.exp_avg.data_ptr<T>();
       T* v = s.exp_avg_sq.data_ptr<T>();
-      adamw_update_any<T>(p, gp, m, v, param.numel(), in_dtype<T>(c));
+      adamw_update<T>(p, gp, m, v, param.numel(), in_dtype<T>(c));
     });
     s.exp_avg.bump_version();
     s.exp_avg_sq.bump_version();
@@ -407,7 +389,7 @@ void AdamW::step() {
 
 void adamw_update_elements(float* p, const float* g, float* m, float* v, int64_t n, double lr, double beta1,
                            double beta2, double eps, double weight_decay, int64_t step) {
-  adamw_update_any<float>(p, g, m, v, n, in_dtype<float>(adam_coefficients(lr, beta1, beta2, eps, weight_decay, step)));
+  adamw_update<float>(p, g, m, v, n, in_dtype<float>(adam_coefficients(lr, beta1, beta2, eps, weight_decay, step)));
 }
 
 StateDict AdamW::state_dict() const {

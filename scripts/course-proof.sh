@@ -31,7 +31,7 @@ ids=$(echo $ids)  # one line, space-separated
 region_files=$(grep -rlE --include='*.cpp' --include='*.h' 'BEGIN EXERCISE ex' tensor autograd nn optim io catalog tokenizer tasks dist train cli 2>/dev/null || true)
 [ -n "$region_files" ] || { echo "course proof: no exercise regions in the sources" >&2; exit 1; }
 # Stubbing removes an exercise's fast forms (scripts/course.sh): keep them too.
-region_files="$region_files $(grep -rlE --include='*.cpp' --include='*.h' '^// Fast form of:' tensor autograd nn optim io catalog tokenizer tasks dist train cli tests bench 2>/dev/null || true)"
+region_files="$region_files $("${course[@]}" fast-files)"
 
 backup=$(mktemp -d)
 for f in $region_files; do mkdir -p "$backup/$(dirname "$f")"; cp "$f" "$backup/$f"; done
@@ -137,7 +137,7 @@ if ! bash scripts/course.sh new "$workspace/ws" >/dev/null 2>&1; then
   bad "course new failed"
 else
   if out=$(python3 scripts/course_leaks.py leaks . "$workspace/ws" 2>&1); then ok "no leak: $(echo "$out" | tail -1)"; else bad "lines of reference regions in the workspace:"; echo "$out" | head -20 | sed 's/^/        /'; fi
-  fast_left=$(cd "$workspace/ws" && grep -rlE --include='*.cpp' --include='*.h' '^// Fast form of:' . 2>/dev/null || true)
+  fast_left=$(cd "$workspace/ws" && for f in $("${course[@]}" fast-files); do [ ! -e "$f" ] || echo "$f"; done)
   if [ -z "$fast_left" ]; then ok "no fast form left in the all-stubbed workspace"; else bad "fast forms left in the workspace: $fast_left"; fi
   # A fixed answer is checked in the workspace from .course/answers (no build needed).
   for pid in $(python3 scripts/course_problems.py list | sed -n 's/^\(ch[0-9][0-9]-[a-z0-9-]*\) .*/\1/p'); do

@@ -92,15 +92,16 @@ files_of() {
   grep -rlE --include='*.cpp' --include='*.h' -- "BEGIN EXERCISE $1( |\$)" tensor autograd nn optim io catalog tokenizer tasks dist train cli 2>/dev/null || true
 }
 
-# The fast forms of exercise ID (tensor/fast_forms.h): files whose first line
-# is "// Fast form of: ID ...". Each is a complete solution of the exercise,
-# so a workspace has none of those of the exercises it stubs.
+# The files of exercise ID's fast forms, or of every fast form without an ID,
+# one a line: tensor/fast_forms.def, their one list, gives each form's
+# exercises and files. A fast form is a complete solution of its exercises, so
+# a workspace has none of those of the exercises it stubs.
 fast_forms_of() {
-  local f
-  for f in $(grep -rlE --include='*.cpp' --include='*.h' '^// Fast form of:' tensor autograd nn optim io catalog tokenizer tasks dist train cli tests bench 2>/dev/null); do
-    head -1 "$f" | grep -qE -- "^// Fast form of:(.* )?$1( |\$)" && echo "$f"
-  done
-  return 0
+  local exercises files
+  sed -n 's/^FAST_FORM([A-Za-z0-9]*, "[^"]*", "\([^"]*\)", "\([^"]*\)", .*$/\1|\2/p' tensor/fast_forms.def |
+    while IFS='|' read -r exercises files; do
+      if [ -z "${1:-}" ] || [[ " $exercises " == *" $1 "* ]]; then printf '%s\n' $files; fi
+    done | sort -u
 }
 
 # Replace every region of exercise ID, in place, by its stub, and remove its fast forms.
@@ -420,6 +421,10 @@ case "${1:-}" in
     ;;
   proof)
     exec bash "$root/scripts/course-proof.sh"
+    ;;
+  fast-files)
+    # Internal (scripts/course-proof.sh): fast-files [ID], the files of ID's fast forms, or of all.
+    fast_forms_of "${2:-}"
     ;;
   with-progress)
     # Internal (scripts/course-proof.sh tests it): with-progress LOG COMMAND...

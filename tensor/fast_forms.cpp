@@ -5,6 +5,7 @@
 #include <string>
 
 #include "tensor/error.h"
+#include "fast_forms_present.h"  // ROPEGRAD_HAS_<Name>, generated from tensor/fast_forms.def
 
 namespace ropegrad {
 
@@ -39,19 +40,26 @@ int64_t fast_form_runs(FastForm form) { return g_runs[static_cast<size_t>(form)]
 
 const char* fast_form_name(FastForm form) {
   switch (form) {
-    case FastForm::Softmax: return "softmax";
-    case FastForm::RmsNorm: return "rmsnorm";
-    case FastForm::SwigluGate: return "swiglu_gate";
-    case FastForm::RopeRotation: return "rope_rotation";
-    case FastForm::AttentionScores: return "attention_scores";
-    case FastForm::TripleBackward: return "triple_backward";
-    case FastForm::TiledAttention: return "tiled_attention";
-    case FastForm::CrossEntropy: return "cross_entropy";
-    case FastForm::AdamW: return "adamw";
-    case FastForm::EncodeHeap: return "encode_heap";
+#define FAST_FORM(Name, name, exercises, files, what) \
+  case FastForm::Name:                                \
+    return name;
+#include "tensor/fast_forms.def"
+#undef FAST_FORM
     case FastForm::Count: break;
   }
   return "?";
+}
+
+bool fast_form_present(FastForm form) {
+  switch (form) {
+#define FAST_FORM(Name, name, exercises, files, what) \
+  case FastForm::Name:                                \
+    return ROPEGRAD_HAS_##Name != 0;
+#include "tensor/fast_forms.def"
+#undef FAST_FORM
+    case FastForm::Count: break;
+  }
+  return false;
 }
 
 }  // namespace ropegrad

@@ -2,19 +2,14 @@
 // backward kernels (docs/01-tensors.md derives the stable forms,
 // docs/02-autograd.md the backward rules). Each works row by row: the dim is
 // moved last and made contiguous, and a row function sees one row of n values.
-// The fast form of the row functions is tensor/fast/softmax_fast.h.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "tensor/elementwise.h"
 #include "tensor/exercise.h"
-#include "tensor/fast_forms.h"
-#include "fast_forms_present.h"  // ROPEGRAD_HAS_<NAME> for each fast form here (CMakeLists.txt)
+#include "tensor/forms.h"
 #include "tensor/kernels.h"
-#if ROPEGRAD_HAS_SOFTMAX_FAST
-#include "tensor/fast/softmax_fast.h"
-#endif
 
 namespace ropegrad::kernels {
 
@@ -24,6 +19,7 @@ namespace {
 Tensor rows_last(const Tensor& t, int64_t dim) {
   return contiguous(transpose(t, dim, -1));
 }
+}  // namespace
 
 // Runs rows(in_rows, out_rows, lo, hi, n) over every row along `dim`, in
 // parts across the thread pool; in_rows and out_rows point at row 0.
@@ -47,6 +43,8 @@ Tensor along_rows(const std::vector<Tensor>& inputs, int64_t dim, Rows rows_fn) 
   return transpose(out, dim, -1);
 }
 
+namespace {
+
 // The plain form's rows: row(in, at, out_row, n) for each row, where in[k] + at
 // is row r of input k.
 template <typename T, typename Row>
@@ -56,34 +54,18 @@ auto each_row(Row row) {
   };
 }
 
-// The one dispatch point of the fast rows (tensor/fast_forms.h): true when
-// they ran.
-template <typename T, typename Fast>
-bool fast_rows(Tensor& out, const std::vector<Tensor>& inputs, int64_t dim, Fast fast_fn) {
-  if (!fast_forms_enabled()) return false;
-  note_fast_form(FastForm::Softmax);
-  out = along_rows<T>(inputs, dim, [fast_fn](const std::vector<const T*>& in, T* o, int64_t lo, int64_t hi, int64_t n) {
-    fast_fn(in, o, lo, hi, n);
-  });
-  return true;
-}
-
 }  // namespace
 
 // Each kernel's row function runs inside parallel_for: it must not throw.
 
 Tensor softmax(const Tensor& t, int64_t dim) {
   dim = normalize_dim(dim, t.dim(), "softmax");
+  return forms::softmax(t, dim);
+}
+
+Tensor plain::softmax(const Tensor& t, int64_t dim) {
   return dispatch_floating(t.dtype(), "softmax", [&](auto tag) -> Tensor {
     using T = decltype(tag);
-#if ROPEGRAD_HAS_SOFTMAX_FAST
-    Tensor fast_out;
-    if (fast_rows<T>(fast_out, {t}, dim, [](const std::vector<const T*>& in, T* o, int64_t lo, int64_t hi, int64_t n) {
-          fast::softmax_rows<T>(in[0], o, lo, hi, n);
-        })) {
-      return fast_out;
-    }
-#endif
     // BEGIN EXERCISE ex12-softmax
     return along_rows<T>({t}, dim, each_row<T>([](const std::vector<const T*>& in, int64_t at, T* y, int64_t n) {
       const T* x = in[0] + at;
@@ -107,16 +89,12 @@ Tensor softmax(const Tensor& t, int64_t dim) {
 
 Tensor log_softmax(const Tensor& t, int64_t dim) {
   dim = normalize_dim(dim, t.dim(), "log_softmax");
+  return forms::log_softmax(t, dim);
+}
+
+Tensor plain::log_softmax(const Tensor& t, int64_t dim) {
   return dispatch_floating(t.dtype(), "log_softmax", [&](auto tag) -> Tensor {
     using T = decltype(tag);
-#if ROPEGRAD_HAS_SOFTMAX_FAST
-    Tensor fast_out;
-    if (fast_rows<T>(fast_out, {t}, dim, [](const std::vector<const T*>& in, T* o, int64_t lo, int64_t hi, int64_t n) {
-          fast::log_softmax_rows<T>(in[0], o, lo, hi, n);
-        })) {
-      return fast_out;
-    }
-#endif
     // BEGIN EXERCISE ex12-softmax
     return along_rows<T>({t}, dim, each_row<T>([](const std::vector<const T*>& in, int64_t at, T* y, int64_t n) {
       const T* x = in[0] + at;
@@ -140,17 +118,12 @@ Tensor log_softmax(const Tensor& t, int64_t dim) {
 // grad_in = y * (g - <g, y>) along dim.
 Tensor softmax_backward(const Tensor& y, const Tensor& grad, int64_t dim) {
   dim = normalize_dim(dim, y.dim(), "softmax_backward");
+  return forms::softmax_backward(y, grad, dim);
+}
+
+Tensor plain::softmax_backward(const Tensor& y, const Tensor& grad, int64_t dim) {
   return dispatch_floating(y.dtype(), "softmax_backward", [&](auto tag) -> Tensor {
     using T = decltype(tag);
-#if ROPEGRAD_HAS_SOFTMAX_FAST
-    Tensor fast_out;
-    if (fast_rows<T>(fast_out, {y, grad}, dim,
-                     [](const std::vector<const T*>& in, T* o, int64_t lo, int64_t hi, int64_t n) {
-                       fast::softmax_backward_rows<T>(in[0], in[1], o, lo, hi, n);
-                     })) {
-      return fast_out;
-    }
-#endif
     // BEGIN EXERCISE ex12-softmax
     return along_rows<T>({y, grad}, dim,
                          each_row<T>([](const std::vector<const T*>& in, int64_t at, T* gx, int64_t n) {
@@ -167,17 +140,12 @@ Tensor softmax_backward(const Tensor& y, const Tensor& grad, int64_t dim) {
 // grad_in = g - exp(y) * sum(g) along dim, for y = log_softmax(x).
 Tensor log_softmax_backward(const Tensor& y, const Tensor& grad, int64_t dim) {
   dim = normalize_dim(dim, y.dim(), "log_softmax_backward");
+  return forms::log_softmax_backward(y, grad, dim);
+}
+
+Tensor plain::log_softmax_backward(const Tensor& y, const Tensor& grad, int64_t dim) {
   return dispatch_floating(y.dtype(), "log_softmax_backward", [&](auto tag) -> Tensor {
     using T = decltype(tag);
-#if ROPEGRAD_HAS_SOFTMAX_FAST
-    Tensor fast_out;
-    if (fast_rows<T>(fast_out, {y, grad}, dim,
-                     [](const std::vector<const T*>& in, T* o, int64_t lo, int64_t hi, int64_t n) {
-                       fast::log_softmax_backward_rows<T>(in[0], in[1], o, lo, hi, n);
-                     })) {
-      return fast_out;
-    }
-#endif
     // BEGIN EXERCISE ex12-softmax
     return along_rows<T>({y, grad}, dim,
                          each_row<T>([](const std::vector<const T*>& in, int64_t at, T* gx, int64_t n) {

@@ -1,5 +1,3 @@
-// Fast form of: ex12-softmax ex12-sdpa ex15-w2-scores ex16-triple-scores
-//
 // Tiled attention with an online softmax (nn/fast/attention_tiled.h) for the three
 // variants — standard, W2 (scalar and vector sigma), triple product — against
 // the materialised kernels of nn/attention_scores.h followed by P v.

@@ -31,8 +31,8 @@
 #include "tokenizer/pretokenize.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/utf8.h"
-#include "fast_forms_present.h"  // ROPEGRAD_HAS_ENCODE_HEAP, unless a workspace stubbed ex19-encode
-#if ROPEGRAD_HAS_ENCODE_HEAP
+#include "fast_forms_present.h"  // ROPEGRAD_HAS_EncodeHeap: 1 unless a workspace stubbed ex19-encode
+#if ROPEGRAD_HAS_EncodeHeap
 #include "tensor/fast_forms.h"
 #include "tokenizer/fast/encode_heap.h"
 #endif
@@ -533,7 +533,7 @@ TEST(Encode, StreamingKeepsMemoryBoundedOnARunWithNowhereToCut) {
 
 // ---- the heap form of encode_pretoken (tokenizer/fast/encode_heap.h) ---------------------
 
-#if ROPEGRAD_HAS_ENCODE_HEAP
+#if ROPEGRAD_HAS_EncodeHeap
 namespace {
 
 // `words` random words of 1 to 30 letters from the first `alphabet` of a-z,
@@ -724,7 +724,7 @@ TEST(EncodeHeap, OnlyLongPreTokensTakeTheHeapFormAndOnlyWithFastFormsOn) {
 // The heap form is a fast form of ex19-encode: only a learner's workspace
 // that stubs ex19-encode is without it (its tests above are then left out).
 TEST(EncodeHeap, PresentUnlessThisWorkspaceStubbedEncode) {
-#if ROPEGRAD_HAS_ENCODE_HEAP
+#if ROPEGRAD_HAS_EncodeHeap
   SUCCEED();
 #else
   std::ifstream stubbed(std::string(ROPEGRAD_FIXTURES) + "/../../.course/stubbed");

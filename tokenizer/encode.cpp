@@ -6,28 +6,12 @@
 #include "tensor/printable.h"
 #include "tokenizer/pretokenize.h"
 #include "tokenizer/tokenizer.h"
-#include "fast_forms_present.h"  // ROPEGRAD_HAS_<NAME> for each fast form here (CMakeLists.txt)
-#if ROPEGRAD_HAS_ENCODE_HEAP
-#include "tensor/fast_forms.h"
-#include "tokenizer/fast/encode_heap.h"
-#endif
 
 namespace ropegrad::tok {
 
 namespace {
 uint64_t pair_key(int32_t a, int32_t b) { return (static_cast<uint64_t>(a) << 32) | static_cast<uint32_t>(b); }
 constexpr size_t kMaxCache = 1 << 20;  // cached pre-tokens before the cache is cleared
-#if ROPEGRAD_HAS_ENCODE_HEAP
-// Pre-tokens at least this long take the heap form. The plain form scans the
-// pre-token once per merge rank it applies (up to n times n pair lookups for
-// n bytes), but builds no heap and no linked list: below about 8 bytes it is
-// the faster one, from 16 on the heap form is at every table size measured
-// (1,000 to 50,000 merges, pre-tokens of random letters:
-// `ropegrad-encode-bench --crossover`, bench/encode_bench.cpp). Most English
-// pre-tokens are shorter than 16 bytes, so prose still runs mostly the
-// plain form.
-constexpr size_t kHeapFrom = 16;
-#endif
 }  // namespace
 
 Tokenizer::Tokenizer(BpeModel model) : model_(std::move(model)) {
@@ -56,15 +40,7 @@ Tokenizer::Tokenizer(BpeModel model) : model_(std::move(model)) {
   }
 }
 
-std::vector<int32_t> Tokenizer::encode_pretoken(std::string_view piece) const {
-  // The one dispatch point of the heap form (tokenizer/fast/encode_heap.h,
-  // tensor/fast_forms.h): the same ids, in O(n log n) for a long pre-token.
-#if ROPEGRAD_HAS_ENCODE_HEAP
-  if (piece.size() >= kHeapFrom && fast_forms_enabled()) {
-    note_fast_form(FastForm::EncodeHeap);
-    return encode_pretoken_heap(piece);
-  }
-#endif
+std::vector<int32_t> Tokenizer::encode_pretoken_plain(std::string_view piece) const {
   // BEGIN EXERCISE ex19-encode
   std::vector<int32_t> ids;
   for (char c : piece) ids.push_back(byte_id_[static_cast<uint8_t>(c)]);

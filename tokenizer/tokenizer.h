@@ -56,9 +56,9 @@ class Tokenizer {
   std::string decode(const std::vector<int32_t>& ids) const;
 
   // The ids of one pre-token (no special tokens inside). A long pre-token
-  // goes to encode_pretoken_heap when fast forms are on (the dispatch and its
-  // length threshold are in tokenizer/encode.cpp); any other, to the plain
-  // form (ex19-encode).
+  // goes to encode_pretoken_heap when fast forms are on (the choice and its
+  // length threshold are in tokenizer/forms.cpp); any other, to the plain
+  // form, encode_pretoken_plain.
   std::vector<int32_t> encode_pretoken(std::string_view piece) const;
 
   // encode_pretoken's ids by a min-heap of adjacent pairs, in O(n log n) for
@@ -73,6 +73,8 @@ class Tokenizer {
   using PretokenCache = std::unordered_map<std::string, std::vector<int32_t>>;
   std::vector<int32_t> encode(std::string_view text, PretokenCache& cache) const;
   std::vector<int32_t> encode_linear(std::string_view text, PretokenCache& cache) const;
+  // encode_pretoken's plain form (ex19-encode, tokenizer/encode.cpp).
+  std::vector<int32_t> encode_pretoken_plain(std::string_view piece) const;
 
   BpeModel model_;
   int32_t byte_id_[256];

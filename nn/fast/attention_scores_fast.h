@@ -1,5 +1,3 @@
-// Fast form of: ex12-softmax
-//
 // The score -> probability rows of the materialised attention kernels as the
 // library runs them for speed (tensor/fast_forms.h): each row's scores, mask,
 // causality and softmax in one pass over the row while it is in cache, rows

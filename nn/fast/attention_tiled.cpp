@@ -1,4 +1,3 @@
-// Fast form of: ex12-softmax ex12-sdpa ex15-w2-scores ex16-triple-scores
 // Tiled attention with an online softmax: O = softmax(S + mask) v without the
 // (B, H, Nq, Nk) matrix. What it computes and keeps: see attention_tiled.h.
 //

@@ -1,5 +1,3 @@
-// Fast form of: ex12-softmax ex12-sdpa ex15-w2-scores ex16-triple-scores
-//
 // Tiled attention with an online softmax (flash-attention style), for long
 // contexts in linear memory.
 //

@@ -1,4 +1,3 @@
-// Fast form of: ex13-cross-entropy
 // Cross-entropy's backward rows across the pool, compiled for AVX2 too (nn/fast/cross_entropy_fast.h).
 #include "nn/fast/cross_entropy_fast.h"
 

@@ -1,5 +1,3 @@
-// Fast form of: ex13-cross-entropy
-//
 // Cross-entropy's backward rows as the library runs them for speed
 // (tensor/fast_forms.h): dz = (exp(log p) - onehot(t)) * scale, with the
 // exponentials through fast_exp (tensor/fast_math.h), rows over the pool and

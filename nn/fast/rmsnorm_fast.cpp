@@ -1,4 +1,3 @@
-// Fast form of: ex07-rmsnorm
 // RMSNorm's kernels across the pool and compiled for AVX2 too (nn/fast/rmsnorm_fast.h).
 #include "nn/fast/rmsnorm_fast.h"
 

@@ -1,5 +1,3 @@
-// Fast form of: ex07-rmsnorm
-//
 // RMSNorm's forward and backward kernels as the library runs them for speed
 // (tensor/fast_forms.h): rows across the thread pool, the sums of squares and
 // the backward's dot product in four running double sums (dot_in_double,

@@ -1,4 +1,3 @@
-// Fast form of: ex09-rope
 // RoPE's rotation in one pass over memory (nn/fast/rope_rotate_fast.h).
 #include "nn/fast/rope_rotate_fast.h"
 

@@ -1,5 +1,3 @@
-// Fast form of: ex09-rope
-//
 // RoPE's rotation in one pass over memory, for a contiguous float32 x (rows
 // of T positions, dh values) and contiguous (T, dh/2) cos and sin tables: the
 // case of every training step (tensor/fast_forms.h). The plain form

@@ -1,4 +1,3 @@
-// Fast form of: ex08-swiglu
 // The SwiGLU gate with a vectorisable sigmoid and a one-pass backward (nn/fast/swiglu_gate_fast.h).
 #include "nn/fast/swiglu_gate_fast.h"
 

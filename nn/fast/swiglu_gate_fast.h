@@ -1,5 +1,3 @@
-// Fast form of: ex08-swiglu
-//
 // The SwiGLU gate silu(a) * b as the library runs it for speed
 // (tensor/fast_forms.h): the sigmoid through fast_exp (tensor/fast_math.h,
 // a branch-free exp the compiler vectorises; float64 keeps std::exp), and,

@@ -1,4 +1,3 @@
-// Fast form of: ex16-triple-scores
 // The triple backward's per-score part in two vectorised passes per row (nn/fast/triple_scores_fast.h).
 #include "nn/fast/triple_scores_fast.h"
 

@@ -1,5 +1,3 @@
-// Fast form of: ex16-triple-scores
-//
 // The per-score part of the triple-product backward as the library runs it
 // for speed (tensor/fast_forms.h): (b, h) blocks over the pool, compiled for
 // AVX2 too, and each row in two passes, its three row sums first (chains of

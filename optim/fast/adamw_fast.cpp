@@ -1,4 +1,3 @@
-// Fast form of: ex13-adamw
 // AdamW's update across the pool, compiled for AVX2 too (optim/fast/adamw_fast.h).
 #include "optim/fast/adamw_fast.h"
 

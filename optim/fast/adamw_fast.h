@@ -1,5 +1,3 @@
-// Fast form of: ex13-adamw
-//
 // AdamW's update as the library runs it for speed (tensor/fast_forms.h): the
 // elements split over the pool and compiled for AVX2 too, with __restrict
 // pointers and a sqrt the compiler can inline. On the 14M parameters of the

@@ -1,4 +1,3 @@
-// Fast form of: ex12-softmax
 // Softmax rows with vectorisable max and exp, compiled for AVX2 too (tensor/fast/softmax_fast.h).
 #include "tensor/fast/softmax_fast.h"
 

@@ -1,5 +1,3 @@
-// Fast form of: ex12-softmax
-//
 // The softmax and log_softmax rows, and their backward rows, as the library
 // runs them for speed (tensor/fast_forms.h): the row maximum from eight
 // running maxima (max_of) and the exponentials through fast_exp

@@ -1,4 +1,3 @@
-// Fast form of: ex19-encode
 // One pre-token's merges by a min-heap of adjacent pairs over a linked list
 // of symbols, in O(n log n) (tokenizer/fast/encode_heap.h).
 #include "tokenizer/fast/encode_heap.h"

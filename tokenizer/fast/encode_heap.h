@@ -1,5 +1,3 @@
-// Fast form of: ex19-encode
-//
 // One pre-token's merges as the library runs them for long pre-tokens
 // (tensor/fast_forms.h): Tokenizer::encode_pretoken_heap, defined in
 // tokenizer/fast/encode_heap.cpp, gives the ids of the plain form

@@ -253,14 +253,14 @@ struct Tokens {
 Tokens tokenize_corpus(const std::string& corpus_path, std::vector<Record>& trace) {
   const std::string corpus = read_file(corpus_path);
   trace.push_back({0, "meta", "corpus_bytes", static_cast<int64_t>(corpus.size()), 0, 0,
-                   static_cast<double>(fnv1a(corpus.data(), corpus.size(), kTraceHashStart) % 1000000007ull)});
+                   static_cast<double>(fnv1a_bytes(corpus.data(), corpus.size(), kTraceHashStart) % 1000000007ull)});
   fmt::print("course final: training a {}-token BPE on {} ({} bytes) with your tokenizer\n", kVocab, corpus_path,
              corpus.size());
   std::cout.flush();
   tok::Tokenizer tokenizer(tok::train_bpe(corpus, kVocab, {kSpecial}));
   const std::vector<int32_t> ids = tokenizer.encode(corpus);
   trace.push_back({0, "meta", "token_ids", static_cast<int64_t>(ids.size()), 0, 0,
-                   static_cast<double>(fnv1a(ids.data(), ids.size() * sizeof(int32_t), kTraceHashStart) % 1000000007ull)});
+                   static_cast<double>(fnv1a_bytes(ids.data(), ids.size() * sizeof(int32_t), kTraceHashStart) % 1000000007ull)});
   const int64_t split = static_cast<int64_t>(ids.size()) * 9 / 10;
   std::vector<double> train_ids(ids.begin(), ids.begin() + split), valid_ids(ids.begin() + split, ids.end());
   Tensor train_tokens = to(tensor(train_ids, {split}, DType::Float64), DType::Int64);

@@ -12,12 +12,16 @@ namespace ropegrad {
 constexpr uint64_t kFnv1aOffset = 14695981039346656037ull;
 constexpr uint64_t kFnv1aPrime = 1099511628211ull;
 
-inline uint64_t fnv1a(const void* data, size_t bytes, uint64_t h = kFnv1aOffset) {
+// Of `bytes` bytes at `data` (a name of its own: fnv1a("text", h) must not
+// take h for a length).
+inline uint64_t fnv1a_bytes(const void* data, size_t bytes, uint64_t h = kFnv1aOffset) {
   const auto* p = static_cast<const unsigned char*>(data);
   for (size_t i = 0; i < bytes; ++i) h = (h ^ p[i]) * kFnv1aPrime;
   return h;
 }
 
-inline uint64_t fnv1a(std::string_view text, uint64_t h = kFnv1aOffset) { return fnv1a(text.data(), text.size(), h); }
+inline uint64_t fnv1a(std::string_view text, uint64_t h = kFnv1aOffset) {
+  return fnv1a_bytes(text.data(), text.size(), h);
+}
 
 }  // namespace ropegrad

@@ -65,7 +65,7 @@ namespace {
 
 struct Fnv1a {
   uint64_t h = kFnv1aOffset;
-  void add(const char* p, size_t n) { h = fnv1a(p, n, h); }
+  void add(const char* p, size_t n) { h = fnv1a_bytes(p, n, h); }
   void add_file(const std::string& path) {
     std::error_code error;
     RG_CHECK(std::filesystem::is_regular_file(path, error), "checksum", "cannot read '{}': not a file", path);

@@ -15,7 +15,7 @@ TEST(Fnv1a, KnownValuesAndPieces) {
   EXPECT_EQ(fnv1a("foobar"), 0x85944171f73967e8ull);
   EXPECT_EQ(fnv1a("bar", fnv1a("foo")), fnv1a("foobar"));  // in pieces = at once
   const int32_t ids[] = {1, 2};
-  EXPECT_EQ(fnv1a(ids, sizeof(ids)), fnv1a(std::string("\x01\0\0\0\x02\0\0\0", 8)));
+  EXPECT_EQ(fnv1a_bytes(ids, sizeof(ids)), fnv1a(std::string("\x01\0\0\0\x02\0\0\0", 8)));
 }
 
 TEST(EditDistance, Levenshtein) {

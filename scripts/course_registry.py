@@ -1,7 +1,8 @@
 """The course's one reader of course/exercises.txt and its one rule for
 exercise regions, used by every course command (scripts/course.sh and
 scripts/course-proof.sh through the command line below, the Python scripts
-by import; course/exercises.cpp is course-check's C++ reader at run time).
+by import; course/exercises.cpp, the C++ reader course-check needs at run
+time, is held to the same answers by scripts/test_course_registry.py).
 
 The registry, course/exercises.txt: blocks of
 

@@ -305,6 +305,19 @@ int list() {
   return 0;
 }
 
+// Every exercise as course-check reads it, one a line: id, title, chapter,
+// hint and its region files joined by ';', tab-separated, as
+// `scripts/course_registry.py table` prints them (scripts/test_course_registry.py
+// compares the two: one rule, two readers).
+int registry_table() {
+  for (const Exercise& e : ropegrad::course::exercises()) {
+    std::string files;
+    for (const std::string& f : ropegrad::course::files_of(e.id)) files += (files.empty() ? "" : ";") + f;
+    fmt::print("{}\t{}\t{}\t{}\t{}\n", e.id, e.title, e.chapter, e.hint, files);
+  }
+  return 0;
+}
+
 // The ids a mistyped `id` may have meant: the closest by edit distance (at
 // most 2 edits, 3 from 10 characters on: io/flags.h's did you mean, as the
 // commands'), else those containing it (up to 6).
@@ -332,6 +345,7 @@ int main(int argc, char** argv) {
     if (args.empty()) return RUN_ALL_TESTS();  // plain GoogleTest (CTest)
     if (args[0] == "--list") return list();
     if (args[0] == "--status") return status();
+    if (args[0] == "--registry-table") return registry_table();  // for the test, not the learner
     const bool verbose = std::find(args.begin(), args.end(), "--verbose") != args.end();
     const Exercise* e = ropegrad::course::find(args[0]);
     if (e == nullptr) {

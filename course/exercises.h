@@ -1,6 +1,9 @@
 // The course's exercises, as course/exercises.txt lists them, and where their
 // regions sit in the sources. Read at run time from the source tree the
-// checks were built from (a learner's workspace, or the repository itself).
+// checks were built from (a learner's workspace, or the repository itself),
+// by the rule of scripts/course_registry.py, the course's one reader:
+// scripts/test_course_registry.py checks that both read every field and the
+// region files of every exercise alike (course-check --registry-table).
 #pragma once
 
 #include <string>

@@ -26,9 +26,10 @@ jobs=$(nproc 2>/dev/null || echo 2)
 course=(bash "$root/scripts/course.sh")
 export ROPEGRAD_COURSE_BUILD=$build_dir
 
-ids=${ROPEGRAD_COURSE_IDS:-$(sed -n 's/^\[\(ex[0-9a-z-]*\)\]$/\1/p' course/exercises.txt)}  # ROPEGRAD_COURSE_IDS="ex07-rmsnorm ...": only these
+course_registry() { python3 "$root/scripts/course_registry.py" "$@"; }  # the registry's and the regions' one reader
+ids=${ROPEGRAD_COURSE_IDS:-$(course_registry ids)}  # ROPEGRAD_COURSE_IDS="ex07-rmsnorm ...": only these
 ids=$(echo $ids)  # one line, space-separated
-region_files=$(grep -rlE --include='*.cpp' --include='*.h' 'BEGIN EXERCISE ex' tensor autograd nn optim io catalog tokenizer tasks dist train cli 2>/dev/null || true)
+region_files=$(course_registry region-files)
 [ -n "$region_files" ] || { echo "course proof: no exercise regions in the sources" >&2; exit 1; }
 # Stubbing removes an exercise's fast forms (scripts/course.sh): keep them too.
 region_files="$region_files $("${course[@]}" fast-files)"
@@ -97,8 +98,8 @@ expect_out "a check in the repository says it checked the reference" "checked th
   "${course[@]}" check ex13-get-batch
 out=$("$build_dir/course/course-check" --status 2>&1 || true)
 # Where each exercise's title starts in its status row: one column for all.
-widths=$(echo "$out" | awk 'NR == FNR { if (sub(/^title: */, "")) titles[++n] = $0; next }
-  /^  ex[0-9]/ { row++; print index($0, titles[row]) }' course/exercises.txt - | sort -u | wc -l)
+widths=$(echo "$out" | awk 'NR == FNR { titles[++n] = $0; next }
+  /^  ex[0-9]/ { row++; print index($0, titles[row]) }' <(course_registry table | cut -f2) - | sort -u | wc -l)
 if [ "$widths" -eq 1 ]; then ok "status: every title starts in one column"; else bad "status: the titles start in $widths columns"; echo "$out"; fi
 out=$("${course[@]}" list 2>&1)
 widths=$(echo "$out" | grep -E '^ex[0-9]' | awk '{ print index($0, "docs/") }' | sort -u | wc -l)
@@ -155,7 +156,7 @@ fi
 rm -rf "$workspace"
 
 # ---- the order ----------------------------------------------------------------------
-all_ids=$(sed -n 's/^\[\(ex[0-9a-z-]*\)\]$/\1/p' course/exercises.txt)
+all_ids=$(course_registry ids)
 all_ids=$(echo $all_ids)
 order=($all_ids)
 position() { local i; for i in "${!order[@]}"; do [ "${order[i]}" = "$1" ] && { echo "$i"; return; }; done; echo -1; }

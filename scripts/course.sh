@@ -33,13 +33,12 @@ registry=$root/course/exercises.txt
 jobs=$(nproc 2>/dev/null || echo 2)
 build_dir=${ROPEGRAD_COURSE_BUILD:-build}
 
-# Exercise ids in order, and one field of one exercise.
-ids() { sed -n 's/^\[\(ex[0-9a-z-]*\)\]$/\1/p' "$registry"; }
-field() {  # field ID KEY
-  awk -v id="[$1]" -v key="$2" '
-    /^\[/ { inside = ($0 == id); next }
-    inside && index($0, key ":") == 1 { sub("^" key ":[ \t]*", ""); print; exit }' "$registry"
-}
+# The registry and the regions, read by scripts/course_registry.py (their one
+# reader) in the current tree: exercise ids in order, one field of one exercise,
+# the files that hold a region of one exercise.
+course_registry() { python3 "$root/scripts/course_registry.py" "$@"; }
+ids() { course_registry ids; }
+field() { course_registry field "$1" "$2"; }  # field ID title|chapter|hint
 known() { grep -qxF -- "$1" <<<"$(ids)"; }  # literally: an id is no pattern
 
 # The usage: this file's header comment, from its second line to the first line
@@ -87,10 +86,7 @@ unknown_id() {
   exit 2
 }
 
-# The source files that hold a region of exercise ID.
-files_of() {
-  grep -rlE --include='*.cpp' --include='*.h' -- "BEGIN EXERCISE $1( |\$)" tensor autograd nn optim io catalog tokenizer tasks dist train cli 2>/dev/null || true
-}
+files_of() { course_registry files "$1"; }
 
 # The files of exercise ID's fast forms, or of every fast form without an ID,
 # one a line: tensor/fast_forms.def, their one list, gives each form's
@@ -264,7 +260,7 @@ check_under_mpirun() {
 case "${1:-}" in
   list)
     # Columns as wide as their longest entry.
-    table=$(for id in $(ids); do printf '%s\t%s\t%s\n' "$id" "$(field "$id" title)" "$(field "$id" chapter)"; done)
+    table=$(course_registry table | cut -f1-3)
     printf 'id\ttitle\tchapter\n%s\n' "$table" | awk -F'\t' '
       { for (i = 1; i <= NF; i++) { cell[NR, i] = $i; if (length($i) > w[i]) w[i] = length($i) } }
       END { for (r = 1; r <= NR; r++) printf "%-*s  %-*s  %s\n", w[1], cell[r, 1], w[2], cell[r, 2], cell[r, 3] }'

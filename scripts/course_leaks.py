@@ -3,7 +3,7 @@
 wherever it still is, and strip the book's solution blocks.
 
     course_leaks.py regions ROOT [ID...]    each exercise's solution text (its
-                                            regions, see scripts/course_regions.py)
+                                            regions, see scripts/course_registry.py)
     course_leaks.py leaks ROOT WORKSPACE    exit 1 if a file of WORKSPACE holds a
                                             distinctive line of a stubbed exercise
     course_leaks.py simd ROOT               exit 1 if a region uses SIMD dispatch,
@@ -16,7 +16,7 @@ wherever it still is, and strip the book's solution blocks.
                                             course/problem_answers.txt, whose fixed
                                             answers go to .course/answers encoded
 
-Standard library only; regions are found by scripts/course_regions.py (the
+Standard library only; regions are found by scripts/course_registry.py (the
 rule check_docs.py uses for the book's solution blocks).
 
 Distinctive lines (`leaks`). A line of an exercise's region, stripped of
@@ -77,7 +77,7 @@ import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import course_problems  # noqa: E402
-import course_regions  # noqa: E402
+import course_registry  # noqa: E402
 
 MIN_CHARS = 12
 MIN_WORDS = 3
@@ -88,7 +88,7 @@ KEYWORDS = set("""alignas alignof and auto bool break case catch char const cons
     template this throw true try typedef typename union unsigned using void volatile while""".split())
 SIMD = re.compile(r"simd::|\brun_best\b|\brun_avx2\b|(?<![A-Za-z0-9])_mm\w*|__m256|#\s*pragma\s+omp|\bdot_in_double\b|"
                   r"\bmax_of\b|\bsum_of\b|\bfast_exp\b|\bparallel_for\b")
-SOLUTION_BEGIN = re.compile(r"^<!-- solution: (" + course_regions.ID + r") -->\s*$")
+SOLUTION_BEGIN = re.compile(r"^<!-- solution: (" + course_registry.ID + r") -->\s*$")
 SOLUTION_END = re.compile(r"^<!-- end solution -->\s*$")
 PROBLEM_SOLUTION_BEGIN = re.compile(r"^<!-- problem-solution: (ch\d\d-[a-z0-9-]+) -->\s*$")
 PROBLEM_SOLUTION_END = re.compile(r"^<!-- end problem-solution -->\s*$")
@@ -115,7 +115,7 @@ def key(line):
 def distinctive_lines(root):
     """{id: {stripped line: (file, line number) of its first place in a region}}."""
     root = pathlib.Path(root)
-    by_id, problems = course_regions.all_regions(root)
+    by_id, problems = course_registry.all_regions(root)
     if problems:
         sys.exit("course leaks: " + "\n".join(problems))
     in_region = {}  # file -> set of line numbers inside (or marking) a region
@@ -123,7 +123,7 @@ def distinctive_lines(root):
         for r in regions:
             in_region.setdefault(r.file, set()).update(range(r.begin, r.end + 1))
     outside = []
-    for f in course_regions.library_files(root):
+    for f in course_registry.library_files(root):
         rel = f.relative_to(root).as_posix()
         skip = in_region.get(rel, set())
         outside += [l for n, l in enumerate(f.read_text(errors="replace").split("\n"), 1) if n not in skip]
@@ -190,11 +190,11 @@ def find_leaks(root, workspace):
 
 
 def cmd_regions(root, ids):
-    by_id, problems = course_regions.all_regions(root)
+    by_id, problems = course_registry.all_regions(root)
     for p in problems:
         print(f"course regions: {p}", file=sys.stderr)
-    order = ids or [i for i in course_regions.exercise_ids(root) if i in by_id] + \
-        sorted(i for i in by_id if i not in course_regions.exercise_ids(root))
+    order = ids or [i for i in course_registry.exercise_ids(root) if i in by_id] + \
+        sorted(i for i in by_id if i not in course_registry.exercise_ids(root))
     for id_ in order:
         regions = by_id.get(id_)
         if not regions:
@@ -202,7 +202,7 @@ def cmd_regions(root, ids):
             return 1
         places = ", ".join(f"{r.file}:{r.begin}-{r.end}" for r in regions)
         print(f"== {id_}: {places}")
-        for line in course_regions.solution_lines(regions):
+        for line in course_registry.solution_lines(regions):
             print(line)
     return 1 if problems else 0
 
@@ -286,7 +286,7 @@ def cmd_leaks(root, workspace):
 
 
 def cmd_simd(root):
-    by_id, problems = course_regions.all_regions(root)
+    by_id, problems = course_registry.all_regions(root)
     bad = 0
     for id_, regions in by_id.items():
         for r in regions:

@@ -45,6 +45,8 @@ import re
 import subprocess
 import sys
 
+import course_registry  # scripts/, next to this file
+
 KINDS = ("integer", "number", "ints", "text")
 
 
@@ -669,8 +671,7 @@ def open_problems(root, workspace):
     ids = [l.strip() for l in stubbed.read_text().split("\n") if l.strip()] if stubbed.is_file() else []
     if not ids:
         return []
-    registry = pathlib.Path(root) / "course" / "exercises.txt"
-    exercises = re.findall(r"^\[(ex[0-9a-z-]+)\]$", registry.read_text(), re.M) if registry.is_file() else []
+    exercises = course_registry.exercise_ids(root) if (pathlib.Path(root) / course_registry.REGISTRY).is_file() else []
     first = 1 if exercises and exercises[0] in ids else min(int(i[2:4]) for i in ids)
     return [p for p in problems if int(p.id[2:4]) >= first]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Unit test of scripts/course_leaks.py and scripts/course_regions.py on a tiny
+"""Unit test of scripts/course_leaks.py and scripts/course_registry.py on a tiny
 fake tree: python3 scripts/test_course_leaks.py (standard library only)."""
 import contextlib
 import io
@@ -11,7 +11,7 @@ import unittest
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import course_leaks  # noqa: E402
 import course_problems  # noqa: E402
-import course_regions  # noqa: E402
+import course_registry  # noqa: E402
 
 NORM = """\
 #include "tensor/exercise.h"
@@ -49,6 +49,9 @@ void softmax(const float* x, float* y, int n) {
   // END EXERCISE ex12-softmax
 }
 """
+# The library folders, as the real CMakeLists.txt names them (course_registry.library_dirs).
+CMAKELISTS = "ropegrad_add_folder(tensor fmt::fmt)\nropegrad_add_folder(nn ropegrad_tensor)\n"
+
 REGISTRY = """\
 [ex07-norm]
 title: a norm
@@ -106,7 +109,7 @@ class FakeTree(unittest.TestCase):
         write(self.root, {
             "nn/norm.cpp": NORM, "nn/fast/norm_fast.cpp": FAST, "tensor/softmax.cpp": SOFTMAX,
             "tests/not_library.cpp": "double total_of_squares = accumulate_squares(x, n);\n",
-            "course/exercises.txt": REGISTRY,
+            "course/exercises.txt": REGISTRY, "CMakeLists.txt": CMAKELISTS,
         })
         # a workspace of ex07-norm only; the leaks are planted in its files
         write(self.ws, {
@@ -123,10 +126,10 @@ class FakeTree(unittest.TestCase):
         self.tmp.cleanup()
 
     def test_regions_are_dedented_and_joined(self):
-        by_id, problems = course_regions.all_regions(self.root)
+        by_id, problems = course_registry.all_regions(self.root)
         self.assertEqual(problems, [])
         self.assertEqual(sorted(by_id), ["ex07-norm", "ex12-softmax"])
-        self.assertEqual(course_regions.solution_lines(by_id["ex07-norm"]), [
+        self.assertEqual(course_registry.solution_lines(by_id["ex07-norm"]), [
             "double total_of_squares = accumulate_squares(x, n);",
             "const double scale = 1.0 / std::sqrt(total_of_squares / n);",
             "double helper_shared_elsewhere(const double* x, int n);",
@@ -142,7 +145,7 @@ class FakeTree(unittest.TestCase):
         self.assertEqual(out.split("\n")[0], "== ex12-softmax: tensor/softmax.cpp:2-5")
 
     def test_marker_problems_are_reported(self):
-        _, problems = course_regions.file_regions("x.cpp", "// BEGIN EXERCISE ex01-a\n// END EXERCISE ex01-b\n")
+        _, problems = course_registry.file_regions("x.cpp", "// BEGIN EXERCISE ex01-a\n// END EXERCISE ex01-b\n")
         self.assertEqual(len(problems), 2)
 
     def test_distinctive_lines(self):
@@ -271,7 +274,7 @@ class Problems(unittest.TestCase):
         self.tmp = tempfile.TemporaryDirectory()
         self.root = pathlib.Path(self.tmp.name) / "root"
         self.ws = pathlib.Path(self.tmp.name) / "ws"
-        files = {"nn/norm.cpp": NORM, "tensor/softmax.cpp": SOFTMAX, "course/exercises.txt": REGISTRY,
+        files = {"nn/norm.cpp": NORM, "tensor/softmax.cpp": SOFTMAX, "course/exercises.txt": REGISTRY, "CMakeLists.txt": CMAKELISTS,
                  "course/problems.txt": PROBLEMS, "course/problem_answers.txt": ANSWERS}
         write(self.root, files)
         write(self.ws, dict(files, **{

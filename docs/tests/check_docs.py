@@ -40,7 +40,7 @@ Checks, each failure naming the file, the block and the first differing line:
       <!-- end solution -->
 
   CODE (each line indented by 4 spaces, blank lines empty) is ID's solution
-  text, defined in scripts/course_regions.py: the lines of each region of ID
+  text, defined in scripts/course_registry.py: the lines of each region of ID
   (between `// BEGIN EXERCISE ID` and `// END EXERCISE ID` in the *.cpp and
   *.h files under tensor/ autograd/ nn/ tasks/ tokenizer/, files in path
   order), each region dedented by its BEGIN line's indentation, regions
@@ -99,7 +99,7 @@ DOCS = ROOT / "docs"
 sys.path.insert(0, str(ROOT / "scripts"))
 import course_leaks  # noqa: E402
 import course_problems  # noqa: E402
-import course_regions  # noqa: E402
+import course_registry  # noqa: E402
 MARK = re.compile(r"^( *)<!-- (output|regen): (.*?)(?: \| ignore: (.*?))? -->\s*$")
 FENCE = re.compile(r"^(```+|~~~+)")
 
@@ -348,10 +348,9 @@ def solution_block(id_, code):
 def solution_blocks(path, regen, errors, seen):
     """`<!-- solution: ID -->` blocks: exactly solution_block(ID, ID's solution
     text); with regen, rewritten so. SEEN maps an id to where its block is."""
-    by_id, problems = course_regions.all_regions(ROOT)
+    by_id, problems = course_registry.all_regions(ROOT)
     errors.extend(f"sources: {p}" for p in problems)
-    registry = (ROOT / "course" / "exercises.txt").read_text()
-    chapter_of = dict(re.findall(r"^\[(ex[0-9a-z-]+)\]\n(?:.*\n)*?chapter:\s*(\S+)", registry, re.M))
+    chapter_of = {e.id: e.chapter for e in course_registry.exercises(ROOT)}
     rel = path.relative_to(ROOT).as_posix()
     lines = path.read_text().split("\n")
     out, i, changed = [], 0, False
@@ -381,7 +380,7 @@ def solution_blocks(path, regen, errors, seen):
         if chapter_of.get(id_) != rel:
             errors.append(f"{where}: the solution block of {id_} belongs in {chapter_of.get(id_)} "
                           f"(its chapter in course/exercises.txt)")
-        want = solution_block(id_, course_regions.solution_lines(by_id[id_]))
+        want = solution_block(id_, course_registry.solution_lines(by_id[id_]))
         have = lines[i:end + 1]
         if have != want:
             if regen:
@@ -509,18 +508,15 @@ def rendering(path, errors):
 def course_table(errors):
     """docs/course.md's table of exercises lists every exercise of
     course/exercises.txt, in order, with the files that hold its regions."""
-    registry = (ROOT / "course" / "exercises.txt").read_text()
-    ids = re.findall(r"^\[(ex[0-9a-z-]+)\]$", registry, re.M)
+    ids = course_registry.exercise_ids(ROOT)
     rows = re.findall(r"^\| `(ex[0-9a-z-]+)` \|[^|]*\| ([^|]*) \|", (DOCS / "course.md").read_text(), re.M)
     if [r[0] for r in rows] != ids:
         errors.append(f"docs/course.md: the exercise table lists {[r[0] for r in rows]}, "
                       f"course/exercises.txt {ids}")
         return
-    sources = [f for d in ("tensor", "autograd", "nn", "optim", "io", "catalog", "tokenizer", "tasks", "dist", "train", "cli")
-               for f in sorted((ROOT / d).glob("*")) if f.suffix in (".cpp", ".h")]
+    by_id, _ = course_registry.all_regions(ROOT)  # solution_blocks reports the marker problems
     for exercise, cell in rows:
-        marker = re.compile(rf"BEGIN EXERCISE {re.escape(exercise)}( |$)", re.M)
-        have = sorted(str(f.relative_to(ROOT)) for f in sources if marker.search(f.read_text()))
+        have = sorted(course_registry.files_of(by_id, exercise))
         shown = sorted(re.findall(r"`([^`]+)`", cell))
         if have != shown:
             errors.append(f"docs/course.md: {exercise} is written in {have}, the table says {shown}")
@@ -531,7 +527,7 @@ COUNT_MARK = re.compile(r"<!-- count: ([a-z-]+(?::[0-9a-z-]+)?) -->(\d*)")
 
 def source_counts():
     """What a `<!-- count: NAME -->` mark may count, from the sources."""
-    ids = re.findall(r"^\[(ex[0-9a-z-]+)\]$", (ROOT / "course" / "exercises.txt").read_text(), re.M)
+    ids = course_registry.exercise_ids(ROOT)
     counts = {"exercises": len(ids),
               "mutations": len(list((ROOT / "course" / "mutations").glob("*.patch"))),
               "check-files": len(list((ROOT / "course" / "checks").glob("ex*.cpp")))}

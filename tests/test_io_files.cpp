@@ -76,5 +76,17 @@ TEST_F(IoFiles, ReplaceWithTmpFailsWhenTheTargetIsADirectoryAndRemovesTheTempora
   EXPECT_TRUE(fs::is_directory(path("target/inside")));
 }
 
+TEST_F(IoFiles, WriteFileAtomicallyLeavesUnrelatedFilesAlone) {
+  // Files the program did not write, named like its temporary files: none is read, replaced or removed.
+  const std::string neighbours[] = {"out.txt.tmp", "out.txt.1.zzzz.tmp", "out.txt.2.0123456789abcdef.tmp.keep",
+                                    "other.txt"};
+  for (const std::string& name : neighbours) std::ofstream(path(name)) << "mine: " << name;
+  nn::write_file_atomically(path("out.txt"), "new", "test");
+  nn::write_file_atomically(path("out.txt"), "newer", "test");
+  EXPECT_EQ(io::read_file(path("out.txt"), "test"), "newer");
+  for (const std::string& name : neighbours) EXPECT_EQ(io::read_file(path(name), "test"), "mine: " + name) << name;
+  EXPECT_EQ(files(), 5);
+}
+
 }  // namespace
 }  // namespace ropegrad

@@ -10,6 +10,7 @@
 // is the learner's: an answer that runs an exercise still stubbed there exits with status 3 and
 // names the exercise. Each problem's function states what it computes; the chapters' worked
 // solutions show `--explain` (the docs test reruns it).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +20,7 @@
 #include <limits>
 #include <map>
 #include <numbers>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,7 @@
 #include <unistd.h>
 
 #include "autograd/engine.h"
+#include "course/tool_options.h"
 #include "autograd/gradcheck.h"
 #include "autograd/ops.h"
 #include "nn/accounting.h"
@@ -1222,38 +1225,36 @@ void print_wrapped(const std::string& text) {
 
 int main(int argc, char** argv) {
   set_num_threads(1);  // one thread: a GemmTrace sees whole products, and every run prints the same digits
-  const std::vector<std::string> args(argv + 1, argv + argc);
-  auto find = [](const std::string& id) -> const Problem* {
-    for (const auto& p : registry()) {
-      if (p.id == id) return &p;
-    }
-    return nullptr;
-  };
-  const bool explain = !args.empty() && args[0] == "--explain";
-  if (args.size() == 1 && args[0] == "--list") {
+  std::optional<course::AnswerOptions> options;
+  try {
+    options = course::read_answer_options(std::vector<std::string>(argv + 1, argv + argc));  // course/tool_options.h
+  } catch (const std::exception& e) {
+    std::cerr << e.what() << "\n";  // names course-answer already
+    return 2;
+  }
+  if (!options) return 0;  // --help
+  using Action = course::AnswerOptions::Action;
+  if (options->action == Action::List) {
     for (const auto& p : registry()) std::cout << p.id << "\n";
     return 0;
   }
-  const std::string id = explain ? (args.size() == 2 ? args[1] : "") : (args.empty() ? "" : args[0]);
-  const bool variant = !explain && args.size() == 3 && args[1] == "--variant";
-  if (id.empty() || (!explain && args.size() != 1 && !variant) || (explain && args.size() != 2)) {
-    std::cerr << "usage: course-answer ID | ID --variant NAME | --explain ID | --list\n";
-    return 2;
-  }
-  const Problem* p = find(id);
-  if (!p) {
+  const std::string& id = options->id;
+  const auto it = std::find_if(registry().begin(), registry().end(), [&](const Problem& p) { return p.id == id; });
+  if (it == registry().end()) {
     std::cerr << "course-answer: no computed problem '" << id << "' (course-answer --list)\n";
     return 2;
   }
+  const Problem* p = &*it;
   Fn fn = p->value;
-  if (variant) {
-    const auto it = p->variants.find(args[2]);
-    if (it == p->variants.end()) {
-      std::cerr << "course-answer: " << id << " has no variant '" << args[2] << "'\n";
+  if (!options->variant.empty()) {
+    const auto v = p->variants.find(options->variant);
+    if (v == p->variants.end()) {
+      std::cerr << "course-answer: " << id << " has no variant '" << options->variant << "'\n";
       return 2;
     }
-    fn = it->second;
+    fn = v->second;
   }
+  const bool explain = options->action == Action::Explain;
   try {
     Steps steps;
     const Value v = fn(steps);

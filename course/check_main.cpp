@@ -34,6 +34,7 @@
 
 #include "course/exercises.h"
 #include "course/paths.h"
+#include "course/tool_options.h"
 #include "io/flags.h"
 #ifdef ROPEGRAD_COURSE_MPI
 #include "course/mpi_world.h"
@@ -338,25 +339,39 @@ int main(int argc, char** argv) {
 #ifdef ROPEGRAD_COURSE_MPI
   ropegrad::course::start_mpi_world();  // course-check-mpi: chapter 21's checks under mpirun
 #endif
+  // --help is this program's (GoogleTest would print its own): the table's, before GoogleTest reads the words.
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
+      return ropegrad::course::read_check_options({argv[i]}).has_value() ? 1 : 0;
+    }
+  }
   ::testing::InitGoogleTest(&argc, argv);
   ropegrad::set_fast_forms(false);  // every check runs the plain form, the code the learner wrote (tensor/fast_forms.h)
-  std::vector<std::string> args(argv + 1, argv + argc);
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) return RUN_ALL_TESTS();  // plain GoogleTest (CTest); InitGoogleTest took its own flags
+  std::optional<ropegrad::course::CheckOptions> options;
   try {
-    if (args.empty()) return RUN_ALL_TESTS();  // plain GoogleTest (CTest)
-    if (args[0] == "--list") return list();
-    if (args[0] == "--status") return status();
-    if (args[0] == "--registry-table") return registry_table();  // for the test, not the learner
-    const bool verbose = std::find(args.begin(), args.end(), "--verbose") != args.end();
-    const Exercise* e = ropegrad::course::find(args[0]);
+    options = ropegrad::course::read_check_options(args);  // the one flag reader (course/tool_options.h)
+  } catch (const std::exception& ex) {
+    fmt::print(stderr, "{}\n", ex.what());  // names course-check already
+    return 2;
+  }
+  if (!options) return 0;  // --help
+  using Action = ropegrad::course::CheckOptions::Action;
+  try {
+    if (options->action == Action::List) return list();
+    if (options->action == Action::Status) return status();
+    if (options->action == Action::RegistryTable) return registry_table();  // for the test, not the learner
+    const Exercise* e = ropegrad::course::find(options->id);
     if (e == nullptr) {
-      const std::vector<std::string> near = did_you_mean(args[0]);
+      const std::vector<std::string> near = did_you_mean(options->id);
       std::string guess;
       for (const std::string& n : near) guess += (guess.empty() ? "" : ", ") + n;
-      fmt::print(stderr, "course-check: no exercise '{}'{} (course-check --list shows them)\n", args[0],
+      fmt::print(stderr, "course-check: no exercise '{}'{} (course-check --list shows them)\n", options->id,
                  guess.empty() ? "" : "; did you mean " + guess + "?");
       return 2;
     }
-    return check_one(*e, verbose);
+    return check_one(*e, options->verbose);
   } catch (const std::exception& ex) {
     fmt::print(stderr, "course-check: {}\n", ex.what());
     return 2;

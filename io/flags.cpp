@@ -93,6 +93,11 @@ Flag repeated(Flag f) {
   return f;
 }
 
+Flag operand(Flag f) {
+  f.operand = true;
+  return f;
+}
+
 // ---- numbers -----------------------------------------------------------------------------------
 
 namespace {
@@ -192,8 +197,11 @@ std::vector<std::string> items_of(const std::string& text, char separator) {
   }
 }
 
+// How messages name a flag: "--steps"; an operand by its name: "ID".
+std::string label(const Flag& f) { return f.operand ? f.name : "--" + f.name; }
+
 [[noreturn]] void refuse(const Flag& f, const std::string& text, const std::string& op, const std::string& detail = "") {
-  fail(op, "--{} must be {}, got {}{}", f.name, domain(f), shown(text), detail);
+  fail(op, "{} must be {}, got {}{}", label(f), domain(f), shown(text), detail);
 }
 
 }  // namespace
@@ -306,7 +314,7 @@ std::vector<std::string> Values::all(const std::string& name) const {
 
 const Flag* find(const Command& command, std::string_view name) {
   for (const Flag& f : command.flags) {
-    if (f.name == name) return &f;
+    if (f.name == name && !f.operand) return &f;
   }
   return nullptr;
 }
@@ -315,7 +323,9 @@ namespace {
 
 std::vector<std::string> names_of(const Command& command) {
   std::vector<std::string> names;
-  for (const Flag& f : command.flags) names.push_back("--" + f.name);
+  for (const Flag& f : command.flags) {
+    if (!f.operand) names.push_back("--" + f.name);
+  }
   return names;
 }
 
@@ -342,6 +352,16 @@ std::string value_of(const Command& command, const Flag& f, const std::vector<st
   return words[++i];
 }
 
+// The table's next operand not yet given, for a word that is no flag; nullptr when none is left.
+const Flag* next_operand(const Command& command, const std::map<std::string, std::vector<Value>>& given,
+                         const std::string& word) {
+  if (word.rfind("--", 0) == 0) return nullptr;  // a flag's spelling, never an operand ("-1" may be one)
+  for (const Flag& f : command.flags) {
+    if (f.operand && given.count(f.name) == 0) return &f;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 std::optional<Values> read(const Command& command, const std::vector<std::string>& words) {
@@ -358,6 +378,11 @@ std::optional<Values> read(const Command& command, const std::vector<std::string
       rest.assign(words.begin() + static_cast<std::ptrdiff_t>(i) + 1, words.end());
       break;
     }
+    if (const Flag* o = next_operand(command, given, word); o != nullptr) {
+      given[o->name].push_back(check_value(*o, word, command.name));
+      last_switch = nullptr;
+      continue;
+    }
     const size_t eq = word.find('=');
     const Flag* f = word.rfind("--", 0) == 0 ? find(command, word.substr(2, eq == std::string::npos ? eq : eq - 2)) : nullptr;
     if (f == nullptr) unknown(command, word, last_switch);
@@ -372,8 +397,8 @@ std::optional<Values> read(const Command& command, const std::vector<std::string
     slot.push_back(v);
   }
   for (const Flag& f : command.flags) {
-    RG_CHECK(!f.required || given.count(f.name) > 0, command.name, "--{} {} is required", f.name,
-             f.placeholder.empty() ? "VALUE" : f.placeholder);
+    RG_CHECK(!f.required || given.count(f.name) > 0, command.name, "{} is required",
+             f.operand ? f.name : "--" + f.name + " " + (f.placeholder.empty() ? "VALUE" : f.placeholder));
   }
   return Values(command, std::move(given), std::move(rest));
 }
@@ -389,8 +414,9 @@ namespace {
 constexpr size_t kHelpColumn = 29;  // where the help of each flag starts
 constexpr size_t kHelpWidth = 120;  // a longer line puts the domain on a line of its own
 
-// "--name DEFAULT" (or "--name PLACEHOLDER"; a switch: "--name").
+// "--name DEFAULT" (or "--name PLACEHOLDER"; a switch: "--name"; an operand: "NAME").
 std::string left_column(const Flag& f) {
+  if (f.operand) return f.name;
   if (f.type == Type::Switch) return "--" + f.name;
   const std::string value = !f.default_value.empty() ? f.default_value
                             : !f.placeholder.empty()  ? f.placeholder
@@ -408,6 +434,7 @@ std::string help_of(const Flag& f) {
   }
   std::vector<std::string> notes;
   if (f.type == Type::Whole || f.type == Type::Real || f.type == Type::WholeList) notes.push_back(domain(f));
+  if (f.operand && !f.default_value.empty()) notes.push_back("default " + f.default_value);  // no left column for it
   if (f.repeated) notes.push_back("may be given more than once");
   if (f.required) notes.push_back("required");
   if (notes.empty()) return help;
@@ -423,7 +450,6 @@ std::string help_of(const Flag& f) {
 std::string help_text(const Command& command) {
   std::string out = command.usage.empty() ? fmt::format("usage: {} [options]\n", command.name) : command.usage;
   if (!command.summary.empty()) out += "\n" + command.summary + "\n";
-  out += "\noptions:\n";
   const std::string indent(kHelpColumn, ' ');
   const auto line = [&](const std::string& left, const std::string& help) {
     std::string text = help;
@@ -432,7 +458,15 @@ std::string help_text(const Command& command) {
     out += left.size() + 3 > kHelpColumn ? fmt::format("  {}\n{}{}\n", left, indent, text)
                                          : fmt::format("  {:<{}} {}\n", left, kHelpColumn - 3, text);
   };
-  for (const Flag& f : command.flags) line(left_column(f), help_of(f));
+  // The operands first, under their own heading, then the flags.
+  for (const bool operands : {true, false}) {
+    const bool any = std::any_of(command.flags.begin(), command.flags.end(), [&](const Flag& f) { return f.operand == operands; });
+    if (operands && !any) continue;
+    out += operands ? "\narguments:\n" : "\noptions:\n";
+    for (const Flag& f : command.flags) {
+      if (f.operand == operands) line(left_column(f), help_of(f));
+    }
+  }
   if (!command.rest.empty()) line("-- " + command.rest, command.rest_help);
   return out;
 }

@@ -63,6 +63,7 @@ struct Flag {
   std::string placeholder;           // the value's name in --help when there is no default ("FILE")
   bool required = false;
   bool repeated = false;             // each value given is kept (otherwise the last one counts)
+  bool operand = false;              // a word without "--" ("course-check ID"), by its place: `name` is "ID"
 };
 
 // The rows, as a table writes them.
@@ -77,6 +78,10 @@ Flag whole_list(std::string name, int64_t min, int64_t max, char separator, std:
                 std::string help);
 Flag required(Flag f);
 Flag repeated(Flag f);
+// An operand: the command's next word that is no flag, named `name` in --help
+// and in errors ("ID must be ..."), checked by its type as a flag is. The
+// table's operands take the words in their order.
+Flag operand(Flag f);
 
 // A command: its name as errors and --help give it, and its table.
 struct Command {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "course/final_options.h"
+#include "course/tool_options.h"
 #include "support/test_util.h"
 #include "cli/commands.h"
 #include "io/flags.h"
@@ -189,6 +190,54 @@ TEST(FlagReader, CanonicalValuesCompareTwoSpellings) {
   EXPECT_RG_ERROR(canon("context", "0"), "x: --context must be a whole number in 1..1048576, got 0");
 }
 
+// Operands: the words that are no flag, by their place, checked by their
+// type as a flag's value is, named by their name in errors and --help.
+TEST(FlagReader, OperandsAreWordsByTheirPlace) {
+  fl::Command c{"ropegrad pair", "usage: ropegrad pair NAME [COUNT] [options]\n", "Two operands.",
+                {fl::operand(fl::text("NAME", "NAME", "a name")),
+                 fl::operand(fl::whole("COUNT", 1, 10, "3", "how many")), fl::on_off("loud", "louder")}};
+  const auto read_pair = [&](std::vector<std::string> words) { return *fl::read(c, words); };
+  const fl::Values v = read_pair({"--loud", "x", "7"});
+  EXPECT_EQ(v.text("NAME"), "x");
+  EXPECT_EQ(v.whole("COUNT"), 7);
+  EXPECT_TRUE(v.on("loud"));
+  EXPECT_EQ(read_pair({"-1"}).text("NAME"), "-1");          // "-1" is no flag's spelling
+  EXPECT_EQ(read_pair({"y"}).whole("COUNT"), 3);            // the default
+  EXPECT_FALSE(read_pair({"y"}).given("COUNT"));
+  EXPECT_RG_ERROR(read_pair({"x", "0"}), "ropegrad pair: COUNT must be a whole number in 1..10, got 0");
+  EXPECT_RG_ERROR(read_pair({"x", "2", "z"}), "ropegrad pair: unknown argument 'z'");
+  EXPECT_RG_ERROR(read_pair({"--NAME", "x"}), "unknown argument '--NAME'");  // an operand is no flag
+  EXPECT_RG_ERROR(read_pair({""}), "ropegrad pair: NAME must be a non-empty text, got ''");
+  c.flags[0] = fl::required(c.flags[0]);
+  EXPECT_RG_ERROR(read_pair({"--loud"}), "ropegrad pair: NAME is required");
+  EXPECT_EQ(fl::help_text(c),
+            "usage: ropegrad pair NAME [COUNT] [options]\n\nTwo operands.\n\narguments:\n"
+            "  NAME                       a name; required\n"
+            "  COUNT                      how many; a whole number in 1..10; default 3\n"
+            "\noptions:\n"
+            "  --loud                     louder\n");
+}
+
+// course-check and course-answer read their words by the same rule.
+TEST(FlagReader, TheCourseProgramsReadTheirWordsByTheTable) {
+  using Check = course::CheckOptions::Action;
+  const auto check = [](std::vector<std::string> words) { return *course::read_check_options(words); };
+  EXPECT_EQ(check({"ex07-rmsnorm", "--verbose"}).id, "ex07-rmsnorm");
+  EXPECT_TRUE(check({"--verbose", "ex07-rmsnorm"}).verbose);
+  EXPECT_EQ(check({"--status"}).action, Check::Status);
+  EXPECT_RG_ERROR(check({"ex07-rmsnorm", "--verbos"}),
+                  "course-check: unknown argument '--verbos'; did you mean --verbose? (see course-check --help)");
+  EXPECT_RG_ERROR(check({"--verbose"}), "course-check: ID is required");
+  EXPECT_RG_ERROR(check({"--list", "--status"}), "course-check: --list, --status and --registry-table go one at a time");
+  EXPECT_RG_ERROR(check({"a", "b"}), "course-check: unknown argument 'b'");
+  const auto answer = [](std::vector<std::string> words) { return *course::read_answer_options(words); };
+  EXPECT_EQ(answer({"ch17-x", "--variant", "gigabytes"}).variant, "gigabytes");
+  EXPECT_EQ(answer({"--explain", "ch17-x"}).action, course::AnswerOptions::Action::Explain);
+  EXPECT_RG_ERROR(answer({"--explain", "ch17-x", "--variant", "v"}), "course-answer: --explain and --variant go one at a time");
+  EXPECT_RG_ERROR(answer({"--variant"}), "course-answer: --variant needs a value");
+  EXPECT_RG_ERROR(answer({}), "course-answer: ID is required");
+}
+
 TEST(FlagReader, DidYouMeanIsTheClosestName) {
   EXPECT_EQ(fl::edit_distance("kitten", "sitting"), 3u);
   EXPECT_EQ(fl::closest("--step", {"--steps", "--seed"}), "--steps");
@@ -221,6 +270,10 @@ std::vector<Table> every_table() {
   }
   out.push_back({"course final", &course::final_command(),
                  [](const std::vector<std::string>& words) { course::read_final_options(words); }});
+  out.push_back({"course-check", &course::check_command(),
+                 [](const std::vector<std::string>& words) { course::read_check_options(words); }});
+  out.push_back({"course-answer", &course::answer_command(),
+                 [](const std::vector<std::string>& words) { course::read_answer_options(words); }});
   return out;
 }
 
@@ -235,17 +288,23 @@ const std::map<std::string, std::vector<std::string>>& base_words() {
       {"ropegrad tokenize encode", {"--tokenizer", "tok", "--input", "in.txt", "--out", "ids.npy"}},
       {"ropegrad tokenize decode", {"--tokenizer", "tok", "--input", "ids.npy", "--out", "out.txt"}},
       {"course final", {"--corpus", "corpus.txt", "--out", "out"}},
+      {"course-check", {"ex07-rmsnorm"}},
+      {"course-answer", {"ch01-permute-strides"}},
   };
   return base;
 }
 
-// The base words without `name`'s flag and value, then --name value.
+// The base words without `name`'s flag and value, then --name value. An
+// operand's: the base words without the words that are no flag (the base
+// lines of tables with an operand hold no flag with a value).
 std::vector<std::string> with_flag(const std::string& table, const fl::Flag& f, const std::vector<std::string>& value) {
   std::vector<std::string> words;
   const auto it = base_words().find(table);
   const std::vector<std::string> base = it == base_words().end() ? std::vector<std::string>{} : it->second;
   for (size_t i = 0; i < base.size(); ++i) {
-    if (base[i] == "--" + f.name) {
+    if (f.operand && base[i].rfind("--", 0) != 0) {
+      continue;
+    } else if (base[i] == "--" + f.name) {
       ++i;  // and its value
     } else {
       words.push_back(base[i]);
@@ -332,14 +391,17 @@ TEST(FlagWalk, EveryFlagOfEveryCommandRefusesHostileValuesByOneRule) {
   for (const Table& t : every_table()) {
     in_tables += t.command->flags.size();
     for (const fl::Flag& f : t.command->flags) {
-      const std::string flag = "--" + f.name;
+      const std::string flag = f.operand ? f.name : "--" + f.name;  // an operand: "ID"
       std::vector<std::vector<std::string>> cases;
       for (const std::string& v : kHostile)
-        cases.push_back(f.type == fl::Type::Switch ? std::vector<std::string>{flag + "=" + v}
-                                                   : std::vector<std::string>{flag, v});
+        cases.push_back(f.operand                  ? std::vector<std::string>{v}
+                        : f.type == fl::Type::Switch ? std::vector<std::string>{flag + "=" + v}
+                                                     : std::vector<std::string>{flag, v});
       if (f.type == fl::Type::Switch) cases.push_back({flag});
       for (const std::vector<std::string>& c : cases) {
-        const std::string value = c.size() == 2 ? c[1] : c[0].substr(std::min(c[0].size(), flag.size() + 1));
+        const std::string value = f.operand     ? c[0]
+                                  : c.size() == 2 ? c[1]
+                                                  : c[0].substr(std::min(c[0].size(), flag.size() + 1));
         const bool valid = f.type == fl::Type::Switch ? c[0] == flag : accepted(f, value);
         const std::string error = error_of_words(t, with_flag(t.name, f, c));
         SCOPED_TRACE(t.name + " " + fmt::format("{}", fmt::join(c, " ")) + ": " + error);

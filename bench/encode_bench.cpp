@@ -26,11 +26,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <optional>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "io/flags.h"
 #include "tensor/fast_forms.h"
 #include "tokenizer/bpe_train.h"
 #include "tokenizer/tokenizer.h"
@@ -82,43 +83,114 @@ BpeModel first_merges(const BpeModel& model, size_t k) {
   return m;
 }
 
-std::vector<size_t> parse_list(const std::string& s) {
-  std::vector<size_t> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, ',');) out.push_back(std::stoul(item));
-  return out;
+struct Options {
+  std::vector<size_t> sizes;  // merge-table sizes
+  size_t plain_up_to = 0, bytes = 0;
+  int repeats = 0;
+  bool crossover = false;
+};
+
+// The flags, read by the command line's one reader (io/flags.h); nullopt for --help.
+std::optional<Options> read_options(int argc, char** argv) {
+  using namespace ropegrad::flags;
+  const Command command{
+      "ropegrad-encode-bench", "",
+      "encode of one long pre-token, the plain form next to the heap form (asserts nothing about time)",
+      {whole_list("merges", 1, 1000000, ',', "1000,10000,50000", "merge-table sizes"),
+       whole("plain-up-to", 0, 1000000, "10000", "the plain form runs up to this many merges"),
+       whole("bytes", 1, int64_t{1} << 32, "1000000", "letters in the text to encode", "bytes"),
+       whole("repeats", 1, 1000, "3", "runs of each form; the fastest counts"),
+       on_off("crossover", "time per pre-token of 2 to 256 letters, each form, each table size")}};
+  const std::optional<Values> v = read(command, std::vector<std::string>(argv + 1, argv + argc));
+  if (!v) return std::nullopt;
+  Options o;
+  for (const int64_t k : v->wholes("merges")) o.sizes.push_back(static_cast<size_t>(k));
+  o.plain_up_to = static_cast<size_t>(v->whole("plain-up-to"));
+  o.bytes = static_cast<size_t>(v->whole("bytes"));
+  o.repeats = static_cast<int>(v->whole("repeats"));
+  o.crossover = v->on("crossover");
+  return o;
+}
+
+// Microseconds per pre-token of each form, for pre-tokens of 2 to 256 letters of `text`.
+void print_crossover(const BpeModel& trained, const Options& o, const std::string& text) {
+  std::printf("\nmicroseconds per pre-token of L letters (encode_pretoken, fast forms off | encode_pretoken_heap)\n");
+  std::printf("%8s", "L");
+  for (size_t k : o.sizes) std::printf("  %9zu merges: plain  heap", k);
+  std::printf("\n");
+  const FastFormsScope off(false);
+  std::vector<Tokenizer> toks;
+  for (size_t k : o.sizes) toks.emplace_back(first_merges(trained, k));
+  for (size_t len : {2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256}) {
+    std::printf("%8zu", len);
+    for (const Tokenizer& tok : toks) {
+      const size_t count = std::max<size_t>(200, 400000 / len);
+      double best_plain = 1e30, best_heap = 1e30;
+      for (int r = 0; r < o.repeats; ++r) {
+        size_t sink = 0;
+        double t = now_s();
+        for (size_t j = 0; j < count; ++j) sink += tok.encode_pretoken(std::string_view(text).substr(j % 4096, len)).size();
+        best_plain = std::min(best_plain, now_s() - t);
+        t = now_s();
+        for (size_t j = 0; j < count; ++j)
+          sink -= tok.encode_pretoken_heap(std::string_view(text).substr(j % 4096, len)).size();
+        best_heap = std::min(best_heap, now_s() - t);
+        if (sink != 0) std::printf("(the forms give different lengths!)");
+      }
+      std::printf("  %16s %6.2f %5.2f", "", 1e6 * best_plain / count, 1e6 * best_heap / count);
+    }
+    std::printf("\n");
+  }
+}
+
+std::string cell(const Timing& t) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.3f (%.3f)", t.wall, t.cpu);
+  return std::string(buf);
+}
+
+// The whole text encoded by each form at each table size: wall (CPU) seconds, and whether the ids agree.
+void print_encode_times(const BpeModel& trained, const Options& o, const std::string& text) {
+  std::printf("\nencode of %zu bytes of letters a-z (one pre-token), fastest of %d: wall (CPU) seconds\n", o.bytes,
+              o.repeats);
+  std::printf("%8s  %18s  %18s  %6s\n", "merges", "plain", "heap", "ids");
+  for (size_t k : o.sizes) {
+    const Tokenizer tok(first_merges(trained, k));
+    auto best_of = [&](bool fast, std::vector<int32_t>* ids) {
+      const FastFormsScope scope(fast);
+      Timing best;
+      for (int r = 0; r < o.repeats; ++r) {
+        const double t = now_s(), c = cpu_s();
+        *ids = tok.encode(text);
+        best.wall = std::min(best.wall, now_s() - t);
+        best.cpu = std::min(best.cpu, cpu_s() - c);
+      }
+      return best;
+    };
+    std::vector<int32_t> heap_ids, plain_ids;
+    const int64_t runs_before = fast_form_runs(FastForm::EncodeHeap);
+    const Timing heap = best_of(true, &heap_ids);
+    if (fast_form_runs(FastForm::EncodeHeap) == runs_before) std::printf("(the heap form did not run)\n");
+    const std::string plain = k <= o.plain_up_to ? cell(best_of(false, &plain_ids)) : "skipped";
+    const char* same = plain_ids.empty() ? "" : plain_ids == heap_ids ? "equal" : "DIFFER";
+    std::printf("%8zu  %18s  %18s  %6s  (%zu tokens)\n", k, plain.c_str(), cell(heap).c_str(), same, heap_ids.size());
+    std::fflush(stdout);
+  }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<size_t> sizes = {1000, 10000, 50000};
-  size_t plain_up_to = 10000, bytes = 1000000;
-  int repeats = 3;
-  bool crossover = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "%s needs a value\n", a.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--merges") sizes = parse_list(value());
-    else if (a == "--plain-up-to") plain_up_to = std::stoul(value());
-    else if (a == "--bytes") bytes = std::stoul(value());
-    else if (a == "--repeats") repeats = std::stoi(value());
-    else if (a == "--crossover") crossover = true;
-    else {
-      std::fprintf(stderr,
-                   "usage: ropegrad-encode-bench [--merges 1000,10000,50000] [--plain-up-to 10000] [--bytes 1000000] "
-                   "[--repeats 3] [--crossover]\n");
-      return 2;
-    }
+  std::optional<Options> options;
+  try {
+    options = read_options(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 2;
   }
-  const size_t most = *std::max_element(sizes.begin(), sizes.end());
-  double t0 = now_s();
+  if (!options) return 0;  // --help
+  const size_t most = *std::max_element(options->sizes.begin(), options->sizes.end());
+  const double t0 = now_s();
   const std::string corpus = word_corpus(400000);
   const BpeModel trained = train_bpe(corpus, static_cast<int64_t>(256 + most), {});
   std::printf("merge table: train_bpe to %zu merges on %zu bytes of generated words: %.1f s\n", trained.merges.size(),
@@ -128,68 +200,11 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::mt19937 rng(2);
-  const std::string text = letters(rng, bytes);
-
-  if (crossover) {
-    std::printf("\nmicroseconds per pre-token of L letters (encode_pretoken, fast forms off | encode_pretoken_heap)\n");
-    std::printf("%8s", "L");
-    for (size_t k : sizes) std::printf("  %9zu merges: plain  heap", k);
-    std::printf("\n");
-    const FastFormsScope off(false);
-    std::vector<Tokenizer> toks;
-    for (size_t k : sizes) toks.emplace_back(first_merges(trained, k));
-    for (size_t len : {2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256}) {
-      std::printf("%8zu", len);
-      for (const Tokenizer& tok : toks) {
-        const size_t count = std::max<size_t>(200, 400000 / len);
-        double best_plain = 1e30, best_heap = 1e30;
-        for (int r = 0; r < repeats; ++r) {
-          size_t sink = 0;
-          double t = now_s();
-          for (size_t j = 0; j < count; ++j) sink += tok.encode_pretoken(std::string_view(text).substr(j % 4096, len)).size();
-          best_plain = std::min(best_plain, now_s() - t);
-          t = now_s();
-          for (size_t j = 0; j < count; ++j)
-            sink -= tok.encode_pretoken_heap(std::string_view(text).substr(j % 4096, len)).size();
-          best_heap = std::min(best_heap, now_s() - t);
-          if (sink != 0) std::printf("(the forms give different lengths!)");
-        }
-        std::printf("  %16s %6.2f %5.2f", "", 1e6 * best_plain / count, 1e6 * best_heap / count);
-      }
-      std::printf("\n");
-    }
-    return 0;
-  }
-
-  std::printf("\nencode of %zu bytes of letters a-z (one pre-token), fastest of %d: wall (CPU) seconds\n", bytes,
-              repeats);
-  std::printf("%8s  %18s  %18s  %6s\n", "merges", "plain", "heap", "ids");
-  for (size_t k : sizes) {
-    const Tokenizer tok(first_merges(trained, k));
-    auto best_of = [&](bool fast, std::vector<int32_t>* ids) {
-      const FastFormsScope scope(fast);
-      Timing best;
-      for (int r = 0; r < repeats; ++r) {
-        const double t = now_s(), c = cpu_s();
-        *ids = tok.encode(text);
-        best.wall = std::min(best.wall, now_s() - t);
-        best.cpu = std::min(best.cpu, cpu_s() - c);
-      }
-      return best;
-    };
-    auto cell = [](const Timing& t) {
-      char buf[48];
-      std::snprintf(buf, sizeof buf, "%.3f (%.3f)", t.wall, t.cpu);
-      return std::string(buf);
-    };
-    std::vector<int32_t> heap_ids, plain_ids;
-    const int64_t runs_before = fast_form_runs(FastForm::EncodeHeap);
-    const Timing heap = best_of(true, &heap_ids);
-    if (fast_form_runs(FastForm::EncodeHeap) == runs_before) std::printf("(the heap form did not run)\n");
-    const std::string plain = k <= plain_up_to ? cell(best_of(false, &plain_ids)) : "skipped";
-    const char* same = plain_ids.empty() ? "" : plain_ids == heap_ids ? "equal" : "DIFFER";
-    std::printf("%8zu  %18s  %18s  %6s  (%zu tokens)\n", k, plain.c_str(), cell(heap).c_str(), same, heap_ids.size());
-    std::fflush(stdout);
+  const std::string text = letters(rng, options->bytes);
+  if (options->crossover) {
+    print_crossover(trained, *options, text);
+  } else {
+    print_encode_times(trained, *options, text);
   }
   return 0;
 }

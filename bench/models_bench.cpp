@@ -39,6 +39,8 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <optional>
+#include <stdexcept>
 #include <memory>
 #include <string>
 #include <vector>
@@ -57,6 +59,7 @@
 #include "nn/rope.h"
 #include "nn/transformer.h"
 #include "nn/triple_attention.h"
+#include "io/flags.h"
 #include "nn/w2_attention.h"
 #include "tensor/kernels.h"
 #include "tensor/parallel.h"
@@ -73,29 +76,73 @@ using Clock = std::chrono::steady_clock;
 
 // ---- command line -----------------------------------------------------------------------
 
-struct Args {
-  std::string mode;
-  std::map<std::string, std::string> kv;
-  int64_t num(const std::string& key, int64_t fallback) const {
-    auto it = kv.find(key);
-    return it == kv.end() ? fallback : std::stoll(it->second);
-  }
-  std::string str(const std::string& key, const std::string& fallback) const {
-    auto it = kv.find(key);
-    return it == kv.end() ? fallback : it->second;
-  }
-};
+// Each mode's flags, read by the command line's one reader (io/flags.h):
+// one table a mode, its defaults the mode's (a module's shapes are larger
+// than a training step's). The modes' names and the modules' come first.
+using Args = ropegrad::flags::Values;
 
-Args parse_args(int argc, char** argv) {
-  Args args;
-  if (argc < 2) throw std::runtime_error("usage: ropegrad-models-bench module|train|sgemm|gemm-floor [--key value ...]");
-  args.mode = argv[1];
-  for (int i = 2; i < argc; ++i) {
-    std::string key = argv[i];
-    if (key.rfind("--", 0) != 0 || i + 1 >= argc) throw std::runtime_error("expected --key value, got " + key);
-    args.kv[key.substr(2)] = argv[++i];
+std::vector<std::string> module_names() {
+  std::vector<std::string> names = {"linear", "embedding", "rmsnorm", "swiglu", "rope", "attention"};
+  for (const nn::AttentionVariant& v : nn::attention_variants()) {
+    if (v.kind != nn::AttentionKind::Standard) names.push_back(v.name);
   }
-  return args;
+  return names;
+}
+
+std::vector<std::string> variant_names() {
+  std::vector<std::string> names;
+  for (const nn::AttentionVariant& v : nn::attention_variants()) names.push_back(v.name);
+  return names;
+}
+
+// A dimension's row: a whole number in 1..2^20.
+ropegrad::flags::Flag dim(const char* name, int64_t fallback, const char* help) {
+  return ropegrad::flags::whole(name, 1, int64_t{1} << 20, std::to_string(fallback), help);
+}
+
+// What every mode has: how many runs, the seed, and (but sgemm) the attention kernels.
+std::vector<ropegrad::flags::Flag> run_rows(const char* count, int64_t runs, int64_t warmup, bool attention) {
+  using namespace ropegrad::flags;
+  std::vector<Flag> rows = {whole(count, 1, 1000000, std::to_string(runs), "timed runs"),
+                            whole("warmup", 0, 1000000, std::to_string(warmup), "untimed runs first"),
+                            whole("seed", 0, int64_t{1} << 62, "0", "the generator's seed")};
+  if (attention) {
+    rows.push_back(choice("attention", {"auto", "materialized", "tiled"}, "auto", "the attention kernels"));
+  }
+  return rows;
+}
+
+// The model of train and gemm-floor.
+std::vector<ropegrad::flags::Flag> model_rows() {
+  using namespace ropegrad::flags;
+  return {dim("D", 128, "d_model"), dim("H", 4, "heads"), dim("L", 2, "layers"), dim("T", 128, "context"),
+          dim("V", 256, "vocabulary"), dim("d_ff", 344, "feed-forward width"), dim("B", 16, "batch"),
+          choice("variant", variant_names(), variant_names().front(), "the attention variant")};
+}
+
+ropegrad::flags::Command mode_command(const std::string& mode) {
+  using namespace ropegrad::flags;
+  const std::string name = "ropegrad-models-bench " + mode;
+  std::vector<Flag> rows;
+  if (mode == "module") {
+    rows = {choice("module", module_names(), "attention", "the module"), dim("D", 512, "d_model"),
+            dim("H", 8, "heads"), dim("T", 256, "tokens per sequence"), dim("B", 8, "batch"),
+            dim("V", 1024, "vocabulary (embedding)"),
+            whole("d_ff", 0, int64_t{1} << 20, "0", "SwiGLU's width (0: its default from D)")};
+  } else if (mode == "train" || mode == "gemm-floor") {
+    rows = model_rows();
+  } else if (mode == "sgemm") {
+    rows = {dim("M", 2048, "rows of A"), dim("N", 512, "columns of B"), dim("K", 512, "the inner size")};
+  } else {
+    throw std::invalid_argument("usage: ropegrad-models-bench module|train|sgemm|gemm-floor [--flag value ...] "
+                             "(MODE --help: its flags); got '" + mode + "'");
+  }
+  const std::vector<Flag> runs = mode == "module"       ? run_rows("iters", 10, 2, true)
+                                 : mode == "train"      ? run_rows("iters", 5, 2, true)
+                                 : mode == "gemm-floor" ? run_rows("rounds", 5, 1, true)
+                                                        : run_rows("iters", 20, 3, false);
+  rows.insert(rows.end(), runs.begin(), runs.end());
+  return Command{name, "", "one measurement, printed as one JSON object", rows};
 }
 
 // ---- measurements ---------------------------------------------------------------------------
@@ -133,11 +180,10 @@ int64_t tensor_bytes(const rg::Tensor& t) { return t.numel() * static_cast<int64
 
 // --attention: which attention kernels run (nn/attention_path.h).
 std::string set_attention(const Args& args) {
-  const std::string path = args.str("attention", "auto");
-  if (path == "auto") nn::set_attention_path(nn::AttentionPath::Auto);
-  else if (path == "materialized") nn::set_attention_path(nn::AttentionPath::Materialized);
-  else if (path == "tiled") nn::set_attention_path(nn::AttentionPath::Tiled);
-  else throw std::runtime_error("--attention must be auto, materialized or tiled, got " + path);
+  const std::string path = args.text("attention");
+  nn::set_attention_path(path == "auto"           ? nn::AttentionPath::Auto
+                         : path == "materialized" ? nn::AttentionPath::Materialized
+                                                  : nn::AttentionPath::Tiled);  // the table allows no other
   return path;
 }
 
@@ -215,11 +261,11 @@ ModuleCase make_module(const std::string& name, int64_t D, int64_t H, int64_t T,
 }
 
 int run_module(const Args& args) {
-  const std::string name = args.str("module", "attention");
-  const int64_t D = args.num("D", 512), H = args.num("H", 8), T = args.num("T", 256), B = args.num("B", 8);
-  const int64_t V = args.num("V", 1024), d_ff = args.num("d_ff", 0);
-  const int64_t iters = args.num("iters", 10), warmup = args.num("warmup", 2);
-  rg::Generator gen(static_cast<uint64_t>(args.num("seed", 0)));
+  const std::string name = args.text("module");
+  const int64_t D = args.whole("D"), H = args.whole("H"), T = args.whole("T"), B = args.whole("B");
+  const int64_t V = args.whole("V"), d_ff = args.whole("d_ff");
+  const int64_t iters = args.whole("iters"), warmup = args.whole("warmup");
+  rg::Generator gen(static_cast<uint64_t>(args.whole("seed")));
   const std::string attention = set_attention(args);
 
   ModuleCase c = make_module(name, D, H, T, B, V, d_ff, gen);
@@ -280,21 +326,21 @@ int run_module(const Args& args) {
 // The model of train and gemm-floor: --D --H --L --T --V --d_ff --variant.
 nn::TransformerConfig train_config(const Args& args) {
   nn::TransformerConfig cfg;
-  cfg.d_model = args.num("D", 128);
-  cfg.num_heads = args.num("H", 4);
-  cfg.num_layers = args.num("L", 2);
-  cfg.context_length = args.num("T", 128);
-  cfg.vocab_size = args.num("V", 256);
-  cfg.d_ff = args.num("d_ff", 344);
-  cfg.attention = nn::parse_attention_kind(args.str("variant", nn::attention_variants().front().name));
+  cfg.d_model = args.whole("D");
+  cfg.num_heads = args.whole("H");
+  cfg.num_layers = args.whole("L");
+  cfg.context_length = args.whole("T");
+  cfg.vocab_size = args.whole("V");
+  cfg.d_ff = args.whole("d_ff");
+  cfg.attention = nn::parse_attention_kind(args.text("variant"));
   return cfg;
 }
 
 int run_train(const Args& args) {
   const nn::TransformerConfig cfg = train_config(args);
-  const int64_t T = cfg.context_length, B = args.num("B", 16);
-  const int64_t iters = args.num("iters", 5), warmup = args.num("warmup", 2);
-  rg::Generator gen(static_cast<uint64_t>(args.num("seed", 0)));
+  const int64_t T = cfg.context_length, B = args.whole("B");
+  const int64_t iters = args.whole("iters"), warmup = args.whole("warmup");
+  rg::Generator gen(static_cast<uint64_t>(args.whole("seed")));
   const std::string attention = set_attention(args);
 
   const int64_t rss_before = proc_status_bytes("VmRSS");
@@ -371,13 +417,13 @@ double gemm_flops(const rg::kernels::GemmCall& g) {
 
 int run_gemm_floor(const Args& args) {
   const nn::TransformerConfig cfg = train_config(args);
-  const int64_t T = cfg.context_length, B = args.num("B", 16);
-  const int64_t rounds = args.num("rounds", 5), warmup = args.num("warmup", 1);
+  const int64_t T = cfg.context_length, B = args.whole("B");
+  const int64_t rounds = args.whole("rounds"), warmup = args.whole("warmup");
   if (rounds < 1 || warmup < 0) {
     throw std::runtime_error(fmt::format("gemm-floor: --rounds must be >= 1 and --warmup >= 0, got {} and {}",
                                          rounds, warmup));
   }
-  rg::Generator gen(static_cast<uint64_t>(args.num("seed", 0)));
+  rg::Generator gen(static_cast<uint64_t>(args.whole("seed")));
   const std::string attention = set_attention(args);
   nn::TransformerLM model(cfg, &gen);
   model.train();
@@ -454,9 +500,9 @@ int run_gemm_floor(const Args& args) {
 // path every large product of a step takes. FLOPs = 2*M*N*K per product;
 // reports the best and the median GFLOP/s over the iterations.
 int run_sgemm(const Args& args) {
-  const int64_t M = args.num("M", 2048), N = args.num("N", 512), K = args.num("K", 512);
-  const int64_t iters = args.num("iters", 20), warmup = args.num("warmup", 3);
-  rg::Generator gen(static_cast<uint64_t>(args.num("seed", 0)));
+  const int64_t M = args.whole("M"), N = args.whole("N"), K = args.whole("K");
+  const int64_t iters = args.whole("iters"), warmup = args.whole("warmup");
+  rg::Generator gen(static_cast<uint64_t>(args.whole("seed")));
   const rg::Tensor a = rg::randn({M, K}, rg::DType::Float32, &gen), b = rg::randn({K, N}, rg::DType::Float32, &gen);
   std::vector<double> ms;
   for (int64_t it = 0; it < warmup + iters; ++it) {
@@ -477,12 +523,19 @@ int run_sgemm(const Args& args) {
 
 int main(int argc, char** argv) {
   try {
-    const Args args = parse_args(argc, argv);
-    if (args.mode == "module") return run_module(args);
-    if (args.mode == "train") return run_train(args);
-    if (args.mode == "sgemm") return run_sgemm(args);
-    if (args.mode == "gemm-floor") return run_gemm_floor(args);
-    throw std::runtime_error("unknown mode " + args.mode + " (module, train, sgemm, gemm-floor)");
+    const std::string mode = argc >= 2 ? argv[1] : "";
+    const std::optional<Args> args = ropegrad::flags::read(mode_command(mode), std::vector<std::string>(argv + 2, argv + std::max(argc, 2)));
+    if (!args) return 0;  // --help
+    if (mode == "module") return run_module(*args);
+    if (mode == "train") return run_train(*args);
+    if (mode == "sgemm") return run_sgemm(*args);
+    return run_gemm_floor(*args);  // mode_command refused every other mode
+  } catch (const ropegrad::Error& e) {
+    std::fprintf(stderr, "%s\n", e.what());  // the flag reader's, naming the mode
+    return 2;
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "ropegrad-models-bench: %s\n", e.what());  // no such mode
+    return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ropegrad-models-bench: %s\n", e.what());
     return 1;

@@ -14,7 +14,7 @@
 #include "course/adapters.h"
 #include "nn/layers.h"
 #include "io/npy.h"
-#include "io/parse_number.h"
+#include "tensor/parse_number.h"
 #include "nn/transformer.h"
 #include "tests/support/test_util.h"
 

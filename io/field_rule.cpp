@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "io/parse_number.h"
+#include "tensor/parse_number.h"
 #include "tensor/error.h"
 #include "tensor/printable.h"
 

@@ -7,7 +7,7 @@
 #include <cstdio>
 
 #include "io/edit_distance.h"
-#include "io/parse_number.h"
+#include "tensor/parse_number.h"
 #include "tensor/error.h"
 #include "tensor/printable.h"
 

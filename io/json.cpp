@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "io/parse_number.h"
+#include "tensor/parse_number.h"
 #include "io/utf8.h"
 #include "tensor/printable.h"
 

@@ -1,4 +1,5 @@
 #include "io/npy.h"
+#include "tensor/parse_number.h"
 #include "io/read_file.h"
 
 #include <cstdint>
@@ -7,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <cctype>
 
 #include "tensor/kernels.h"
@@ -116,13 +118,11 @@ class HeaderReader {
     const bool negative = peek() == '-';
     if (negative) ++pos_;
     const size_t digits = pos_;
-    int64_t v = 0;
-    while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
-      if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, text_[pos_] - '0', &v))
-        error(start, "a dimension does not fit in int64");
-      ++pos_;
-    }
+    while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) ++pos_;
     if (pos_ == digits) error(start, "expected an integer dimension");
+    const std::optional<int64_t> parsed = parse_int64(text_.substr(digits, pos_ - digits));  // the one number parser
+    if (!parsed) error(start, "a dimension does not fit in int64");
+    const int64_t v = *parsed;
     if (pos_ - digits > 1 && text_[digits] == '0') error(start, "a dimension has a leading zero");
     if (pos_ < text_.size() && (std::isalpha(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_' ||
                                 text_[pos_] == '.'))

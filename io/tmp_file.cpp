@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "io/parse_number.h"
+#include "tensor/parse_number.h"
 #include "tensor/error.h"
 
 namespace ropegrad::nn {

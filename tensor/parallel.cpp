@@ -7,8 +7,13 @@
 #include <cstdlib>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
+
+#include "tensor/error.h"
+#include "tensor/parse_number.h"
+#include "tensor/printable.h"
 
 namespace ropegrad {
 
@@ -124,13 +129,7 @@ class Pool {
   bool stop_ = false;
 };
 
-int default_threads() {
-  if (const char* env = std::getenv("ROPEGRAD_NUM_THREADS")) {
-    const int n = std::atoi(env);
-    if (n > 0) return std::min(n, 64);
-  }
-  return std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, 8);
-}
+int default_threads() { return threads_from_setting(std::getenv("ROPEGRAD_NUM_THREADS")); }
 
 std::mutex g_pool_mutex;
 Pool* g_pool = nullptr;  // created on first use, joined at exit
@@ -199,6 +198,14 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain, const std::function
   });
   for (const std::exception_ptr& error : errors)
     if (error) std::rethrow_exception(error);
+}
+
+int threads_from_setting(const char* setting) {
+  if (setting == nullptr) return std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, 8);
+  const std::optional<int64_t> n = parse_int64(setting);
+  RG_CHECK(n && *n >= 1 && *n <= 1024, "ROPEGRAD_NUM_THREADS", "must be a whole number in 1..1024, got {}",
+           quote_bytes(setting));
+  return static_cast<int>(std::min<int64_t>(*n, 64));
 }
 
 }  // namespace ropegrad

@@ -22,6 +22,13 @@ namespace ropegrad {
 int num_threads();
 void set_num_threads(int n);
 
+// The pool's size for ROPEGRAD_NUM_THREADS = `setting` (nullptr: unset):
+// a whole number in 1..1024, more than 64 running as 64, read by the one
+// number parser (tensor/parse_number.h); anything else is an Error naming
+// the variable and the value (a typo must not quietly fall back to the
+// cores). Unset: the number of cores, at most 8.
+int threads_from_setting(const char* setting);
+
 // Calls fn(begin_i, end_i) on disjoint chunks covering [begin, end), in
 // parallel when there are at least 2 * grain items; nested calls run inline.
 // An exception thrown by fn in any chunk is rethrown here, in the caller,

@@ -1,12 +1,12 @@
 // The one-of-each readers in io/: JSON (io/json.h), UTF-8 (io/utf8.h) and
-// numbers (io/parse_number.h), on real values and on bad input.
+// numbers (tensor/parse_number.h), on real values and on bad input.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
 
 #include "io/json.h"
-#include "io/parse_number.h"
+#include "tensor/parse_number.h"
 #include "io/utf8.h"
 
 namespace ropegrad {

@@ -26,6 +26,7 @@
 #include "tensor/fast_math.h"
 #include "tensor/kernels.h"
 #include "tensor/parallel.h"
+#include "support/test_util.h"
 #include "tensor/simd.h"
 #include "tests/support/test_util.h"
 
@@ -509,4 +510,20 @@ TEST(BlockCache, FreedLargeBlocksAreKeptAndReusedButNotCountedAsHeld) {
   EXPECT_EQ(sum(again).item<double>(), 0.0);  // ...and zeros() still zeroes it: no 7s leak through
   { const Tensor small = empty({1000}); }  // 4 KB, freed: below the 1 MiB threshold, never cached
   EXPECT_EQ(cached_bytes(), 0);
+}
+
+// ROPEGRAD_NUM_THREADS is read by one declared rule: a whole number in
+// 1..1024 (more than 64 run as 64); a typo is an error naming the variable,
+// never a quiet fall back to the cores.
+TEST(ParallelSettings, NumThreadsIsAWholeNumberByOneRule) {
+  EXPECT_EQ(ropegrad::threads_from_setting("1"), 1);
+  EXPECT_EQ(ropegrad::threads_from_setting("+3"), 3);
+  EXPECT_EQ(ropegrad::threads_from_setting("1024"), 64);
+  const int cores = ropegrad::threads_from_setting(nullptr);
+  EXPECT_GE(cores, 1);
+  EXPECT_LE(cores, 8);
+  for (const char* bad : {"0", "-2", "abc", "4x", "", " 2", "1e3", "1025", "99999999999999999999"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_RG_ERROR(ropegrad::threads_from_setting(bad), "ROPEGRAD_NUM_THREADS: must be a whole number in 1..1024, got");
+  }
 }

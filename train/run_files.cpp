@@ -18,7 +18,7 @@
 #include <sstream>
 
 #include "io/checkpoint.h"
-#include "io/parse_number.h"
+#include "tensor/parse_number.h"
 #include "io/tmp_file.h"
 #include "nn/attention_variants.h"
 #include "tensor/printable.h"

@@ -1,4 +1,4 @@
-#include "io/parse_number.h"
+#include "tensor/parse_number.h"
 
 #include <cctype>
 #include <charconv>

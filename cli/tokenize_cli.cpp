@@ -1,8 +1,10 @@
 // `ropegrad tokenize train|encode|decode`: build a BPE tokenizer from a text
 // file, turn text into a .npy of token ids, and ids back into text.
-#include <fcntl.h>  // AT_FDCWD, for renameat2
+#include <fcntl.h>  // AT_FDCWD, for renameat2; open
+#include <unistd.h>  // close
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -188,16 +190,20 @@ int decode(const Options& o) {
   const OutputLock lock = lock_output(o);
   const tok::Tokenizer tokenizer(tok::load_tokenizer(o.tokenizer));
   nn::TokenMemmap ids_file(o.input);
+  // The text goes to a temporary file of its own (PATH.<pid>.<random>.tmp, O_EXCL: never a file of
+  // the user's), then replaces --out whole (io/tmp_file.h): an interrupted decode leaves the old file.
   const std::string tmp = nn::unique_tmp_path(o.out);
-  struct RemoveUnlessRenamed {
+  struct TmpFd {
     const std::string& path;
-    bool renamed = false;
-    ~RemoveUnlessRenamed() {
-      if (!renamed) std::remove(path.c_str());
+    int fd;
+    ~TmpFd() {  // an error before the rename: the temporary file goes (replace_with_tmp took it otherwise)
+      if (fd < 0) return;
+      ::close(fd);
+      std::remove(path.c_str());
     }
-  } tmp_guard{tmp};
-  std::ofstream out(tmp, std::ios::binary);
-  RG_CHECK(out.good(), "tokenize", "cannot write {}", tmp);
+  } file{tmp, ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)};
+  RG_CHECK(file.fd >= 0, "tokenize", "cannot write {}: {}", tmp, std::strerror(errno));
+  const auto write_text = [&](std::string_view text) { nn::write_all(file.fd, text.data(), text.size(), tmp, "tokenize"); };
   constexpr int64_t kBlock = 1 << 20;
   std::vector<int32_t> ids;
   std::string pending;  // an incomplete character from the previous block
@@ -212,13 +218,13 @@ int decode(const Options& o) {
     }
     pending += tokenizer.decode_bytes(ids);
     const size_t keep = tok::incomplete_utf8_tail(pending);
-    out << tok::replace_invalid_utf8(std::string_view(pending).substr(0, pending.size() - keep));
+    write_text(tok::replace_invalid_utf8(std::string_view(pending).substr(0, pending.size() - keep)));
     pending.erase(0, pending.size() - keep);
   }
-  out << tok::replace_invalid_utf8(pending);
-  out.close();
-  RG_CHECK(out.good() && std::rename(tmp.c_str(), o.out.c_str()) == 0, "tokenize", "writing {} failed", o.out);
-  tmp_guard.renamed = true;
+  write_text(tok::replace_invalid_utf8(pending));
+  const int fd = file.fd;
+  file.fd = -1;
+  nn::replace_with_tmp(fd, tmp, o.out, "tokenize");  // fsync, rename over --out, fsync the directory
   std::printf("decoded %lld tokens -> %s\n", static_cast<long long>(ids_file.size()), o.out.c_str());
   return 0;
 }

@@ -539,14 +539,18 @@ TEST_F(SafetensorsTest, NamesThatNeedEscapingRoundTrip) {
   EXPECT_EQ(file.metadata.at("\x1F key"), "value\r");
 }
 
+// The save writes its own temporary file (PATH.<pid>.<random>.tmp) and
+// leaves none; a file of the user's named like a temporary one is not its
+// own, and is left as it was.
 TEST_F(SafetensorsTest, SavingReplacesAnExistingFileWholeAndLeavesNoTmp) {
   nn::StateDict big = every_kind_of_tensor();
   big.emplace("large", zeros({64, 64}));
   nn::save_safetensors(path("model.safetensors"), big);
-  write_bytes(path("model.safetensors.tmp"), "left behind by a crashed save");
+  write_bytes(path("model.safetensors.tmp"), "the user's notes, not a save's");
   const nn::StateDict small = {{"only", tensor({1.0, 2.0})}};
   nn::save_safetensors(path("model.safetensors"), small, {{"v", "2"}});
-  EXPECT_EQ(listing(), (std::vector<std::string>{"model.safetensors"}));
+  EXPECT_EQ(listing(), (std::vector<std::string>{"model.safetensors", "model.safetensors.tmp"}));
+  EXPECT_EQ(read_bytes(path("model.safetensors.tmp")), "the user's notes, not a save's");
   const nn::SafetensorsFile file = nn::load_safetensors(path("model.safetensors"));
   expect_same_dict(file.tensors, small);  // nothing of the old file survives
   EXPECT_EQ(file.metadata.at("v"), "2");

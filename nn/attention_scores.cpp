@@ -158,16 +158,10 @@ Tensor dot_attention_probs(const Tensor& q_in, const Tensor& k_in, double scale,
 // (see the backward): P, a and b are all we need to keep.
 
 namespace {
-Tensor distance_attention_probs(const Tensor& a_in, const Tensor& b_in, const Tensor& tau, const ScoreMask& mask,
-                                double eps) {
-  const char* op = "w2_attention";
-  const Blocks g = check_qk(a_in, b_in, op);
-  RG_CHECK(tau.dim() == 1 && tau.size(0) == g.h && tau.dtype() == a_in.dtype(), op,
-           "tau must be ({}) of dtype {}, got shape {} of {}", g.h, dtype_name(a_in.dtype()), shape_str(tau.shape()),
-           dtype_name(tau.dtype()));
-  const Tensor a = kernels::contiguous(a_in), b = kernels::contiguous(b_in);
-  const Tensor tau_c = kernels::contiguous(tau);
-  const Tensor add = additive_mask(mask, g, a.dtype(), op);
+// The forward: P = softmax(S + mask) with S_ij = -|a_i - b_j|^2 / (tau + eps),
+// |a_i - b_j|^2 from one GEMM and the row norms.
+Tensor distance_probs_forward(const Tensor& a, const Tensor& b, const Tensor& tau_c, const Tensor& add,
+                              const ScoreMask& mask, const Blocks& g, double eps, const char* op) {
   const Tensor na = row_norms(a), nb = row_norms(b);  // (B, H, Nq), (B, H, Nk)
   Tensor p = kernels::matmul(a, transposed(b));        // a.b, becomes P in place
   dispatch_floating(a.dtype(), op, [&](auto tag) {
@@ -188,6 +182,20 @@ Tensor distance_attention_probs(const Tensor& a_in, const Tensor& b_in, const Te
       // END EXERCISE ex15-w2-scores
     });
   });
+  return p;
+}
+
+Tensor distance_attention_probs(const Tensor& a_in, const Tensor& b_in, const Tensor& tau, const ScoreMask& mask,
+                                double eps) {
+  const char* op = "w2_attention";
+  const Blocks g = check_qk(a_in, b_in, op);
+  RG_CHECK(tau.dim() == 1 && tau.size(0) == g.h && tau.dtype() == a_in.dtype(), op,
+           "tau must be ({}) of dtype {}, got shape {} of {}", g.h, dtype_name(a_in.dtype()), shape_str(tau.shape()),
+           dtype_name(tau.dtype()));
+  const Tensor a = kernels::contiguous(a_in), b = kernels::contiguous(b_in);
+  const Tensor tau_c = kernels::contiguous(tau);
+  const Tensor add = additive_mask(mask, g, a.dtype(), op);
+  Tensor p = distance_probs_forward(a, b, tau_c, add, mask, g, eps, op);
   const std::vector<Tensor> inputs = node_inputs({a_in, b_in, tau}, mask);
   if (needs_grad(inputs)) {
     attach_node(
@@ -297,14 +305,11 @@ void plain::triple_score_grads(T* am, T* bm, const T* pqk, const T* pkr, const T
   // END EXERCISE ex16-triple-scores
 }
 
-Tensor triple_attention_probs(const Tensor& q_in, const Tensor& k_in, const Tensor& r_in, double scale,
-                              const ScoreMask& mask) {
-  const char* op = "triple_attention";
-  const Blocks g = check_qk(q_in, k_in, op);
-  RG_CHECK(r_in.shape() == q_in.shape() && r_in.dtype() == q_in.dtype(), op, "r {} must match q {}",
-           shape_str(r_in.shape()), shape_str(q_in.shape()));
-  const Tensor q = kernels::contiguous(q_in), k = kernels::contiguous(k_in), r = kernels::contiguous(r_in);
-  const Tensor add = additive_mask(mask, g, q.dtype(), op);
+namespace {
+// The forward: P = softmax(S + mask) with S_ij = -scale det G(q_i, k_j, r_i),
+// det G from the row norms, r.q, and the two GEMMs q k^T and r k^T.
+Tensor triple_probs_forward(const Tensor& q, const Tensor& k, const Tensor& r, const Tensor& add,
+                            const ScoreMask& mask, const Blocks& g, double scale, const char* op) {
   const Tensor qq = row_norms(q), rr = row_norms(r), kk = row_norms(k);
   const Tensor rq = kernels::reduce(kernels::Reduce::Sum, map_float(r, q, [](auto x, auto y) { return x * y; }), {-1}, false);
   Tensor p = kernels::matmul(q, transposed(k));       // qk, becomes P in place
@@ -332,6 +337,19 @@ Tensor triple_attention_probs(const Tensor& q_in, const Tensor& k_in, const Tens
       // END EXERCISE ex16-triple-scores
     });
   });
+  return p;
+}
+}  // namespace
+
+Tensor triple_attention_probs(const Tensor& q_in, const Tensor& k_in, const Tensor& r_in, double scale,
+                              const ScoreMask& mask) {
+  const char* op = "triple_attention";
+  const Blocks g = check_qk(q_in, k_in, op);
+  RG_CHECK(r_in.shape() == q_in.shape() && r_in.dtype() == q_in.dtype(), op, "r {} must match q {}",
+           shape_str(r_in.shape()), shape_str(q_in.shape()));
+  const Tensor q = kernels::contiguous(q_in), k = kernels::contiguous(k_in), r = kernels::contiguous(r_in);
+  const Tensor add = additive_mask(mask, g, q.dtype(), op);
+  Tensor p = triple_probs_forward(q, k, r, add, mask, g, scale, op);
   const std::vector<Tensor> inputs = node_inputs({q_in, k_in, r_in}, mask);
   if (needs_grad(inputs)) {
     attach_node(

@@ -35,47 +35,54 @@ const std::set<std::string> kSettings = {"steps",        "batch", "lr",   "min_l
                                          "tokenizer_checksum", "tokenizer_vocab", "data_bytes", "data_checksum",
                                          "valid_bytes", "valid_checksum"};
 
+
+constexpr double kSteps = static_cast<double>(nn::kMaxSteps);
+
+// config.txt's numeric keys: the model, the training settings, what the run knows of its inputs.
+std::vector<RunField> config_fields() {
+  using nn::FieldRule;
+  return {
+    // the model
+    {"vocab_size", FieldRule::whole(1, 1 << 24, "tokens")},
+    {"context_length", FieldRule::whole(1, 1 << 20, "tokens")},
+    {"d_model", FieldRule::whole(1, 65536)},
+    {"num_layers", FieldRule::whole(1, 1024, "blocks")},
+    {"num_heads", FieldRule::whole(1, 65536, "heads")},
+    {"d_ff", FieldRule::whole(0, 1 << 20)},
+    {"rope_theta", FieldRule::real(1e-300, 1e300)},
+    {"tie_embeddings", FieldRule::whole(0, 1)},
+    // the training settings
+    {"steps", FieldRule::whole(1, kSteps, "steps")},
+    {"batch", FieldRule::whole(1, 1e9, "sequences")},
+    {"lr", FieldRule::real(0, 1e3)},
+    {"min_lr", FieldRule::real(0, 1e3)},
+    {"warmup", FieldRule::whole(0, kSteps, "steps")},
+    {"weight_decay", FieldRule::real(0, 1e3)},
+    {"beta1", FieldRule::real(0, 1)},
+    {"beta2", FieldRule::real(0, 1)},
+    {"clip", FieldRule::real(0, 1e30)},
+    {"seed", FieldRule::whole(0, 9223372036854775807.0)},
+    {"vocab", FieldRule::whole(0, 1 << 24, "tokens")},
+    {"length", FieldRule::whole(0, 1 << 20, "tokens")},
+    {"pairs", FieldRule::whole(0, 1 << 24)},
+    {"queries", FieldRule::whole(0, 1 << 24)},
+    {"concepts", FieldRule::whole(0, 1 << 24)},
+    {"micro_batch", FieldRule::whole(1, 1e9, "sequences")},
+    // what the run knows of its inputs
+    {"tokenizer_vocab", FieldRule::whole(1, 1 << 24, "tokens")},
+    {"data_bytes", FieldRule::whole(0, 1e15, "bytes")},
+    {"valid_bytes", FieldRule::whole(0, 1e15, "bytes")},
+  };
+}
+
 }  // namespace
 
 const std::vector<RunFileFields>& run_file_fields() {
   using nn::FieldRule;
-  constexpr double kSteps = static_cast<double>(nn::kMaxSteps);
   constexpr double kSeconds = 1e9;      // 31 years of training
   constexpr double kStepSeconds = 1e6;  // 11 days for one step or one of its parts
   static const std::vector<RunFileFields> fields = {
-      {"config.txt",
-       {
-           // the model
-           {"vocab_size", FieldRule::whole(1, 1 << 24, "tokens")},
-           {"context_length", FieldRule::whole(1, 1 << 20, "tokens")},
-           {"d_model", FieldRule::whole(1, 65536)},
-           {"num_layers", FieldRule::whole(1, 1024, "blocks")},
-           {"num_heads", FieldRule::whole(1, 65536, "heads")},
-           {"d_ff", FieldRule::whole(0, 1 << 20)},
-           {"rope_theta", FieldRule::real(1e-300, 1e300)},
-           {"tie_embeddings", FieldRule::whole(0, 1)},
-           // the training settings
-           {"steps", FieldRule::whole(1, kSteps, "steps")},
-           {"batch", FieldRule::whole(1, 1e9, "sequences")},
-           {"lr", FieldRule::real(0, 1e3)},
-           {"min_lr", FieldRule::real(0, 1e3)},
-           {"warmup", FieldRule::whole(0, kSteps, "steps")},
-           {"weight_decay", FieldRule::real(0, 1e3)},
-           {"beta1", FieldRule::real(0, 1)},
-           {"beta2", FieldRule::real(0, 1)},
-           {"clip", FieldRule::real(0, 1e30)},
-           {"seed", FieldRule::whole(0, 9223372036854775807.0)},
-           {"vocab", FieldRule::whole(0, 1 << 24, "tokens")},
-           {"length", FieldRule::whole(0, 1 << 20, "tokens")},
-           {"pairs", FieldRule::whole(0, 1 << 24)},
-           {"queries", FieldRule::whole(0, 1 << 24)},
-           {"concepts", FieldRule::whole(0, 1 << 24)},
-           {"micro_batch", FieldRule::whole(1, 1e9, "sequences")},
-           // what the run knows of its inputs
-           {"tokenizer_vocab", FieldRule::whole(1, 1 << 24, "tokens")},
-           {"data_bytes", FieldRule::whole(0, 1e15, "bytes")},
-           {"valid_bytes", FieldRule::whole(0, 1e15, "bytes")},
-       }},
+      {"config.txt", config_fields()},
       {"metrics.csv",
        {
            {"step", FieldRule::whole(1, kSteps, "steps")},

@@ -132,6 +132,51 @@ TEST(ex12_multihead, the_output_at_position_t_does_not_depend_on_later_tokens) {
                        "output_matches_torch_float64_with_a_padding_mask",                         \
                        "heads_are_contiguous_blocks_of_features_and_merge_undoes_split")
 
+// The tokens' positions reach RoPE: given explicitly (call.positions), and
+// from the cache's length when decoding. Two observations, each a comparison
+// of the layer with itself: no reference rotation is assumed.
+TEST(ex12_multihead, the_tokens_positions_reach_rope) {
+  AFTER_MHA_FORWARD();
+  Generator gen(31);
+  nn::MultiHeadAttention mha(8, 2, make_rope(4, DType::Float64), &gen, DType::Float64);
+  const Tensor x = randn({1, 6, 8}, DType::Float64, &gen);
+  const Tensor at_default = mha.forward(x, nn::AttentionCall::causal());  // positions 0..5
+  nn::AttentionCall spread = nn::AttentionCall::causal();
+  spread.positions = tensor({0.0, 3.0, 5.0, 6.0, 10.0, 11.0}, {6}, DType::Int64);
+  const Tensor at_spread = mha.forward(x, spread);
+  // Relative distances differ between the two (3 against 1 for tokens 0 and 1): the outputs must differ.
+  if (all_close(at_spread, at_default, f64_tol())) {
+    ADD_FAILURE() << "the output with call.positions = [0, 3, 5, 6, 10, 11] equals the output with no positions "
+                     "(0..5), though the distances between tokens differ: call.positions never changes the rotation";
+    return;
+  }
+  // Decoding: tokens 0..3 in one call, then 4 and 5 one at a time with a cache, against all six at once.
+  nn::KVCache cache;
+  nn::AttentionCall with_cache = nn::AttentionCall::causal();
+  with_cache.cache = &cache;
+  std::vector<double> decoded = mha.forward(slice(x, 1, 0, 4, 1), with_cache).to_vector<double>();
+  for (int64_t t = 4; t < 6; ++t) {
+    const std::vector<double> one = mha.forward(slice(x, 1, t, t + 1, 1), with_cache).to_vector<double>();
+    decoded.insert(decoded.end(), one.begin(), one.end());
+  }
+  const std::vector<double> full = at_default.to_vector<double>();
+  std::vector<int64_t> wrong;
+  for (int64_t t = 0; t < 6; ++t)
+    for (int64_t d = 0; d < 8; ++d)
+      if (std::abs(decoded[t * 8 + d] - full[t * 8 + d]) > 1e-10 * (1 + std::abs(full[t * 8 + d]))) {
+        wrong.push_back(t);
+        break;
+      }
+  if (!wrong.empty()) {
+    std::string tokens;
+    for (int64_t t : wrong) tokens += (tokens.empty() ? "" : ", ") + std::to_string(t);
+    ADD_FAILURE() << "decoding with a KV cache (tokens 0..3 in one call, then 4 and 5 one at a time) differs from "
+                     "the whole sequence in one call at token(s) "
+                  << tokens << "; with the cache a token's position is the cache's length (4, then 5), which "
+                  << "MultiHeadAttention::forward puts in `positions`";
+  }
+}
+
 TEST(ex12_multihead, gradients_match_torch_float64_with_a_causal_and_a_padding_mask) {
   AFTER_MHA_FORWARD();
   expect_mha_torch_f64("mha_causal", false, true, Part::Gradients);

@@ -251,7 +251,7 @@ std::string name_quoted_shapes(const std::string& message, const Shape& grad_sha
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (shape_str(inputs[i]) == quoted) whose.push_back(fmt::format("input {}'s", i));
       if (inputs[i].size() >= 2 && inputs[i] != transposed(inputs[i]) && shape_str(transposed(inputs[i])) == quoted)
-        whose.push_back(fmt::format("input {}'s transposed (its last two dims swapped)", i));
+        whose.push_back(fmt::format("input {}'s transposed (its last two dims in the other order)", i));
     }
     if (whose.empty()) continue;
     std::string list;

@@ -938,7 +938,7 @@ TEST(Backward, TheShapesAKernelQuotesAreNamedByWhatHasThem) {
   EXPECT_RG_ERROR(backward(y, ones({3, 5}, DType::Float64)), "in the backward of 'wrong_product'",
                   "matmul: shapes [3, 5] and [4, 3] cannot be multiplied",
                   "(of the shapes quoted: [3, 5] is the output gradient's; [4, 3] is input 0's transposed (its last "
-                  "two dims swapped))");
+                  "two dims in the other order))");
 }
 
 }  // namespace

@@ -115,6 +115,7 @@ struct Replay {
   bool split_pieces_skipped = false;            // a piece that is not a whole parameter not updated
   bool last_element_skipped = false;            // each range's last element not updated (its end taken as inclusive)
   bool gathered_from_parameter_start = false;   // a piece p[at..] gathered from p[0..] of the rank's own copy
+  bool last_parameter_skipped = false;          // the last parameter of the flat order updated by no rank
 };
 
 std::string replay_text(const Replay& r) {
@@ -148,6 +149,9 @@ std::string replay_text(const Replay& r) {
   if (r.split_pieces_skipped)
     parts.push_back("every parameter split between two ranks left out of the update (only whole parameters in a "
                     "range updated)");
+  if (r.last_parameter_skipped)
+    parts.push_back("the last parameter of the flat order (p2) updated by no rank (the loop over the parameters "
+                    "stops one early)");
   if (r.gathered_from_parameter_start)
     parts.push_back("each rank's piece of a parameter gathered from the parameter's first element instead of from "
                     "its offset in it (a piece that starts at p[at] sends p[0], p[1], ... of the rank's own copy)");
@@ -165,7 +169,8 @@ std::vector<Replay> look_alikes() {
   for (int mask = 1; mask < 8; ++mask)
     out.push_back({(mask & 1) != 0, (mask & 2) != 0, (mask & 4) != 0 ? 1 : 0});
   out.push_back({false, false, -1});
-  Replay exchanged, betas, no_decay, decay_lr, last_skipped, split_skipped, last_element, gathered_from_start;
+  Replay exchanged, betas, no_decay, decay_lr, last_skipped, split_skipped, last_element, gathered_from_start,
+      last_parameter;
   exchanged.eps_and_weight_decay_exchanged = true;
   betas.betas_exchanged = true;
   no_decay.no_weight_decay = true;
@@ -174,8 +179,9 @@ std::vector<Replay> look_alikes() {
   split_skipped.split_pieces_skipped = true;
   last_element.last_element_skipped = true;
   gathered_from_start.gathered_from_parameter_start = true;
-  out.insert(out.end(),
-             {exchanged, betas, no_decay, decay_lr, last_skipped, split_skipped, last_element, gathered_from_start});
+  last_parameter.last_parameter_skipped = true;
+  out.insert(out.end(), {exchanged, betas, no_decay, decay_lr, last_skipped, split_skipped, last_element,
+                         gathered_from_start, last_parameter});
   return out;
 }
 
@@ -203,7 +209,7 @@ std::vector<std::vector<float>> replay_zero(int n, const Replay& how, int steps)
       for (size_t i = 0; i < 3; ++i) {
         const int64_t lo = std::max(begin, offsets[i]);
         const int64_t hi = std::min(how.last_element_skipped ? end - 1 : end, offsets[i] + sizes[i]);
-        if (lo >= hi || (how.last_piece_skipped && i == last)) continue;
+        if (lo >= hi || (how.last_piece_skipped && i == last) || (how.last_parameter_skipped && i == 2)) continue;
         if (how.split_pieces_skipped && (lo != offsets[i] || hi != offsets[i] + sizes[i])) continue;
         const std::vector<float> g = ps[i].grad().to_vector<float>();
         const int64_t at = lo - offsets[i], slot = how.moments_from_range_start ? 0 : lo - begin;
@@ -231,15 +237,16 @@ std::vector<std::vector<float>> replay_zero(int n, const Replay& how, int steps)
 struct Sent {
   std::vector<std::vector<float>> got;
   int64_t from = 0, to = 0;
+  int n = 0;  // of how many ranks
 };
 
 // The look-alike whose replay gives what every rank of `sent` sent, at every
 // step, exactly, while the right replay does not: its text; when several do
 // (they agree on these elements), "either ..., or ..."; nullopt when none does.
-std::optional<std::string> reproducing(int n, const std::vector<Sent>& sent) {
+std::optional<std::string> reproducing(const std::vector<Sent>& sent) {
   const auto gives = [&](const Replay& how) {
     for (const Sent& r : sent) {
-      const std::vector<std::vector<float>> want = replay_zero(n, how, static_cast<int>(r.got.size()));
+      const std::vector<std::vector<float>> want = replay_zero(r.n, how, static_cast<int>(r.got.size()));
       for (size_t s = 0; s < r.got.size(); ++s)
         for (int64_t e = r.from; e < r.to; ++e)
           if (r.got[s][static_cast<size_t>(e - r.from)] != want[s][static_cast<size_t>(e)]) return false;
@@ -335,30 +342,32 @@ TEST(ex21_zero_adamw, this_rank_updates_exactly_its_range_with_adamw) {
                   << r.adamw[4] << ", " << r.adamw[5] << "): the gather is given the gradients";
     return;
   }
-  // Three steps of each rank of 3 alone (a range evolves alone: the others'
-  // are pretended): a look-alike that gives every element each rank sent at
-  // each step. Ranks 0 and 2 part look-alikes that agree on rank 1's range.
+  // Three steps of each rank of 3, and of 2, alone (a range evolves alone:
+  // the others' are pretended): a look-alike that gives every element each
+  // rank sent at each step. The other ranges part look-alikes that agree on
+  // rank 1 of 3's (with 2 ranks, p1 is the parameter split between them).
   {
     std::vector<Sent> sent;
-    for (int rank = 0; rank < 3; ++rank) {
-      const std::vector<Tensor> ps = zero_params();
-      PretendRanks group(rank, 3);
-      tasks::ZeroAdamW zero(ps, kZeroOptions, group);
-      for (int step = 1; step <= 3; ++step) {
-        set_zero_grads(ps, step);
-        zero.step();
+    for (const int n : {3, 2})
+      for (int rank = 0; rank < n; ++rank) {
+        const std::vector<Tensor> ps = zero_params();
+        PretendRanks group(rank, n);
+        tasks::ZeroAdamW zero(ps, kZeroOptions, group);
+        for (int step = 1; step <= 3; ++step) {
+          set_zero_grads(ps, step);
+          zero.step();
+        }
+        sent.push_back({group.gathered, 9 * rank / n, 9 * (rank + 1) / n, n});
       }
-      sent.push_back({group.gathered, 9 * rank / 3, 9 * (rank + 1) / 3});
-    }
     const bool complete = std::all_of(sent.begin(), sent.end(), [](const Sent& r) {
       return r.got.size() == 3 && std::all_of(r.got.begin(), r.got.end(), [&](const std::vector<float>& g) {
                return static_cast<int64_t>(g.size()) == r.to - r.from;
              });
     });
     if (complete) {
-      if (const std::optional<std::string> how = reproducing(3, sent)) {
-        ADD_FAILURE() << "what each of 3 ranks sent for its range ([0, 3), [3, 6), [6, 9)) at each of steps 1 to 3 "
-                         "is exactly, element for element, the update with "
+      if (const std::optional<std::string> how = reproducing(sent)) {
+        ADD_FAILURE() << "what each rank sent for its range, with 3 ranks ([0, 3), [3, 6), [6, 9)) and with 2 ([0, "
+                         "4), [4, 9)), at each of steps 1 to 3 is exactly, element for element, the update with "
                       << *how << " (" << kRangeHolds << "; after step 1: " << each << ")";
         return;
       }
@@ -535,7 +544,7 @@ TEST(ex21_zero_adamw, n_ranks_give_the_weights_of_one_adamw_bit_for_bit) {
       }
       if (first.empty()) return "";
       // A look-alike of the step that gives this rank's weights, every element at every step.
-      if (const std::optional<std::string> how = reproducing(n, {Sent{seen, 0, 9}}))
+      if (const std::optional<std::string> how = reproducing({Sent{seen, 0, 9, n}}))
         return fmt::format("its weights at each of steps 1 to 3 are exactly, element for element, those of the "
                            "step with {}; {}",
                            *how, first);

@@ -138,8 +138,16 @@ std::string where_spelling_stops(const Tokenizer& tok, const std::string& text, 
     if (text.compare(at, bytes.size(), bytes) != 0) break;
     at += bytes.size();
   }
-  if (k == got.size())
-    return fmt::format(": the {} tokens spell the text's first {} bytes, then end", got.size(), at);
+  if (k == got.size()) {
+    // The last token a special one: what follows it in the text was never encoded.
+    const bool after_special =
+        !got.empty() && std::find(model.specials.begin(), model.specials.end(), model.vocab[got.back()]) != model.specials.end();
+    return fmt::format(": the {} tokens spell the text's first {} bytes, then end{}", got.size(), at,
+                       after_special ? fmt::format(", right after the special token {} (the text goes on after it "
+                                                   "for {} more bytes)",
+                                                   literal(model.vocab[got.back()]), text.size() - at)
+                                     : "");
+  }
   const std::vector<Span> spans = pretoken_spans(tok, text);
   // The reference's ids of each span (they never cross one), and the span holding byte `at`.
   std::vector<std::vector<int32_t>> ids_of(spans.size());

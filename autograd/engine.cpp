@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <string>
+#include <utility>
+#include <vector>
 #include <mutex>
 #include <unordered_map>
 #include <unordered_set>
@@ -227,6 +230,40 @@ Tensor root_gradient(const Tensor& root, const Tensor& grad_in) {
   return grad;
 }
 
+// The shapes "[3, 4]" a kernel's error quotes, each named by what has it
+// among the rule's own tensors: "[4, 3] is input 0's shape transposed; [3, 5]
+// the output gradient's". A shape nothing here has is left unnamed; one that
+// several have is named by each (square shapes coincide). "" when none.
+std::string name_quoted_shapes(const std::string& message, const Shape& grad_shape, const std::vector<Shape>& inputs) {
+  const auto transposed = [](Shape s) {
+    if (s.size() >= 2) std::swap(s[s.size() - 1], s[s.size() - 2]);
+    return s;
+  };
+  std::vector<std::string> seen, named;
+  for (size_t open = message.find('['); open != std::string::npos; open = message.find('[', open + 1)) {
+    const size_t close = message.find(']', open);
+    if (close == std::string::npos) break;
+    const std::string quoted = message.substr(open, close - open + 1);
+    if (std::find(seen.begin(), seen.end(), quoted) != seen.end()) continue;
+    seen.push_back(quoted);
+    std::vector<std::string> whose;
+    if (shape_str(grad_shape) == quoted) whose.push_back("the output gradient's");
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (shape_str(inputs[i]) == quoted) whose.push_back(fmt::format("input {}'s", i));
+      if (inputs[i].size() >= 2 && inputs[i] != transposed(inputs[i]) && shape_str(transposed(inputs[i])) == quoted)
+        whose.push_back(fmt::format("input {}'s transposed (its last two dims in the other order)", i));
+    }
+    if (whose.empty()) continue;
+    std::string list;
+    for (size_t k = 0; k < whose.size(); ++k) list += (k == 0 ? "" : k + 1 == whose.size() ? " and " : ", ") + whose[k];
+    named.push_back(quoted + " is " + list);
+  }
+  if (named.empty()) return "";
+  std::string out = " (of the shapes quoted: ";
+  for (size_t k = 0; k < named.size(); ++k) out += (k ? "; " : "") + named[k];
+  return out + ")";
+}
+
 // One node's rule applied to its output gradient g: its inputs' gradients.
 Grads run_rule(Node& node, const Tensor& g) {
   NeedsGrad needs;
@@ -246,9 +283,9 @@ Grads run_rule(Node& node, const Tensor& g) {
     for (size_t i = 0; i < node.input_shapes.size(); ++i) {
       inputs += (i ? ", " : "") + shape_str(node.input_shapes[i]);
     }
-    throw Error(fmt::format("in the backward of '{}' (output gradient of shape {}; input{} of shape {}): {}",
+    throw Error(fmt::format("in the backward of '{}' (output gradient of shape {}; input{} of shape {}): {}{}",
                             node.name, shape_str(g.shape()), node.input_shapes.size() == 1 ? "" : "s", inputs,
-                            e.what()));
+                            e.what(), name_quoted_shapes(e.what(), g.shape(), node.input_shapes)));
   }
   RG_CHECK(input_grads.size() == node.next.size(), "backward",
            "the backward of '{}' returned {} gradients for {} inputs", node.name,

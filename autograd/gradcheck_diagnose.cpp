@@ -893,6 +893,17 @@ std::string coupling_missing(const Entries& e, const std::vector<Structure>& ss)
     const std::string inside =
         wrong == 0 ? "which is right" : fmt::format("wrong at {} of its {} nonzero entries there too", wrong, active);
     const std::string span = coupled_span(e, ss);
+    // A nonzero where N is zero: not a term left out, the coupling placed elsewhere.
+    int64_t misplaced = 0;
+    for (int64_t r = 0; r < e.a.rows; ++r) {
+      for (int64_t c = 0; c < e.a.cols; ++c) misplaced += !is_zero(e.a.at(r, c), e.o) && is_zero(e.n.at(r, c), e.o);
+    }
+    if (misplaced > 0) {
+      return fmt::format("the coupling in the wrong place: in the numerical Jacobian each output couples to {}, but "
+                         "the analytical one has only {} instead, nonzero at {} entries where the numerical one is 0: "
+                         "the rule's sum runs over other inputs than the function's",
+                         span, s.only, misplaced);
+    }
     return fmt::format("a coupling term missing: in the numerical Jacobian each output couples to {}, but the "
                        "analytical one has only {} ({}), and 0 at the {} coupling entries outside it: a normalisation "
                        "or a sum over {} is typically what was left out of the rule",

@@ -917,5 +917,29 @@ TEST(Backward, AnErrorInsideARuleNamesTheOpWhoseRuleRaisedIt) {
                   "(output gradient of shape [2, 3]; input of shape [2, 3])", "sum_to");
 }
 
+// A product with the wrong operand: the shapes the kernel quotes are named by
+// what has them among the rule's tensors (A^T where B^T belongs).
+struct MultipliesByTheWrongOperand : Function<MultipliesByTheWrongOperand> {
+  static constexpr const char* name = "wrong_product";
+  static Tensor forward(FunctionCtx& ctx, const Tensor& a, const Tensor& b) {
+    ctx.save_for_backward({a, b});
+    return matmul(a, b);
+  }
+  static Grads backward(FunctionCtx& ctx, const Tensor& g) {
+    const Tensor a = ctx.saved_tensors()[0];
+    return {matmul(g, transpose(a, -2, -1)), Tensor()};  // G A^T: B^T belongs there
+  }
+};
+
+TEST(Backward, TheShapesAKernelQuotesAreNamedByWhatHasThem) {
+  Tensor a = ones({3, 4}, DType::Float64).requires_grad_();
+  const Tensor b = ones({4, 5}, DType::Float64);
+  const Tensor y = MultipliesByTheWrongOperand::apply(a, b);
+  EXPECT_RG_ERROR(backward(y, ones({3, 5}, DType::Float64)), "in the backward of 'wrong_product'",
+                  "matmul: shapes [3, 5] and [4, 3] cannot be multiplied",
+                  "(of the shapes quoted: [3, 5] is the output gradient's; [4, 3] is input 0's transposed (its last "
+                  "two dims in the other order))");
+}
+
 }  // namespace
 }  // namespace ropegrad

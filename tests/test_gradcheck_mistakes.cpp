@@ -48,6 +48,7 @@ const std::vector<std::string>& diagnosis_names() {
       "off by a varying factor",
       "off by an added term",
       "a coupling term missing",
+      "the coupling in the wrong place",
       "the diagonal right, the coupling wrong",
       "the coupling right, the diagonal wrong",
       "the coupling term scaled",

@@ -40,26 +40,29 @@ TEST(ex07_rmsnorm, each_row_is_divided_by_its_rms) {
       nn::rms_norm(tensor(xs, {kRows, kD}, kF64), tensor(gs, {kD}, kF64), eps).to_vector<double>();
   struct Form {
     const char* text;
-    double (*r)(double sum_sq, double sum_abs, double d, double eps);
+    double (*r)(double sum_sq, double sum_abs, double sum, double d, double eps);
   };
   const Form forms[] = {
-      {"1 / sqrt(mean(x^2) + eps)", [](double s, double, double d, double e) { return 1 / std::sqrt(s / d + e); }},
-      {"1 / (sqrt(mean(x^2)) + eps): eps outside the root", [](double s, double, double d, double e) { return 1 / (std::sqrt(s / d) + e); }},
-      {"1 / sqrt(sum(x^2) / (D - 1) + eps): the mean over D - 1", [](double s, double, double d, double e) { return 1 / std::sqrt(s / (d - 1) + e); }},
-      {"1 / sqrt(sum(x^2) + eps): the sum, not the mean", [](double s, double, double, double e) { return 1 / std::sqrt(s + e); }},
-      {"1 / (mean(x^2) + eps): no square root", [](double s, double, double d, double e) { return 1 / (s / d + e); }},
-      {"1 / sqrt(mean(x^2)): eps left out", [](double s, double, double d, double) { return 1 / std::sqrt(s / d); }},
+      {"1 / sqrt(mean(x^2) + eps)", [](double s, double, double, double d, double e) { return 1 / std::sqrt(s / d + e); }},
+      {"1 / (sqrt(mean(x^2)) + eps): eps outside the root", [](double s, double, double, double d, double e) { return 1 / (std::sqrt(s / d) + e); }},
+      {"1 / sqrt(sum(x^2) / (D - 1) + eps): the mean over D - 1", [](double s, double, double, double d, double e) { return 1 / std::sqrt(s / (d - 1) + e); }},
+      {"1 / sqrt(sum(x^2) + eps): the sum, not the mean", [](double s, double, double, double, double e) { return 1 / std::sqrt(s + e); }},
+      {"1 / (mean(x^2) + eps): no square root", [](double s, double, double, double d, double e) { return 1 / (s / d + e); }},
+      {"1 / sqrt(mean(x^2)): eps left out", [](double s, double, double, double d, double) { return 1 / std::sqrt(s / d); }},
       {"1 / sqrt((sum(x^2) + eps) / D): eps added before dividing by D",
-       [](double s, double, double d, double e) { return 1 / std::sqrt((s + e) / d); }},
-      {"1 / (mean(|x|) + eps): the mean of |x|, not the root of the mean of x^2", [](double, double a, double d, double e) { return 1 / (a / d + e); }},
-      {"sqrt(mean(x^2) + eps): the RMS itself, multiplied where its inverse belongs", [](double s, double, double d, double e) { return std::sqrt(s / d + e); }},
+       [](double s, double, double, double d, double e) { return 1 / std::sqrt((s + e) / d); }},
+      {"1 / (mean(|x|) + eps): the mean of |x|, not the root of the mean of x^2", [](double, double a, double, double d, double e) { return 1 / (a / d + e); }},
+      {"1 / sqrt(mean((x - mean(x))^2) + eps): the variance (the row's mean subtracted first, as LayerNorm), not "
+       "the mean of x^2",
+       [](double s, double, double m, double d, double e) { return 1 / std::sqrt(s / d - (m / d) * (m / d) + e); }},
+      {"sqrt(mean(x^2) + eps): the RMS itself, multiplied where its inverse belongs", [](double s, double, double, double d, double e) { return std::sqrt(s / d + e); }},
   };
-  std::vector<double> r_seen(kRows, NAN), sum_sq(kRows, 0), sum_abs(kRows, 0);
+  std::vector<double> r_seen(kRows, NAN), sum_sq(kRows, 0), sum_abs(kRows, 0), sum(kRows, 0);
   bool per_row = true;
   for (int64_t r = 0; r < kRows; ++r) {
     for (int64_t j = 0; j < kD; ++j) {
       const double x = xs[r * kD + j];
-      sum_sq[r] += x * x, sum_abs[r] += std::abs(x);
+      sum_sq[r] += x * x, sum_abs[r] += std::abs(x), sum[r] += x;
       const double rj = ys[r * kD + j] / (x * gs[j]);
       if (std::isnan(r_seen[r])) r_seen[r] = rj;
       per_row = per_row && std::abs(rj - r_seen[r]) <= 1e-9 * std::abs(r_seen[r]);
@@ -67,16 +70,28 @@ TEST(ex07_rmsnorm, each_row_is_divided_by_its_rms) {
   }
   const auto fits = [&](const Form& f) {
     for (int64_t r = 0; r < kRows; ++r) {
-      const double want = f.r(sum_sq[r], sum_abs[r], kD, eps);
+      const double want = f.r(sum_sq[r], sum_abs[r], sum[r], kD, eps);
       if (!(std::abs(r_seen[r] - want) <= 1e-9 * std::abs(want))) return false;
     }
     return true;
   };
   if (per_row && fits(forms[0])) return;
   const std::string rows = fmt::format("rows of RMS 0.05, 1, 3 (D = 8), eps = 1e-3; the right r: {:.6g}, {:.6g}, {:.6g}",
-                                       forms[0].r(sum_sq[0], 0, kD, eps), forms[0].r(sum_sq[1], 0, kD, eps),
-                                       forms[0].r(sum_sq[2], 0, kD, eps));
+                                       forms[0].r(sum_sq[0], 0, 0, kD, eps), forms[0].r(sum_sq[1], 0, 0, kD, eps),
+                                       forms[0].r(sum_sq[2], 0, 0, kD, eps));
   if (!per_row) {
+    // y / x one number per row, the right r: y = x r, the gain left out.
+    bool without_gain = true;
+    for (int64_t r = 0; r < kRows; ++r)
+      for (int64_t j = 0; j < kD; ++j) {
+        const double want = forms[0].r(sum_sq[r], 0, 0, kD, eps);
+        without_gain = without_gain && std::abs(ys[r * kD + j] / xs[r * kD + j] - want) <= 1e-9 * want;
+      }
+    if (without_gain) {
+      ADD_FAILURE() << "y = x r in every row, with the right r, where y = x g r belongs (the gain g_i left out; "
+                    << rows << ")";
+      return;
+    }
     ADD_FAILURE() << "y / (x g) is not one number per row, as y = x g r has it: the gain or x enters the output "
                      "otherwise than as factors of y (" << rows << ")";
     return;

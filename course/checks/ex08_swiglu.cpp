@@ -153,6 +153,34 @@ TEST(ex08_swiglu, gate_gradients_at_five_points) {
                              term_text[k]);
       }
     }
+    // Sigmoid's derivative where silu's belongs.
+    {
+      std::vector<double> form;
+      for (size_t i = 0; i < n; ++i) form.push_back(bs[i] * sigmoid_of(as[i]) * (1 - sigmoid_of(as[i])));
+      if (same_values(got_a, form))
+        return "d a / b, your silu'(a), at all 5 points is s (1 - s) (s = sigmoid(a)): sigmoid's derivative, where "
+               "silu's s + a s (1 - s) belongs";
+    }
+    // Both terms other than silu's, each its own factor (0: the term left out),
+    // named only when one pair alone fits (several pairs can be one function).
+    std::vector<std::string> fitting;
+    for (const auto& f1 : factors) {
+      for (const auto& f2 : factors) {
+        std::vector<double> form;
+        for (size_t i = 0; i < n; ++i) {
+          const double s = sigmoid_of(as[i]);
+          form.push_back(bs[i] * (f1.second(as[i], s) * s + f2.second(as[i], s) * as[i] * s * (1 - s)));
+        }
+        if (!same_values(got_a, form)) continue;
+        const auto said = [](const char* factor, const char* term) {
+          return std::string(factor) == "0 x" ? fmt::format("{} left out", term) : fmt::format("{} {}", factor, term);
+        };
+        fitting.push_back(fmt::format("the first is {}, the second {}", said(f1.first, "s"), said(f2.first, "a s (1 - s)")));
+      }
+    }
+    if (fitting.size() == 1)
+      return "d a / b, your silu'(a), at all 5 points: of silu'(a) = s + a s (1 - s) (s = sigmoid(a)) neither term "
+             "is right: " + fitting[0];
     return "";
   };
   const auto describe_b = [&]() -> std::string {

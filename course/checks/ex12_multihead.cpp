@@ -61,44 +61,82 @@ TEST(ex12_multihead, output_matches_torch_float64_with_a_padding_mask) {
   expect_mha_torch_f64("mha_bool_padding", true, false, Part::Forward);
 }
 
+// x[b, t, f] = its flat index, so each value says which element of x it is.
+std::string x_element(double value, int64_t t_count, int64_t d) {
+  const auto flat = static_cast<int64_t>(value);
+  return fmt::format("x[{}, {}, {}]", flat / (t_count * d), flat / d % t_count, flat % d);
+}
+
 TEST(ex12_multihead, heads_are_contiguous_blocks_of_features_and_merge_undoes_split) {
-  const Tensor x = reshape(arange(0.0, 48.0, 1.0, DType::Float64), {2, 3, 8});  // (B, T, D), H = 2, dh = 4
-  const Tensor heads = nn::split_heads(x, 2);
-  if (heads.shape() != Shape{2, 2, 3, 4}) {
+  const int64_t B = 2, T = 3, D = 8, H = 2, dh = 4;
+  const Tensor x = reshape(arange(0.0, 48.0, 1.0, DType::Float64), {B, T, D});  // x[b, t, f] = (b T + t) D + f
+  const Tensor heads = nn::split_heads(x, H);
+  if (heads.shape() != Shape{B, H, T, dh}) {
     ADD_FAILURE() << "split_heads gives shape " << shape_str(heads.shape()) << ", expected (B, H, T, dh) = [2, 2, 3, 4]";
     return;
   }
-  // head h of token t is x[b, t, h dh : (h + 1) dh]
-  const double got = heads.to_vector<double>()[((1 * 2 + 1) * 3 + 2) * 4 + 3], want = 1 * 24 + 2 * 8 + 1 * 4 + 3;
-  if (got != want)
-    ADD_FAILURE() << "split_heads: head 1 of token 2 (batch 1) starts elsewhere: element [1, 1, 2, 3] is " << got
-                  << ", expected x[1, 2, 7] = " << want;
+  // head h of token t is x[b, t, h dh : (h + 1) dh]: element [b, h, t, j] is x[b, t, h dh + j].
+  const std::vector<double> got = heads.to_vector<double>();
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t t = 0; t < T; ++t)
+        for (int64_t j = 0; j < dh; ++j) {
+          const double value = got[static_cast<size_t>(((b * H + h) * T + t) * dh + j)];
+          const double want = static_cast<double>((b * T + t) * D + h * dh + j);
+          if (value != want) {
+            ADD_FAILURE() << "split_heads(x)[" << b << ", " << h << ", " << t << ", " << j << "] (head " << h
+                          << " of token " << t << ") holds " << x_element(value, T, D) << ", expected "
+                          << x_element(want, T, D) << ": head h of token t is features h dh .. (h + 1) dh - 1 of "
+                          << "token t (x (B, T, D) with B = 2, T = 3, D = 8, H = 2)";
+            return;
+          }
+        }
   const Tensor back = nn::merge_heads(heads);
   if (back.shape() != x.shape()) {
     ADD_FAILURE() << "merge_heads gives shape " << shape_str(back.shape()) << ", expected (B, T, D) = [2, 3, 8]";
     return;
   }
-  const ::testing::AssertionResult same = all_close(back, x, {0, 0});
-  if (!same) ADD_FAILURE() << "merge_heads(split_heads(x)) is not x (heads merged in the wrong order?)\n" << same.message();
+  const std::vector<double> merged = back.to_vector<double>();
+  for (size_t e = 0; e < merged.size(); ++e)
+    if (merged[e] != static_cast<double>(e)) {
+      ADD_FAILURE() << "merge_heads(split_heads(x)) is not x: its element " << x_element(static_cast<double>(e), T, D)
+                    << " holds " << x_element(merged[e], T, D) << " (split_heads is right)";
+      return;
+    }
 }
 
 TEST(ex12_multihead, rope_rotates_queries_and_keys_but_not_values) {
+  COURSE_REQUIRES("heads_are_contiguous_blocks_of_features_and_merge_undoes_split");
   // With q = k = 0 every score is 0: position t averages the values of tokens
   // 0..t, so out[t] = Wo mean(Wv x[0..t]), rotated or not only if v is.
   Generator gen(5);
-  nn::MultiHeadAttention mha(8, 2, make_rope(4, DType::Float64), &gen, DType::Float64);
+  const auto rope = make_rope(4, DType::Float64);
+  nn::MultiHeadAttention mha(8, 2, rope, &gen, DType::Float64);
   mha.q_proj->weight = zeros({8, 8}, DType::Float64);
   mha.k_proj->weight = zeros({8, 8}, DType::Float64);
   const Tensor x = randn({1, 4, 8}, DType::Float64, &gen);
   nn::AttentionCall call = nn::AttentionCall::causal();
-  const Tensor out = mha.forward(x, call);
+  const Tensor out = reshape(mha.forward(x, call), {4, 8});
   const Tensor v = matmul(reshape(x, {4, 8}), transpose(mha.v_proj->weight, 0, 1));  // (T, D)
   std::vector<double> mean(16, 0.0);  // (T, T): row t averages tokens 0..t
   for (int t = 0; t < 4; ++t)
     for (int j = 0; j <= t; ++j) mean[t * 4 + j] = 1.0 / (t + 1);
-  const Tensor want = matmul(matmul(tensor(mean, {4, 4}, DType::Float64), v), transpose(mha.output_proj->weight, 0, 1));
-  const ::testing::AssertionResult r = all_close(reshape(out, {4, 8}), want, f64_tol());
-  if (!r) ADD_FAILURE() << "with q = k = 0 the output is not Wo times the mean of the values: is v rotated? (RoPE rotates q and k only)\n" << r.message();
+  const auto averaged = [&](const Tensor& values) {
+    return matmul(matmul(tensor(mean, {4, 4}, DType::Float64), values), transpose(mha.output_proj->weight, 0, 1));
+  };
+  const ::testing::AssertionResult r = all_close(out, averaged(v), f64_tol());
+  if (r) return;
+  // The values rotated as q and k are (heads (1, 2, 4, 4), positions 0..3), then averaged.
+  const Tensor v_heads = transpose(reshape(v, {1, 4, 2, 4}), 1, 2);
+  const Tensor v_rotated = reshape(transpose(rope->forward(v_heads, Tensor(), false), 1, 2), {4, 8});
+  if (all_close(out, averaged(v_rotated), f64_tol())) {
+    ADD_FAILURE() << "with q = k = 0 (every score 0, so position t averages the values of tokens 0..t) the output "
+                     "is Wo times the mean of the values rotated by RoPE: v is rotated too, where RoPE turns q and "
+                     "k only";
+    return;
+  }
+  ADD_FAILURE() << "with q = k = 0 (every score 0, so position t averages the values of tokens 0..t) the output is "
+                   "not Wo times the mean of the values\n" << r.message();
 }
 
 TEST(ex12_multihead, the_output_at_position_t_does_not_depend_on_later_tokens) {
@@ -131,6 +169,51 @@ TEST(ex12_multihead, the_output_at_position_t_does_not_depend_on_later_tokens) {
   COURSE_AFTER_FORWARD("output_matches_torch_float64_with_a_causal_mask",                          \
                        "output_matches_torch_float64_with_a_padding_mask",                         \
                        "heads_are_contiguous_blocks_of_features_and_merge_undoes_split")
+
+// The tokens' positions reach RoPE: given explicitly (call.positions), and
+// from the cache's length when decoding. Two observations, each a comparison
+// of the layer with itself: no reference rotation is assumed.
+TEST(ex12_multihead, the_tokens_positions_reach_rope) {
+  AFTER_MHA_FORWARD();
+  Generator gen(31);
+  nn::MultiHeadAttention mha(8, 2, make_rope(4, DType::Float64), &gen, DType::Float64);
+  const Tensor x = randn({1, 6, 8}, DType::Float64, &gen);
+  const Tensor at_default = mha.forward(x, nn::AttentionCall::causal());  // positions 0..5
+  nn::AttentionCall spread = nn::AttentionCall::causal();
+  spread.positions = tensor({0.0, 3.0, 5.0, 6.0, 10.0, 11.0}, {6}, DType::Int64);
+  const Tensor at_spread = mha.forward(x, spread);
+  // Relative distances differ between the two (3 against 1 for tokens 0 and 1): the outputs must differ.
+  if (all_close(at_spread, at_default, f64_tol())) {
+    ADD_FAILURE() << "the output with call.positions = [0, 3, 5, 6, 10, 11] equals the output with no positions "
+                     "(0..5), though the distances between tokens differ: call.positions never changes the rotation";
+    return;
+  }
+  // Decoding: tokens 0..3 in one call, then 4 and 5 one at a time with a cache, against all six at once.
+  nn::KVCache cache;
+  nn::AttentionCall with_cache = nn::AttentionCall::causal();
+  with_cache.cache = &cache;
+  std::vector<double> decoded = mha.forward(slice(x, 1, 0, 4, 1), with_cache).to_vector<double>();
+  for (int64_t t = 4; t < 6; ++t) {
+    const std::vector<double> one = mha.forward(slice(x, 1, t, t + 1, 1), with_cache).to_vector<double>();
+    decoded.insert(decoded.end(), one.begin(), one.end());
+  }
+  const std::vector<double> full = at_default.to_vector<double>();
+  std::vector<int64_t> wrong;
+  for (int64_t t = 0; t < 6; ++t)
+    for (int64_t d = 0; d < 8; ++d)
+      if (std::abs(decoded[t * 8 + d] - full[t * 8 + d]) > 1e-10 * (1 + std::abs(full[t * 8 + d]))) {
+        wrong.push_back(t);
+        break;
+      }
+  if (!wrong.empty()) {
+    std::string tokens;
+    for (int64_t t : wrong) tokens += (tokens.empty() ? "" : ", ") + std::to_string(t);
+    ADD_FAILURE() << "decoding with a KV cache (tokens 0..3 in one call, then 4 and 5 one at a time) differs from "
+                     "the whole sequence in one call at token(s) "
+                  << tokens << "; with the cache a token's position is the cache's length (4, then 5), which "
+                  << "MultiHeadAttention::forward puts in `positions`";
+  }
+}
 
 TEST(ex12_multihead, gradients_match_torch_float64_with_a_causal_and_a_padding_mask) {
   AFTER_MHA_FORWARD();

@@ -98,6 +98,34 @@ TEST(ex12_sdpa, a_bool_mask_is_true_where_a_query_may_attend) {
   }
 }
 
+// A float mask is added to the scores as it is: S + mask. With finite mask
+// values (no -inf, so every variant stays finite) the output is compared
+// with softmax(scale q k^T + mask) v composed of matmul and softmax, and with
+// the same with the mask subtracted, or left out.
+TEST(ex12_sdpa, a_float_mask_is_added_to_the_scores) {
+  Generator gen(4);
+  const Tensor q = randn({1, 1, 3, 4}, DType::Float64, &gen), k = randn({1, 1, 4, 4}, DType::Float64, &gen);
+  const Tensor v = randn({1, 1, 4, 2}, DType::Float64, &gen), mask = mul(randn({3, 4}, DType::Float64, &gen), 2.0);
+  nn::AttentionOptions o;
+  o.mask = mask;
+  const Tensor got = nn::scaled_dot_product_attention(q, k, v, o);
+  const Tensor scores = mul(matmul(q, transpose(k, -1, -2)), 0.5);  // 1 / sqrt(4)
+  const auto attend = [&](const Tensor& s) { return matmul(softmax(s, -1), v); };
+  const Tensor want = attend(add(scores, mask));
+  if (all_close(got, want, f64_tol())) return;
+  if (all_close(got, attend(sub(scores, mask)), f64_tol())) {
+    ADD_FAILURE() << "with a float mask of finite values the output is softmax(scale q k^T - mask) v: the mask is "
+                     "subtracted from the scores, where S + mask belongs (a mask of 0 and -inf then gives +inf)";
+    return;
+  }
+  if (all_close(got, attend(scores), f64_tol())) {
+    ADD_FAILURE() << "with a float mask of finite values the output is softmax(scale q k^T) v, as without the mask: "
+                     "a float mask never reaches the scores (S + mask belongs there)";
+    return;
+  }
+  expect_values(got, want, f64_tol(), "softmax(scale q k^T + mask) v with a float mask of finite values");
+}
+
 TEST(ex12_sdpa, scores_are_scaled_by_one_over_the_square_root_of_the_head_size) {
   // One query, two keys, dh = 4: q.k0 = 0 and q.k1 = 4, so the weight of key 1
   // is sigmoid(4 scale): sigmoid(2) for 1/sqrt(dh), sigmoid(1) for 1/dh.
@@ -223,7 +251,7 @@ TEST(ex12_sdpa, gradients_follow_an_explicit_scale) {
   bool v_right = true, all_right = true;
   // Look-alikes of dq and dk in the composed pieces, P = softmax(S), dP = G V^T, dS = P (dP - rowsum(dP P)):
   // which of them each learner's gradient equals, at both scales.
-  const std::vector<std::string> forms = {"scale dP k", "scale (P dP) k", "scale dS k", "dS k"};
+  const std::vector<std::string> forms = {"scale dP k", "scale (P dP) k", "scale P k", "scale dS k", "dS k"};
   std::map<std::string, bool> dq_is, dk_is;
   for (const std::string& f : forms) dq_is[f] = dk_is[f] = true;
   const double scales[] = {0.5, 0.25};
@@ -252,8 +280,8 @@ TEST(ex12_sdpa, gradients_follow_an_explicit_scale) {
       const Tensor pd = p.detach(), dp = matmul(w, transpose(v0, -1, -2));  // (1, 2, 3, 5)
       const Tensor pdp = mul(pd, dp), ds = sub(pdp, mul(pd, sum(pdp, {-1}, true)));
       const std::map<std::string, Tensor> dss = {
-          {"scale dP k", mul(dp, scale)}, {"scale (P dP) k", mul(pdp, scale)}, {"scale dS k", mul(ds, scale)},
-          {"dS k", ds}};
+          {"scale dP k", mul(dp, scale)}, {"scale (P dP) k", mul(pdp, scale)}, {"scale P k", mul(pd, scale)},
+          {"scale dS k", mul(ds, scale)}, {"dS k", ds}};
       for (const auto& [f, d] : dss) {
         const Tensor want_q = matmul(d, k0), want_k = matmul(transpose(d, -1, -2), q0);
         const Tensor got_q = mine[0].grad(), got_k = mine[1].grad();

@@ -403,5 +403,52 @@ TEST(ex12_softmax, log_softmax_backward_scales_softmax_by_the_sum_of_g) {
   }
 }
 
+// softmax's backward on one row: dx_j = y_j (g_j - sum_i g_i y_i). Each
+// look-alike is named only when it gives all three entries (on this row,
+// with distinct g, they all differ).
+TEST(ex12_softmax, softmax_backward_is_y_times_g_minus_its_weighted_sum) {
+  AFTER_SOFTMAX_FORWARD();
+  const std::vector<double> xs = {0.5, -1, 2}, gs = {1.5, -0.5, 0.25};
+  Tensor x = param(xs, {3});
+  backward(softmax(x, 0), tensor(gs, {3}, kF64));
+  if (!x.grad().defined()) {
+    ADD_FAILURE() << "softmax: no gradient reached x";
+    return;
+  }
+  double z = 0;
+  for (double v : xs) z += std::exp(v);
+  std::vector<double> y(3), ey(3);
+  double gy = 0, gey = 0, gsum = 0;
+  for (size_t i = 0; i < 3; ++i) {
+    y[i] = std::exp(xs[i]) / z, ey[i] = std::exp(y[i]);
+    gy += gs[i] * y[i], gey += gs[i] * ey[i], gsum += gs[i];
+  }
+  const std::vector<double> got = x.grad().to_vector<double>();
+  const auto gives = [&](const std::function<double(size_t)>& f) {
+    for (size_t i = 0; i < 3; ++i)
+      if (std::abs(got[i] - f(i)) > 1e-12 + 1e-10 * std::abs(f(i))) return false;
+    return true;
+  };
+  if (gives([&](size_t j) { return y[j] * (gs[j] - gy); })) return;
+  const std::vector<std::pair<std::string, std::function<double(size_t)>>> look_alikes = {
+      {"exp(y_j) (g_j - sum_i g_i exp(y_i)): y read as log-probabilities (log_softmax's saved output), where y is "
+       "already the softmax",
+       [&](size_t j) { return ey[j] * (gs[j] - gey); }},
+      {"g_j - y_j sum_i g_i: log_softmax's rule", [&](size_t j) { return gs[j] - y[j] * gsum; }},
+      {"y_j (g_j - sum_i g_i): the sum of g not weighted by y", [&](size_t j) { return y[j] * (gs[j] - gsum); }},
+      {"y_j g_j: the term through the normaliser left out", [&](size_t j) { return y[j] * gs[j]; }}};
+  for (const auto& [text, f] : look_alikes) {
+    if (gives(f)) {
+      ADD_FAILURE() << fmt::format("softmax's backward on x = 0.5, -1, 2 with g = 1.5, -0.5, 0.25 gives {:.8g}, "
+                                   "{:.8g}, {:.8g}: that is {}; dx_j = y_j (g_j - sum_i g_i y_i)",
+                                   got[0], got[1], got[2], text);
+      return;
+    }
+  }
+  ADD_FAILURE() << fmt::format("softmax's backward on x = 0.5, -1, 2 with g = 1.5, -0.5, 0.25 gives {:.8g}, {:.8g}, "
+                               "{:.8g}, expected y_j (g_j - sum_i g_i y_i) = {:.8g}, {:.8g}, {:.8g}",
+                               got[0], got[1], got[2], y[0] * (gs[0] - gy), y[1] * (gs[1] - gy), y[2] * (gs[2] - gy));
+}
+
 }  // namespace
 }  // namespace ropegrad::course

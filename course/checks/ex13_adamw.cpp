@@ -202,6 +202,7 @@ std::string update_form_over_two_steps() {
     int m_lag, v_lag, t_shift;  // m_(t - m_lag), v_(t - v_lag), corrections of step t + t_shift
     double bc1_power = 1, bc2_power = 1;  // m^ = m / bc1^power, v^ = v / bc2^power
     bool gradient_for_m = false;          // this step's gradient g where m belongs in the numerator
+    bool corrections_crossed = false;     // m^ = m / (1 - beta2^t), v^ = v / (1 - beta1^t)
   };
   std::vector<Form> forms = {
       {"m from before this step's update (m_t-1: 0 at the first step) with this step's v", 1, 0, 0},
@@ -209,6 +210,8 @@ std::string update_form_over_two_steps() {
       {"m and v from before this step's update (m_t-1, v_t-1)", 1, 1, 0},
       {"the bias corrections of step t + 1 (1 - beta^2 at the first step)", 0, 0, 1},
       {"this step's gradient g in the numerator where m belongs (m^ = g / (1 - beta1^t))", 0, 0, 0, 1, 1, true},
+      {"the two corrections in each other's places: m^ = m / (1 - beta2^t) and v^ = v / (1 - beta1^t)", 0, 0, 0, 1,
+       1, false, true},
   };
   // Each correction divided (the right power 1), left out (0), multiplied
   // (-1) or applied twice (2): every pair but the right one and "both left
@@ -232,8 +235,9 @@ std::string update_form_over_two_steps() {
     bool fits = true;
     for (size_t t = 1; t <= 2 && fits; ++t) {
       const double tc = static_cast<double>(t + f.t_shift);
-      const double bc1 = std::pow(1 - std::pow(kBeta1, tc), f.bc1_power);
-      const double bc2 = std::pow(1 - std::pow(kBeta2, tc), f.bc2_power);
+      const double beta_m = f.corrections_crossed ? kBeta2 : kBeta1, beta_v = f.corrections_crossed ? kBeta1 : kBeta2;
+      const double bc1 = std::pow(1 - std::pow(beta_m, tc), f.bc1_power);
+      const double bc2 = std::pow(1 - std::pow(beta_v, tc), f.bc2_power);
       for (size_t i = 0; i < 3 && fits; ++i) {
         const double numerator = f.gradient_for_m ? grads[t - 1][i] : m[t - f.m_lag][i];
         const double u = lr / bc1 * numerator / (std::sqrt(v[t - f.v_lag][i] / bc2) + kEps);
@@ -281,7 +285,23 @@ TEST(ex13_adamw, moments_and_update_of_the_first_step) {
     if (m.size() == 3) seen_m += fmt::format("{}{:.6g} (expected {:.6g})", i ? ", " : "", m[i], 0.1 * g[i]);
     if (v.size() == 3) seen_v += fmt::format("{}{:.6g} (expected {:.6g})", i ? ", " : "", v[i], 0.05 * g[i] * g[i]);
   }
-  if (right) return;
+  if (right && m_right && v_right) return;
+  // The moments kept as their corrected values m^ = m / (1 - beta1), v^ = v / (1 - beta2) at t = 1 (g and g^2).
+  bool m_corrected = m.size() == 3, v_corrected = v.size() == 3;
+  for (size_t i = 0; i < 3; ++i) {
+    if (m.size() == 3) m_corrected = m_corrected && std::abs(m[i] - g[i]) <= 1e-12;
+    if (v.size() == 3) v_corrected = v_corrected && std::abs(v[i] - g[i] * g[i]) <= 1e-12;
+  }
+  if (right && ((!m_right && m_corrected) || (!v_right && v_corrected)) && (m_right || m_corrected) &&
+      (v_right || v_corrected)) {
+    const std::string which = !m_right && !v_right ? "m and v" : !m_right ? "m" : "v";
+    ADD_FAILURE() << "the first update is right, but the step kept " << which << " bias-corrected: "
+                  << (m_right ? "" : "m = " + seen_m + (v_right ? "" : "; ")) << (v_right ? "" : "v = " + seen_v)
+                  << ", that is m^ = m / (1 - beta1^t), v^ = v / (1 - beta2^t) at t = 1; the state keeps the raw "
+                  << "averages m = (1 - beta1) g, v = (1 - beta2) g^2, from which the next step averages (the "
+                  << "corrections are for the update only)";
+    return;
+  }
   if (!m_right || !v_right) {
     ADD_FAILURE() << "after one step (gradients 2, -0.3, 0.7) the moments are "
                   << (m_right ? "" : "m = " + seen_m + (v_right ? "" : "; ")) << (v_right ? "" : "v = " + seen_v)
@@ -329,6 +349,11 @@ const DecayForm kDecayForms[] = {
      [](double p, double g) { return p - kDecayLr * kDecayWd - adam_update(g); }},
     {"weight decay applied twice, before the update and again after it: (p (1 - lr wd) - u) (1 - lr wd)",
      [](double p, double g) { return (p * (1 - kDecayLr * kDecayWd) - adam_update(g)) * (1 - kDecayLr * kDecayWd); }},
+    {"the decay's sign flipped: p (1 + lr wd) - u, the weights grown by lr wd p where p (1 - lr wd) - u shrinks them",
+     [](double p, double g) { return p * (1 + kDecayLr * kDecayWd) - adam_update(g); }},
+    {"the decay's sign flipped, after the update: (p - u) (1 + lr wd), the weights grown by lr wd where (p - u) (1 "
+     "- lr wd) shrinks them",
+     [](double p, double g) { return (p - adam_update(g)) * (1 + kDecayLr * kDecayWd); }},
 };
 
 TEST(ex13_adamw, weight_decay_is_decoupled_and_scaled_by_lr) {

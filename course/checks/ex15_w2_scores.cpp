@@ -64,9 +64,18 @@ TEST(ex15_w2_scores, scores_are_minus_the_squared_w2_distance_over_tau) {
   for (int j = 0; j < 3; ++j) total += (want[j] = std::exp(s[j] / (tau + kW2Eps)));
   for (double& w : want) w /= total;
   if (p[1] > p[0]) {
+    // The cross term added, |a|^2 + |b|^2 + 2 a.b = |a + b|^2 (a = [mu_q, sqrt(dh) s_q], b likewise): for the
+    // three keys 22, 2 and 15.75; named when it gives all three weights.
+    const double plus[3] = {22.0, 2.0, 15.75};
+    double wp[3], tp = 0;
+    for (int j = 0; j < 3; ++j) tp += (wp[j] = std::exp(-plus[j] / (tau + kW2Eps)));
+    bool cross_added = true;
+    for (int j = 0; j < 3; ++j) cross_added = cross_added && std::abs(p[j] - wp[j] / tp) <= 1e-12;
     ADD_FAILURE() << "the key equal to the query gets weight " << fmt::format("{:.6g}", p[0])
                   << ", less than its opposite's " << fmt::format("{:.6g}", p[1])
-                  << ": is the cross term's sign wrong? |a - b|^2 = |a|^2 + |b|^2 - 2 a.b";
+                  << (cross_added ? ": the weights are those of -|a + b|^2 / (tau + eps), the cross term 2 a.b "
+                                    "added where |a - b|^2 = |a|^2 + |b|^2 - 2 a.b subtracts it"
+                                  : ": the nearest key must get the largest weight, S = -|a - b|^2 / (tau + eps)");
     return;
   }
   for (int j = 0; j < 3; ++j) {
@@ -93,6 +102,58 @@ Tensor fully_masked_w2_probs(std::vector<Tensor>* leaves) {
   if (leaves != nullptr) *leaves = {mu_q, mu_k, tau};
   return nn::w2_attention_probs(mu_q, mu_k, full({1, 1, 3}, 0.3, DType::Float64), full({1, 1, 4}, 0.6, DType::Float64),
                                 tau, m);
+}
+
+// Two batches and two heads of 2 queries and 3 keys (Nq != Nk, as when
+// decoding with a cache): each (batch, head) block reads its own queries',
+// keys' and temperatures' values, against the weights computed here.
+TEST(ex15_w2_scores, each_block_of_fewer_queries_than_keys) {
+  COURSE_REQUIRES("scores_are_minus_the_squared_w2_distance_over_tau");
+  const int64_t B = 2, H = 2, nq = 2, nk = 3, dh = 2;
+  Generator gen(21);
+  const Tensor mu_q = randn({B, H, nq, dh}, DType::Float64, &gen), mu_k = randn({B, H, nk, dh}, DType::Float64, &gen);
+  const Tensor s_q = add(mul(rand({B, H, nq}, DType::Float64, &gen), 0.5), 0.25);
+  const Tensor s_k = add(mul(rand({B, H, nk}, DType::Float64, &gen), 0.5), 0.25);
+  const Tensor tau = tensor({0.8, 1.7}, {H}, DType::Float64);
+  const Tensor got = nn::w2_attention_probs(mu_q, mu_k, s_q, s_k, tau);
+  const std::vector<double> mq = mu_q.to_vector<double>(), mk = mu_k.to_vector<double>();
+  const std::vector<double> sq = s_q.to_vector<double>(), sk = s_k.to_vector<double>(), t = tau.to_vector<double>();
+  std::vector<double> want;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < nq; ++i) {
+        std::vector<double> row(nk);
+        double total = 0;
+        for (int64_t j = 0; j < nk; ++j) {
+          double d2 = 0;
+          for (int64_t c = 0; c < dh; ++c) {
+            const double diff = mq[((b * H + h) * nq + i) * dh + c] - mk[((b * H + h) * nk + j) * dh + c];
+            d2 += diff * diff;
+          }
+          const double ds = sq[(b * H + h) * nq + i] - sk[(b * H + h) * nk + j];
+          d2 += static_cast<double>(dh) * ds * ds;
+          total += (row[j] = std::exp(-d2 / (t[h] + kW2Eps)));
+        }
+        for (double w : row) want.push_back(w / total);
+      }
+  // Which (batch, head) blocks are right: a block offset computed with the wrong length shows as the first alone.
+  const std::vector<double> g = got.to_vector<double>();
+  std::vector<std::string> right_blocks, wrong_blocks;
+  for (int64_t block = 0; block < B * H; ++block) {
+    bool right = g.size() == want.size();
+    for (int64_t e = block * nq * nk; right && e < (block + 1) * nq * nk; ++e)
+      right = std::abs(g[static_cast<size_t>(e)] - want[static_cast<size_t>(e)]) <= 1e-12;
+    (right ? right_blocks : wrong_blocks).push_back(fmt::format("(batch {}, head {})", block / H, block % H));
+  }
+  if (!right_blocks.empty() && !wrong_blocks.empty()) {
+    ADD_FAILURE() << "with 2 queries and 3 keys per (batch, head) block, block(s) " << fmt::format("{}", fmt::join(right_blocks, ", "))
+                  << " right and " << fmt::format("{}", fmt::join(wrong_blocks, ", "))
+                  << " wrong: where each block's values start (its offset, with Nq = 2 and Nk = 3 different here) "
+                     "is where the right and the wrong blocks part";
+    return;
+  }
+  expect_values(got, tensor(want, {B, H, nq, nk}, DType::Float64), f64_tol(),
+                "the weights of 2 batches x 2 heads, 2 queries and 3 keys each");
 }
 
 TEST(ex15_w2_scores, a_fully_masked_query_gives_zeros) {

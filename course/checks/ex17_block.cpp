@@ -88,7 +88,7 @@ TEST(ex17_block, each_step_is_the_residual_of_its_normalised_sublayer) {
     }
   }
   // Then each of eight forms of the attention step h (from x) with each of
-  // ten forms of the feed-forward step (from h and x), the right ones first.
+  // eleven forms of the feed-forward step (from h and x), the right ones first.
   using Step = std::function<Tensor(const Tensor& h)>;
   const auto ln1 = [&](const Tensor& t) { return block->ln1->forward(t); };
   const auto ln2 = [&](const Tensor& t) { return block->ln2->forward(t); };
@@ -111,7 +111,9 @@ TEST(ex17_block, each_step_is_the_residual_of_its_normalised_sublayer) {
       {"h + ffn(h)", [&](const Tensor& t) { return add(t, ffn(t)); }},
       {"ln2(h + ffn(h))", [&](const Tensor& t) { return ln2(add(t, ffn(t))); }},
       {"x + ffn(ln2(h))", [&](const Tensor& t) { return add(x, ffn(ln2(t))); }},
-      {"h alone (no feed-forward step)", [&](const Tensor& t) { return t; }}};
+      {"h alone (no feed-forward step)", [&](const Tensor& t) { return t; }},
+      {"h + attn(ln2(h)) (the attention again, the feed-forward never used)",
+       [&](const Tensor& t) { return add(t, attn(ln2(t))); }}};
   for (size_t ai = 0; ai < attention_steps.size(); ++ai) {
     for (size_t fi = 0; fi < ffn_steps.size(); ++fi) {
       if (!same(got, ffn_steps[fi].second(attention_steps[ai].second))) continue;

@@ -138,8 +138,16 @@ std::string where_spelling_stops(const Tokenizer& tok, const std::string& text, 
     if (text.compare(at, bytes.size(), bytes) != 0) break;
     at += bytes.size();
   }
-  if (k == got.size())
-    return fmt::format(": the {} tokens spell the text's first {} bytes, then end", got.size(), at);
+  if (k == got.size()) {
+    // The last token a special one: what follows it in the text was never encoded.
+    const bool after_special =
+        !got.empty() && std::find(model.specials.begin(), model.specials.end(), model.vocab[got.back()]) != model.specials.end();
+    return fmt::format(": the {} tokens spell the text's first {} bytes, then end{}", got.size(), at,
+                       after_special ? fmt::format(", right after the special token {} (the text goes on after it "
+                                                   "for {} more bytes)",
+                                                   literal(model.vocab[got.back()]), text.size() - at)
+                                     : "");
+  }
   const std::vector<Span> spans = pretoken_spans(tok, text);
   // The reference's ids of each span (they never cross one), and the span holding byte `at`.
   std::vector<std::vector<int32_t>> ids_of(spans.size());
@@ -251,6 +259,28 @@ TEST(ex19_encode, merges_apply_in_rank_order_not_left_to_right) {
   const Tokenizer tok(model);
   expect_encoding(tok, "abc", {'a', 256}, "\"abc\"");
   expect_encoding(tok, "abcabc ab", {'a', 256, 'a', 256, ' ', 257}, "\"abcabc ab\"");
+}
+
+// Merged tokens numbered otherwise than their ranks (a vocabulary loaded
+// from a file numbers them its own way): ranks 0 (c, d) -> id 257,
+// 1 (a, b) -> id 258, 2 (b, c) -> id 256. "abcd" is ab + cd; choosing the
+// pair whose merged token has the smallest id gives a + bc + d, which no
+// rank order and neither leftmost nor rightmost first gives (and the check
+// above has ruled out the reverse rank order).
+TEST(ex19_encode, ranks_not_token_ids_order_the_merges) {
+  COURSE_REQUIRES("merges_apply_in_rank_order_not_left_to_right");
+  BpeModel model = tokcheck::byte_model();
+  model.vocab.insert(model.vocab.end(), {"bc", "cd", "ab"});  // ids 256, 257, 258
+  model.merges = {{'c', 'd'}, {'a', 'b'}, {'b', 'c'}};          // ranks 0, 1, 2
+  const Tokenizer tok(model);
+  if (tok.encode("abcd") == std::vector<int32_t>{'a', 256, 'd'}) {
+    ADD_FAILURE() << "\"abcd\" with ranks 0 (c, d) -> id 257, 1 (a, b) -> id 258, 2 (b, c) -> id 256 encodes as "
+                     "a + bc + d, expected ab + cd: (b, c) was merged first, the pair whose merged token has the "
+                     "smallest id (256) but the largest rank (2); the rank decides, and a token's id need not "
+                     "follow it";
+    return;
+  }
+  expect_encoding(tok, "abcd", {258, 257}, "\"abcd\" with merged ids not in rank order");
 }
 
 TEST(ex19_encode, special_tokens_are_single_ids_the_longest_first) {

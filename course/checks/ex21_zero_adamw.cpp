@@ -113,6 +113,9 @@ struct Replay {
   bool decay_times_lr = false;                  // the update told weight_decay = lr x weight_decay
   bool last_piece_skipped = false;              // the last parameter piece of each rank's range not updated
   bool split_pieces_skipped = false;            // a piece that is not a whole parameter not updated
+  bool last_element_skipped = false;            // each range's last element not updated (its end taken as inclusive)
+  bool gathered_from_parameter_start = false;   // a piece p[at..] gathered from p[0..] of the rank's own copy
+  bool last_parameter_skipped = false;          // the last parameter of the flat order updated by no rank
 };
 
 std::string replay_text(const Replay& r) {
@@ -146,6 +149,15 @@ std::string replay_text(const Replay& r) {
   if (r.split_pieces_skipped)
     parts.push_back("every parameter split between two ranks left out of the update (only whole parameters in a "
                     "range updated)");
+  if (r.last_parameter_skipped)
+    parts.push_back("the last parameter of the flat order (p2) updated by no rank (the loop over the parameters "
+                    "stops one early)");
+  if (r.gathered_from_parameter_start)
+    parts.push_back("each rank's piece of a parameter gathered from the parameter's first element instead of from "
+                    "its offset in it (a piece that starts at p[at] sends p[0], p[1], ... of the rank's own copy)");
+  if (r.last_element_skipped)
+    parts.push_back("the last element of each rank's range left out of the update (its end, which is one past the "
+                    "range, read as the range's last element)");
   std::string out;
   for (size_t i = 0; i < parts.size(); ++i) out += (i ? "; and " : "") + parts[i];
   return out;
@@ -157,14 +169,19 @@ std::vector<Replay> look_alikes() {
   for (int mask = 1; mask < 8; ++mask)
     out.push_back({(mask & 1) != 0, (mask & 2) != 0, (mask & 4) != 0 ? 1 : 0});
   out.push_back({false, false, -1});
-  Replay exchanged, betas, no_decay, decay_lr, last_skipped, split_skipped;
+  Replay exchanged, betas, no_decay, decay_lr, last_skipped, split_skipped, last_element, gathered_from_start,
+      last_parameter;
   exchanged.eps_and_weight_decay_exchanged = true;
   betas.betas_exchanged = true;
   no_decay.no_weight_decay = true;
   decay_lr.decay_times_lr = true;
   last_skipped.last_piece_skipped = true;
   split_skipped.split_pieces_skipped = true;
-  out.insert(out.end(), {exchanged, betas, no_decay, decay_lr, last_skipped, split_skipped});
+  last_element.last_element_skipped = true;
+  gathered_from_start.gathered_from_parameter_start = true;
+  last_parameter.last_parameter_skipped = true;
+  out.insert(out.end(), {exchanged, betas, no_decay, decay_lr, last_skipped, split_skipped, last_element,
+                         gathered_from_start, last_parameter});
   return out;
 }
 
@@ -180,15 +197,19 @@ std::vector<std::vector<float>> replay_zero(int n, const Replay& how, int steps)
   for (int step = 1; step <= steps; ++step) {
     const std::vector<Tensor> ps = zero_params();
     set_zero_grads(ps, step);
+    const std::vector<float> before = w;  // every rank's copy at the step's start
+    std::vector<float> gathered = w;      // what the gather makes of the ranks' pieces
     for (int r = 0; r < n; ++r) {
+      if (how.gathered_from_parameter_start) w = before;  // this rank's own copy, updated in its range alone
       const int64_t begin = total * r / n, end = total * (r + 1) / n;
       size_t last = 0;  // the last parameter with a piece in this range
       for (size_t i = 0; i < 3; ++i) {
         if (std::max(begin, offsets[i]) < std::min(end, offsets[i] + sizes[i])) last = i;
       }
       for (size_t i = 0; i < 3; ++i) {
-        const int64_t lo = std::max(begin, offsets[i]), hi = std::min(end, offsets[i] + sizes[i]);
-        if (lo >= hi || (how.last_piece_skipped && i == last)) continue;
+        const int64_t lo = std::max(begin, offsets[i]);
+        const int64_t hi = std::min(how.last_element_skipped ? end - 1 : end, offsets[i] + sizes[i]);
+        if (lo >= hi || (how.last_piece_skipped && i == last) || (how.last_parameter_skipped && i == 2)) continue;
         if (how.split_pieces_skipped && (lo != offsets[i] || hi != offsets[i] + sizes[i])) continue;
         const std::vector<float> g = ps[i].grad().to_vector<float>();
         const int64_t at = lo - offsets[i], slot = how.moments_from_range_start ? 0 : lo - begin;
@@ -202,23 +223,34 @@ std::vector<std::vector<float>> replay_zero(int n, const Replay& how, int steps)
         nn::adamw_update_elements(w.data() + lo, g.data() + (how.grad_from_parameter_start ? 0 : at),
                                   m[r].data() + slot, v[r].data() + slot, hi - lo, kZeroOptions.lr, beta1, beta2, eps,
                                   decay, step + how.step_shift);
+        const int64_t from = how.gathered_from_parameter_start ? offsets[i] : lo;
+        std::copy(w.begin() + from, w.begin() + from + (hi - lo), gathered.begin() + lo);
       }
     }
+    w = gathered;
     out.push_back(w);
   }
   return out;
 }
 
-// The look-alike whose replay gives `got[s]` (elements [from, to) of the flat
-// weights after step s + 1, for every s) exactly, while the right replay does
-// not: its text; when several do (they agree on these elements), "either ...,
-// or ..."; nullopt when none does.
-std::optional<std::string> reproducing(int n, const std::vector<std::vector<float>>& got, int64_t from, int64_t to) {
+// What one rank sent at each step: got[s] is elements [from, to) of the flat weights after step s + 1.
+struct Sent {
+  std::vector<std::vector<float>> got;
+  int64_t from = 0, to = 0;
+  int n = 0;  // of how many ranks
+};
+
+// The look-alike whose replay gives what every rank of `sent` sent, at every
+// step, exactly, while the right replay does not: its text; when several do
+// (they agree on these elements), "either ..., or ..."; nullopt when none does.
+std::optional<std::string> reproducing(const std::vector<Sent>& sent) {
   const auto gives = [&](const Replay& how) {
-    const std::vector<std::vector<float>> want = replay_zero(n, how, static_cast<int>(got.size()));
-    for (size_t s = 0; s < got.size(); ++s)
-      for (int64_t e = from; e < to; ++e)
-        if (got[s][static_cast<size_t>(e - from)] != want[s][static_cast<size_t>(e)]) return false;
+    for (const Sent& r : sent) {
+      const std::vector<std::vector<float>> want = replay_zero(r.n, how, static_cast<int>(r.got.size()));
+      for (size_t s = 0; s < r.got.size(); ++s)
+        for (int64_t e = r.from; e < r.to; ++e)
+          if (r.got[s][static_cast<size_t>(e - r.from)] != want[s][static_cast<size_t>(e)]) return false;
+    }
     return true;
   };
   if (gives(Replay{})) return std::nullopt;
@@ -310,26 +342,82 @@ TEST(ex21_zero_adamw, this_rank_updates_exactly_its_range_with_adamw) {
                   << r.adamw[4] << ", " << r.adamw[5] << "): the gather is given the gradients";
     return;
   }
-  // Three steps of rank 1 of 3 (its range evolves alone: the others' are
-  // pretended): a look-alike that gives every element it sent at each step.
+  // Three steps of each rank of 3, and of 2, alone (a range evolves alone:
+  // the others' are pretended): a look-alike that gives every element each
+  // rank sent at each step. The other ranges part look-alikes that agree on
+  // rank 1 of 3's (with 2 ranks, p1 is the parameter split between them).
   {
-    const std::vector<Tensor> ps = zero_params();
-    PretendRanks group(1, 3);
-    tasks::ZeroAdamW zero(ps, kZeroOptions, group);
-    for (int step = 1; step <= 3; ++step) {
-      set_zero_grads(ps, step);
-      zero.step();
-    }
-    if (group.gathered.size() == 3) {
-      if (const std::optional<std::string> how = reproducing(3, group.gathered, 3, 6)) {
-        ADD_FAILURE() << "what this rank sent for its range [3, 6) at each of steps 1 to 3 is exactly, element for "
-                         "element, the update with "
+    std::vector<Sent> sent;
+    for (const int n : {3, 2})
+      for (int rank = 0; rank < n; ++rank) {
+        const std::vector<Tensor> ps = zero_params();
+        PretendRanks group(rank, n);
+        tasks::ZeroAdamW zero(ps, kZeroOptions, group);
+        for (int step = 1; step <= 3; ++step) {
+          set_zero_grads(ps, step);
+          zero.step();
+        }
+        sent.push_back({group.gathered, 9 * rank / n, 9 * (rank + 1) / n, n});
+      }
+    const bool complete = std::all_of(sent.begin(), sent.end(), [](const Sent& r) {
+      return r.got.size() == 3 && std::all_of(r.got.begin(), r.got.end(), [&](const std::vector<float>& g) {
+               return static_cast<int64_t>(g.size()) == r.to - r.from;
+             });
+    });
+    if (complete) {
+      if (const std::optional<std::string> how = reproducing(sent)) {
+        ADD_FAILURE() << "what each rank sent for its range, with 3 ranks ([0, 3), [3, 6), [6, 9)) and with 2 ([0, "
+                         "4), [4, 9)), at each of steps 1 to 3 is exactly, element for element, the update with "
                       << *how << " (" << kRangeHolds << "; after step 1: " << each << ")";
         return;
       }
     }
   }
   ADD_FAILURE() << observed_at(r, first_wrong, sent) << " (the range: " << each << ")";
+}
+
+// A gradient need not be contiguous: a parameter's .grad may be a strided
+// view (a slice, a transposed or expanded tensor). Rank 1 of 3 with p1's
+// gradient every other element of a buffer [0.5, 7, -0.75, 9]: p1[0] reads
+// 0.5 either way; p1[1] is AdamW's update with -0.75, and with 7 when the
+// gradient's memory is read as if it were contiguous.
+TEST(ex21_zero_adamw, a_strided_gradient_is_read_by_its_strides) {
+  COURSE_REQUIRES("this_rank_updates_exactly_its_range_with_adamw");
+  const auto step_with = [](const Tensor& p1_grad, PretendRanks* group) {
+    const std::vector<Tensor> ps = zero_params();
+    set_zero_grads(ps, 1);
+    ps[1].set_grad(p1_grad);
+    if (group == nullptr) {  // one AdamW over all of it
+      nn::AdamW adamw(ps, kZeroOptions);
+      adamw.step();
+    } else {
+      tasks::ZeroAdamW zero(ps, kZeroOptions, *group);
+      zero.step();
+    }
+    return flat(ps);
+  };
+  const Tensor buffer = tensor({0.5, 7.0, -0.75, 9.0}, {4}, DType::Float32);
+  PretendRanks group(1, 3);
+  step_with(slice(buffer, 0, 0, 4, 2), &group);  // p1.grad() = [0.5, -0.75], strides 2
+  const std::vector<float> right = step_with(tensor({0.5, -0.75}, {2}, DType::Float32), nullptr);
+  const std::vector<float> as_if_contiguous = step_with(tensor({0.5, 7.0}, {2}, DType::Float32), nullptr);
+  if (group.gathered.size() != 1 || group.gathered[0].size() != 3) {
+    ADD_FAILURE() << "with p1's gradient a strided view, the step sent " << group.gathered.size()
+                  << " gathers, expected one of this rank's 3 elements";
+    return;
+  }
+  const float sent = group.gathered[0][1];  // element 4: p1[1]
+  if (sent == right[4]) return;
+  if (sent == as_if_contiguous[4]) {
+    ADD_FAILURE() << "with p1's gradient a strided view (every other element of [0.5, 7, -0.75, 9]: p1.grad() is "
+                     "[0.5, -0.75]), p1[1] (element 4) was sent as "
+                  << sent << ", AdamW's update with gradient 7, the buffer's next float in memory, not with -0.75 ("
+                  << right[4] << "): the gradient's memory was read as if it were contiguous";
+    return;
+  }
+  ADD_FAILURE() << "with p1's gradient a strided view (every other element of [0.5, 7, -0.75, 9]: p1.grad() is "
+                   "[0.5, -0.75]), p1[1] (element 4) was sent as "
+                << sent << ", expected AdamW's update " << right[4];
 }
 
 // The moments this rank keeps for its range [3, 6) after one step are
@@ -456,7 +544,7 @@ TEST(ex21_zero_adamw, n_ranks_give_the_weights_of_one_adamw_bit_for_bit) {
       }
       if (first.empty()) return "";
       // A look-alike of the step that gives this rank's weights, every element at every step.
-      if (const std::optional<std::string> how = reproducing(n, seen, 0, 9))
+      if (const std::optional<std::string> how = reproducing({Sent{seen, 0, 9, n}}))
         return fmt::format("its weights at each of steps 1 to 3 are exactly, element for element, those of the "
                            "step with {}; {}",
                            *how, first);

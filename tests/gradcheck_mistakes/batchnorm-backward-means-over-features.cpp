@@ -31,7 +31,7 @@ mistakes::Case make() {
           "batch normalisation without affine, xhat = (x - mean) / sqrt(var + 1e-5) with each column's statistics taken over the batch, dim 0, of x (3, 4): the backward's two means run over dim 1, the features of each row, dx = rstd (g - mean(g, dim 1) - xhat mean(g xhat, dim 1)), instead of over the batch the statistics came from, dx = rstd (g - mean(g, dim 0) - xhat mean(g xhat, dim 0)) (rstd per column)",
           inputs,
           [](const std::vector<Tensor>& in) { return BatchNorm::apply(in[0]); },
-          std::vector<std::string>{"a coupling term missing", "every input of its row along dim 0"}};
+          std::vector<std::string>{"the coupling in the wrong place", "every input of its row along dim 0"}};
 }
 const mistakes::Register reg(make);
 }  // namespace

@@ -25,7 +25,7 @@ mistakes::Case make() {
           "softmax over dim 0 (each column of x (3, 4) normalised): the backward's coupling sum runs over dim 1, the rows' entries, dx = y * (g - sum(g * y, dim 1, keepdim)), instead of over the dim the softmax normalised, dx = y * (g - sum(g * y, dim 0, keepdim))",
           inputs,
           [](const std::vector<Tensor>& in) { return ColSoftmax::apply(in[0]); },
-          std::vector<std::string>{"a coupling term missing", "every input of its row along dim 0"}};
+          std::vector<std::string>{"the coupling in the wrong place", "every input of its row along dim 0"}};
 }
 const mistakes::Register reg(make);
 }  // namespace

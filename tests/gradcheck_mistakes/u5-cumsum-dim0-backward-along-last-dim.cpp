@@ -1,4 +1,5 @@
 // Mistake: cumulative sum down the rows (dim 0) of x (3, 4), y[i, j] = sum_{k <= i} x[k, j]: the backward takes the reverse cumulative sum of g along the last dim, dx[i, j] = sum_{l >= j} g[i, l], as for the usual cumsum over a sequence, instead of along the dim the forward summed, dx[k, j] = sum_{i >= k} g[i, j]
+// Origin: written without sight of the checker (issue 27's fifth set; worked from)
 #include "case.h"
 #include <vector>
 namespace {

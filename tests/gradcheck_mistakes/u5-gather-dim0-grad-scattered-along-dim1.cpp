@@ -1,4 +1,5 @@
 // Mistake: gather along dim 0, y[k, j] = x[idx[k, j], j] with x (4, 3) and idx = ((2, 0, 1), (1, 2, 2)): the backward scatters as for a gather along dim 1, dx[k, idx[k, j]] += g[k, j] (the index put into the column, the output's row kept), instead of into the row it was read from, dx[idx[k, j], j] += g[k, j]
+// Origin: written without sight of the checker (issue 27's fifth set; worked from)
 #include "case.h"
 #include <vector>
 namespace {

@@ -1,4 +1,5 @@
 // Mistake: group norm without affine, x (2, 6) split into 2 groups of 3 features per row, xhat = (x - mean_grp) / sqrt(var_grp + 1e-5) with each group's own statistics: the backward's two means run over the whole row of 6 (layer norm's rule reused), dx = rstd_grp (g - mean_row(g) - xhat mean_row(g xhat)), instead of over the group of 3 the statistics came from, dx = rstd_grp (g - mean_grp(g) - xhat mean_grp(g xhat))
+// Origin: written without sight of the checker (issue 27's fifth set; worked from)
 #include "case.h"
 #include <vector>
 namespace {

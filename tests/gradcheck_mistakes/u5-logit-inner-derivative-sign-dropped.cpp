@@ -1,4 +1,5 @@
 // Mistake: logit y = log(x / (1 - x)) = log(x) - log(1 - x) elementwise on x (2, 3) in (0.2, 0.8): the backward differentiates log(1 - x) as 1 / (1 - x), forgetting the inner derivative -1, so dx = g (1 / x - 1 / (1 - x)) instead of dx = g (1 / x + 1 / (1 - x)) = g / (x (1 - x))
+// Origin: written without sight of the checker (issue 27's fifth set; worked from)
 #include "case.h"
 #include <vector>
 namespace {

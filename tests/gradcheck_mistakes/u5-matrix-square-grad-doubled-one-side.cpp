@@ -1,4 +1,5 @@
 // Mistake: matrix square Y = A A with a non-symmetric A (3, 3): the backward applies the scalar rule d(a^2) = 2 a da to the matrix and doubles the right factor's term, dA = 2 A^T G, instead of summing the two factors' terms, dA = G A^T + A^T G (matrices do not commute)
+// Origin: written without sight of the checker (issue 27's fifth set; worked from)
 #include "case.h"
 #include <vector>
 namespace {

@@ -1,4 +1,5 @@
 // Mistake: Mish y = x tanh(softplus(x)) elementwise on x (2, 4): the product rule's second term stops at tanh's derivative and drops the inner derivative of softplus, sigmoid(x): dx = g (t + x (1 - t^2)) with t = tanh(softplus(x)), instead of dx = g (t + x (1 - t^2) sigmoid(x))
+// Origin: written without sight of the checker (issue 27's fifth set; worked from)
 #include "case.h"
 #include <vector>
 namespace {

@@ -1,4 +1,5 @@
 // Mistake: population standard deviation of each row, y = sqrt(mean((x - mean(x))^2)) with x (3, 5): the backward returns the variance's gradient, dx = 2 g (x - mean) / 5, forgetting the chain rule through the square root, the factor 1 / (2 y) (correct: dx = g (x - mean) / (5 y)); each row is 2 y_i times the truth
+// Origin: written without sight of the checker (issue 27's fifth set; worked from)
 #include "case.h"
 #include <vector>
 namespace {

@@ -1,4 +1,5 @@
 // Mistake: softsign y = x / (1 + |x|) elementwise on x (2, 3): the backward writes the derivative as 1 / (1 + x)^2, the quotient rule done as if |x| were x, dx = g / (1 + x)^2, right for the positive entries but wrong for the negative ones (correct: dx = g / (1 + |x|)^2 everywhere)
+// Origin: written without sight of the checker (issue 27's fifth set; worked from)
 #include "case.h"
 #include <vector>
 namespace {

@@ -213,6 +213,32 @@ def solution_lines(regions):
     return out
 
 
+# ---- "did you mean" ------------------------------------------------------------------------------
+
+def edit_distance(a, b):
+    """Levenshtein distance: the fewest insertions, deletions and substitutions from A to B."""
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i]
+        for j, cb in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+        prev = cur
+    return prev[-1]
+
+
+def closest(word, names):
+    """The names to suggest for a mistyped WORD: the closest one when it is near
+    enough to be a typo (at most 2 edits, 3 for a word of 10 or more
+    characters), else every name containing WORD when at most six do, else []."""
+    if not names:
+        return []
+    best = min(names, key=lambda name: edit_distance(word, name))  # the first of the closest
+    if edit_distance(word, best) <= (3 if len(word) >= 10 else 2):
+        return [best]
+    containing = [name for name in names if word and word in name]
+    return containing if len(containing) <= 6 else []
+
+
 # ---- the command line ---------------------------------------------------------------------------
 
 def table_rows(root):

@@ -90,7 +90,7 @@ def cmd_check(args):
         say("usage: scripts/dev.sh course check ID [--verbose]", sys.stderr)
         fail(f"  ID is an exercise id from scripts/dev.sh course list; the first is {ids()[0]}.", 2)
     course_stub.require_known(".", exercise_id)
-    course_build.build_checks(".", build_dir())
+    course_build.build_checks(build_dir())
     rc = run([f"{build_dir()}/course/course-check", exercise_id, *args[1:]])
     # Chapter 21's checks ran with threads as ranks; once they pass, the same
     # checks under mpirun too, with real processes, where an MPI build is.
@@ -110,7 +110,7 @@ def check_under_mpirun(args):
         return 0
     with course_build.BuildLock(mpi_dir):
         if course_build.build_target(mpi_dir, "course-check-mpi"):
-            course_build.first_error(".", f"{mpi_dir}/course-build.log")
+            course_build.first_error(f"{mpi_dir}/course-build.log")
             fail(f"course: the build of course-check-mpi failed (all of it in {mpi_dir}/course-build.log)")
     # Root in containers (OpenMPI refuses it without these); shared memory, no network.
     os.environ.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_btl="self,vader",
@@ -125,7 +125,7 @@ def check_under_mpirun(args):
 
 
 def cmd_status(_args):
-    course_build.build_checks(".", build_dir())
+    course_build.build_checks(build_dir())
     return run([f"{build_dir()}/course/course-check", "--status"])
 
 
@@ -145,9 +145,9 @@ def cmd_answer(args):
     needs = needs.stdout.split("\n")
     program = f"{build_dir()}/course/course-answer"
     if "program" in needs:
-        course_build.configure(".", build_dir(), sys.stderr)
+        course_build.configure(build_dir(), sys.stderr)
         if course_build.build_target(build_dir(), "course-answer", sys.stderr):
-            course_build.failed_build(".", f"{build_dir()}/course-build.log")
+            course_build.failed_build(f"{build_dir()}/course-build.log")
     require_stubbed_exercises_pass(problem_id, [n for n in needs if re.fullmatch("ex[0-9a-z-]*", n)])
     exec_python("course_problems.py", "answer", "--program", program, *args)
 
@@ -162,7 +162,7 @@ def require_stubbed_exercises_pass(problem_id, exercise_ids):
     for exercise_id in exercise_ids:
         if exercise_id not in stubbed:
             continue
-        course_build.build_checks(".", build_dir(), sys.stderr)
+        course_build.build_checks(build_dir(), sys.stderr)
         quiet = dict(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if run([f"{build_dir()}/course/course-check", exercise_id], **quiet) != 0:
             say(f"course answer: {problem_id} is computed by the library with your {exercise_id}, "

@@ -54,11 +54,11 @@ def ccache_launcher(root):
             f"CCACHE_NOHASHDIR=1;CCACHE_DEPEND=1;CCACHE_SLOPPINESS=pch_defines,time_macros;{ccache}")
 
 
-def configure(root, build_dir, out=None):
+def configure(build_dir, out=None):
     """cmake the build directory the first time: only what the checks need, no benchmarks."""
     if (pathlib.Path(build_dir) / "CMakeCache.txt").is_file():
         return
-    launcher = ccache_launcher(root)
+    launcher = ccache_launcher(tree_root())
     say(f"course: configuring {build_dir}/ (cmake; first time only)", out)
     log = f"{build_dir}/course-configure.log"
     command = ["cmake", "-S", ".", "-B", build_dir] + ([launcher] if launcher else [])
@@ -127,10 +127,11 @@ def with_progress(log, command, out=None):
     return rc
 
 
-def first_error(root, log):
+def first_error(log, root=None):
     """The first compiler error of a failed build, on stderr, as
     "file:line:col: error: ..." relative to the tree, with the source line and
     caret the compiler printed under it; then how many more there are."""
+    root = root or tree_root()
     lines = pathlib.Path(log).read_text(errors="replace").removesuffix("\n").split("\n")
     start = next((k for k, line in enumerate(lines) if ERROR_LINE.search(line)), None)
     if start is not None:
@@ -178,16 +179,16 @@ def build_target(build_dir, target, out=None):
                          ["cmake", "--build", build_dir, f"-j{jobs()}", "--target", target], out)
 
 
-def build_checks(root, build_dir, out=None):
+def build_checks(build_dir, out=None):
     """course-check, built (configured first when needed); a failed build stops the command."""
     with BuildLock(build_dir, out):
-        configure(root, build_dir, out)
+        configure(build_dir, out)
         if build_target(build_dir, "course-check", out):
-            failed_build(root, f"{build_dir}/course-build.log")
+            failed_build(f"{build_dir}/course-build.log")
 
 
-def failed_build(root, log):
+def failed_build(log):
     """Stops the command after a failed build, with the build's first error."""
     say("course: the build failed; the first error:", sys.stderr)
-    first_error(root, log)
+    first_error(log)
     fail(f"course: the compiler's full output is in {log}")

@@ -40,12 +40,12 @@ def write_corpus(out):
 
 
 def cmd_final(args, build_dir):
-    course_build.build_checks(".", build_dir)  # every exercise first: the final run uses all of them
+    course_build.build_checks(build_dir)  # every exercise first: the final run uses all of them
     if not every_exercise_done(build_dir):
         return 1
     with course_build.BuildLock(build_dir):
         if course_build.build_target(build_dir, "course-final"):
-            course_build.first_error(".", f"{build_dir}/course-build.log")
+            course_build.first_error(f"{build_dir}/course-build.log")
             fail(f"course final: the build failed (all of it in {build_dir}/course-build.log)")
     if not FORTUNES.is_dir():
         fail("course final: Debian's fortunes are missing: apt-get install fortunes")

@@ -1,8 +1,10 @@
 """The course's one reader of course/exercises.txt and its one rule for
-exercise regions, used by every course command (scripts/course.sh and
-scripts/course-proof.sh through the command line below, the Python scripts
-by import; course/exercises.cpp, the C++ reader course-check needs at run
-time, is held to the same answers by scripts/test_course_registry.py).
+exercise regions, used by every course command (scripts/course.py,
+scripts/course_proof.py and the other Python scripts by import; the book's
+snippet docs/snippets/course.cpp through the command line below;
+course/exercises.cpp, the C++ reader course-check needs at run time, is held
+to the same answers by scripts/test_course_registry.py). Its edit distance is
+the one every "did you mean" uses.
 
 The registry, course/exercises.txt: blocks of
 

@@ -30,12 +30,15 @@ comments; a stub keeps the two markers and puts one call in between:
 import os
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
 
 import course_build
+import course_final
 import course_registry
 import course_stub
+import course_workspace
 from course_build import fail, say
 
 SCRIPTS = pathlib.Path(__file__).resolve().parent
@@ -104,7 +107,7 @@ def check_under_mpirun(args):
     mpi_dir = os.environ.get("ROPEGRAD_COURSE_MPI_BUILD") or "build-mpi"
     cache = pathlib.Path(mpi_dir) / "CMakeCache.txt"
     if (not cache.is_file() or "\nROPEGRAD_MPI:BOOL=ON" not in "\n" + cache.read_text(errors="replace")
-            or not course_build.shutil.which("mpirun")):
+            or not shutil.which("mpirun")):
         say("course: these checks ran their ranks as threads; to run them under mpirun too: "
             f"scripts/dev.sh test-mpi (makes {mpi_dir}), then check again")
         return 0
@@ -196,10 +199,8 @@ def dispatch(args):
         say(__doc__, end="")
         return 2 if not command else 0
     if command == "new":
-        import course_workspace
         return course_workspace.cmd_new(rest)
     if command == "final":
-        import course_final
         return course_final.cmd_final(rest, build_dir())
     simple = {"list": cmd_list, "check": cmd_check, "status": cmd_status, "stub": cmd_stub,
               "answer": cmd_answer, "with-build-lock": cmd_with_build_lock}
@@ -209,7 +210,7 @@ def dispatch(args):
         exec_python("course_problems.py", "list", *rest)
     if command == "proof":
         exec_python("course_proof.py")
-    if command == "fast-files":  # internal (scripts/course_proof.py): the files of ID's fast forms, or of all
+    if command == "fast-files":  # internal: fast-files [ID], the files of ID's fast forms, or of all
         for f in course_stub.fast_form_files(".", rest[0] if rest else None):
             say(f)
         return 0

@@ -11,7 +11,7 @@ import threading
 
 import course_build
 from course_build import say
-from course_proof_tree import cut, field, indented, output_of, run
+from course_proof_tree import cut, field, indented, run
 
 
 def causes():

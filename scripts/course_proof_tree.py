@@ -8,6 +8,7 @@ import pathlib
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 
@@ -113,7 +114,7 @@ class Tree:
         built, output = self.run_build("course-check")
         errors = [line for line in output.split("\n") if "error" in line][:20]
         if not built and errors:
-            course_build.say("\n".join(errors), course_build.sys.stderr)
+            course_build.say("\n".join(errors), sys.stderr)
         return built
 
     def check(self, exercise_id, *args, build_dir=None):

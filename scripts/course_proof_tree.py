@@ -88,8 +88,9 @@ class Tree:
         shutil.copy(os.path.join(self.backup, f), f)
 
     def temporary_dir(self):
-        """A new directory, removed when the proof ends."""
-        path = tempfile.mkdtemp()
+        """A new directory, removed when the proof ends: mktemp -d's, named as the
+        shell proof's were (a check's output may show a path's length)."""
+        path = subprocess.run(["mktemp", "-d"], stdout=subprocess.PIPE, text=True, check=True).stdout.strip()
         self.temporaries.append(path)
         return path
 

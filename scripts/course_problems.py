@@ -404,18 +404,9 @@ def find(problems, pid):
     return None
 
 
-def lev(a, b):
-    prev = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        cur = [i]
-        for j, cb in enumerate(b, 1):
-            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
-        prev = cur
-    return prev[-1]
-
-
 def unknown(problems, pid):
     ids = [p.id for p in problems]
+    lev = course_registry.edit_distance  # the course's one edit distance
     best = min(ids, key=lambda i: lev(pid, i)) if ids else None
     if best and lev(pid, best) <= (3 if len(pid) >= 10 else 2):
         near_ids = [best]

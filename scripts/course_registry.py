@@ -1,8 +1,10 @@
 """The course's one reader of course/exercises.txt and its one rule for
-exercise regions, used by every course command (scripts/course.sh and
-scripts/course-proof.sh through the command line below, the Python scripts
-by import; course/exercises.cpp, the C++ reader course-check needs at run
-time, is held to the same answers by scripts/test_course_registry.py).
+exercise regions, used by every course command (scripts/course.py,
+scripts/course_proof.py and the other Python scripts by import; the book's
+snippet docs/snippets/course.cpp through the command line below;
+course/exercises.cpp, the C++ reader course-check needs at run time, is held
+to the same answers by scripts/test_course_registry.py). Its edit distance is
+the one every "did you mean" uses.
 
 The registry, course/exercises.txt: blocks of
 
@@ -211,6 +213,32 @@ def solution_lines(regions):
             out.append(JOIN)
         out += r.lines()
     return out
+
+
+# ---- "did you mean" ------------------------------------------------------------------------------
+
+def edit_distance(a, b):
+    """Levenshtein distance: the fewest insertions, deletions and substitutions from A to B."""
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i]
+        for j, cb in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+        prev = cur
+    return prev[-1]
+
+
+def closest(word, names):
+    """The names to suggest for a mistyped WORD: the closest one when it is near
+    enough to be a typo (at most 2 edits, 3 for a word of 10 or more
+    characters), else every name containing WORD when at most six do, else []."""
+    if not names:
+        return []
+    best = min(names, key=lambda name: edit_distance(word, name))  # the first of the closest
+    if edit_distance(word, best) <= (3 if len(word) >= 10 else 2):
+        return [best]
+    containing = [name for name in names if word and word in name]
+    return containing if len(containing) <= 6 else []
 
 
 # ---- the command line ---------------------------------------------------------------------------

@@ -67,7 +67,7 @@ build() {
   # proof compiles each stubbed file and then the restored one again). With
   # the tree as its base directory the compiler sees relative paths, so an
   # unchanged file hits from any tree: this one and every course workspace
-  # (scripts/course.sh configures the same launcher).
+  # (scripts/course_build.py configures the same launcher).
   local launcher=()
   command -v ccache >/dev/null &&
     launcher=("-DCMAKE_CXX_COMPILER_LAUNCHER=$(command -v cmake);-E;env;CCACHE_BASEDIR=$(pwd);CCACHE_NOHASHDIR=1;CCACHE_DEPEND=1;CCACHE_SLOPPINESS=pch_defines,time_macros;ccache")

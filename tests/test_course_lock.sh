@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One build per workspace at a time (scripts/course.sh lock_build): two
+# One build per workspace at a time (scripts/course_build.py BuildLock): two
 # `course check` in one workspace used to run two builds in one build/, both
 # failing with "the build failed; the first error:" and nothing after it.
 # Here the lock is held by `course.sh with-build-lock` (what every build step

@@ -214,7 +214,14 @@ def sgemm_ref(sg):
 
 
 def train_tables(a, results, sg):
+    """The training step's report: the sgemm reference, then each table."""
     ref = sgemm_ref(sg)
+    return (sgemm_section(sg, ref) + step_section(a, results) + variant_cost_section(results)
+            + scaling_section(a, results, ref) + floor_section(results))
+
+
+def sgemm_section(sg, ref):
+    """The sgemm reference every step is set against."""
     out = ["## sgemm reference (the speed a step is set against)", "",
            f"`ropegrad-models-bench sgemm` = rg::matmul of ({SGEMM_SHAPE['M']}, {SGEMM_SHAPE['K']}) by "
            f"({SGEMM_SHAPE['K']}, {SGEMM_SHAPE['N']}) float32: OpenBLAS sgemm split over ropegrad's pool; "
@@ -226,6 +233,12 @@ def train_tables(a, results, sg):
         out.append(f"| {s['when']} | {s['threads']} | {s['2T']:.1f} | {s['1T']:.1f} | {s['2T'] / s['1T']:.2f}x |")
     out += ["", f"Reference: {ref:.1f} GFLOP/s. ropegrad's elementwise and row kernels ran their "
             f"{sg[0]['simd']} compilation (tensor/simd.h; ROPEGRAD_SIMD=baseline forces SSE2).", ""]
+    return out
+
+
+def step_section(a, results):
+    """One training step: ropegrad's time and memory against PyTorch's."""
+    out = []
     out += ["## Issue 4: one training step (forward, cross_entropy, backward, AdamW)", "",
            f"Median ms per step after warm-up, the fastest of {a.rounds} interleaved round(s) of each command. "
            "Time ratio = best PyTorch / ropegrad default (> 1: ropegrad faster). Memory = peak RSS growth (VmHWM after the steps minus VmRSS before the model is built; "
@@ -249,6 +262,12 @@ def train_tables(a, results, sg):
                        f"{rg['tokens_per_s']:.0f} | {ratio:.2f}x ({best_n}T) | >= {target}x {verdict(ratio >= target)} | "
                        f"{mib(rg['rss_peak_growth_bytes'])} | {mib(best['rss_peak_growth_bytes'])} | "
                        f"{mem:.2f} {verdict(mem <= MEMORY_TARGET)} | {mib(rg['tensor_peak_bytes'])} |")
+    return out
+
+
+def variant_cost_section(results):
+    """Each variant's step time against standard's, in ropegrad and in PyTorch."""
+    out = []
     out += ["", f"### Variant cost in ropegrad (step time / standard's, target <= {VARIANT_TARGET}x)", "",
             "| config | " + " | ".join(f"{v} / standard" for v in VARIANTS[1:]) + " | same ratios in PyTorch (best) |",
             "|---|" + "---|" * len(VARIANTS)]
@@ -261,6 +280,12 @@ def train_tables(a, results, sg):
             cells.append(f"{r:.2f}x {verdict(r <= VARIANT_TARGET)}")
         torch_ratios = ", ".join(f"{tbest[v] / tbest['standard']:.2f}x" for v in VARIANTS[1:])
         out.append(f"| {title} | " + " | ".join(cells) + f" | {torch_ratios} |")
+    return out
+
+
+def scaling_section(a, results, ref):
+    """One thread, thread scaling and GEMM efficiency."""
+    out = []
     out += ["", "### Single thread, thread scaling and GEMM efficiency", "",
             f"1T ratio = PyTorch 1 thread / ropegrad 1 thread (target >= {ONE_THREAD_TARGET}x); 2T/1T = ropegrad "
             f"1-thread time / default time (target >= {SPEEDUP_TARGET}x); GFLOP/s = the step's GEMM FLOPs "
@@ -283,6 +308,12 @@ def train_tables(a, results, sg):
                        f"{(f'{r1:.2f}x ' + verdict(r1 >= ONE_THREAD_TARGET)) if t1 else '-'} | "
                        f"{sp:.2f}x {verdict(sp >= SPEEDUP_TARGET)} | {gf:.1f} | {pct:.0f} % | "
                        f">= {SGEMM_TARGET[key]} % {verdict(pct >= SGEMM_TARGET[key])} |")
+    return out
+
+
+def floor_section(results):
+    """The GEMM floor: the step's products alone, replayed on raw sgemm."""
+    out = []
     out += ["", "### The GEMM floor: what the products alone cost", "",
             "`ropegrad-models-bench gemm-floor` runs one step of the same model under a GEMM trace "
             "(GemmTrace, tensor/kernels.h), which lists every product the step hands to BLAS (shapes, transposes, "

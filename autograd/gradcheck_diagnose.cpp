@@ -906,10 +906,10 @@ std::string coupling_missing(const Entries& e, const std::vector<Structure>& ss)
                          span, s.only, misplaced);
     }
     return fmt::format("a coupling term missing: in the numerical Jacobian each output couples to {}, but the "
-                       "analytical one has only {} ({}), and 0 at the {} coupling entries outside it: a normalisation "
-                       "or a sum over {} is typically what was left out of the rule",
+                       "analytical one has only {} ({}), and 0 at the {} coupling entries outside it: the rule has no "
+                       "term for how each output depends on the other inputs of {}",
                        span, s.only, inside, e.wrong_count - wrong,
-                       span.find("row") != std::string::npos ? "the row" : "the coupled inputs");
+                       span.find("row") != std::string::npos ? "its row" : "the coupled span");
   }
   return "";
 }

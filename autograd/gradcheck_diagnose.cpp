@@ -677,8 +677,9 @@ std::string rows_are_the_sum(const Entries& e) {
     return fmt::format(
         "one gradient for every output: every row of the analytical Jacobian is the sum of all the numerical rows, "
         "d output[i] / d input{}[j] = sum over i' of the numerical d output[i'] / d input{}[j] for each of the {} "
-        "outputs i: the backward answers each output's own gradient with the one for a gradient of all ones (the "
-        "total, sum(g), used where each output's own g[i] was meant?)",
+        "outputs i: the backward answers each output's own gradient with the one for a gradient of all ones, "
+        "whichever output's g is 1 (either g left out of the rule, or its total sum(g) used where each output's own "
+        "g[i] belongs: the two give the same here)",
         e.b.input, e.b.input, e.a.rows);
   }
   const Shape& shape = e.out_shape;
@@ -690,8 +691,8 @@ std::string rows_are_the_sum(const Entries& e) {
     const std::string i = fmt::format("i{}", d);
     return fmt::format(
         "one gradient for every output: each row of the analytical Jacobian is the sum of the numerical rows over "
-        "the output's {}, d output{} / d input{}[j] = sum over {}' of the numerical d output{} / d input{}[j]: g "
-        "summed over dim {} (sum(g, {}), broadcast back) where each output's own g was meant?",
+        "the output's {}, d output{} / d input{}[j] = sum over {}' of the numerical d output{} / d input{}[j]: as "
+        "if g were summed over dim {} (sum(g, {}), broadcast back) where each output's own g belongs",
         dim_name(d, shape), slice_str(d, i, shape.size()), e.b.input, i, slice_str(d, i + "'", shape.size()),
         e.b.input, d, d);
   }
@@ -905,10 +906,10 @@ std::string coupling_missing(const Entries& e, const std::vector<Structure>& ss)
                          span, s.only, misplaced);
     }
     return fmt::format("a coupling term missing: in the numerical Jacobian each output couples to {}, but the "
-                       "analytical one has only {} ({}), and 0 at the {} coupling entries outside it: a normalisation "
-                       "or a sum over {} is typically what was left out of the rule",
+                       "analytical one has only {} ({}), and 0 at the {} coupling entries outside it: the rule has no "
+                       "term for how each output depends on the other inputs of {}",
                        span, s.only, inside, e.wrong_count - wrong,
-                       span.find("row") != std::string::npos ? "the row" : "the coupled inputs");
+                       span.find("row") != std::string::npos ? "its row" : "the coupled span");
   }
   return "";
 }

@@ -259,6 +259,23 @@ TEST(ex12_softmax, fully_masked_row_gives_zeros_not_nan) {
                 f64_tol(), "softmax of [[1, 2, 3], [-inf, -inf, -inf]]");
 }
 
+// A row of -inf is an empty distribution: its probabilities are 0 (softmax,
+// above) and their logs -inf, not 0 (log 1) and never NaN.
+TEST(ex12_softmax, fully_masked_row_gives_minus_inf_log_probabilities) {
+  AFTER_PLAIN_LOG_SOFTMAX();
+  const double inf = INFINITY;
+  const Tensor x = tensor({1, 2, 3, -inf, -inf, -inf}, {2, 3}, kF64);
+  const std::vector<double> got = log_softmax(x, -1).to_vector<double>();
+  for (size_t j = 3; j < 6; ++j) {
+    if (got[j] != -inf) {
+      ADD_FAILURE() << "log_softmax of the row [-inf, -inf, -inf] gives " << got[j] << " at position " << j - 3
+                    << ", expected -inf (the log of its probability 0)"
+                    << (got[j] == 0 ? ": 0 is log 1, a probability of 1 for every entry" : "");
+      return;
+    }
+  }
+}
+
 // The shift is each row's own max, wherever it sits and whatever its sign:
 // rows of 0 with 1000 at each position j (exp(1000) overflows float64), a row
 // near -1000 (exp(-1000) underflows to 0: the shift must be -1000, not 0),

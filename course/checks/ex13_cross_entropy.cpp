@@ -228,6 +228,38 @@ TEST(ex13_cross_entropy, loss_and_gradient_match_torch_float32) {
   }
 }
 
+// Targets that are a strided view (a column of a (4, 2) tensor): the
+// gradient pairs each row with its own target, as with the same targets
+// contiguous.
+TEST(ex13_cross_entropy, strided_targets_give_the_gradient_of_contiguous_ones) {
+  AFTER_CE_FORWARD();
+  Generator gen(17);
+  const Tensor logits0 = randn({4, 5}, DType::Float64, &gen);
+  const Tensor pairs = tensor_i64({3, 0, 1, 2, 0, 4, 4, 1}, {4, 2});
+  const Tensor strided = select(pairs, 1, 0);  // [3, 1, 0, 4], stride 2
+  const Tensor contiguous = tensor_i64({3, 1, 0, 4}, {4});
+  Tensor a = clone(logits0).requires_grad_(), b = clone(logits0).requires_grad_();
+  backward(nn::cross_entropy(a, strided), ones({}, DType::Float64));
+  backward(nn::cross_entropy(b, contiguous), ones({}, DType::Float64));
+  if (!a.grad().defined() || !b.grad().defined()) {
+    ADD_FAILURE() << "cross_entropy: no gradient reached the logits";
+    return;
+  }
+  if (all_close(a.grad(), b.grad(), f64_tol())) return;
+  // Which targets the backward used: the row's one-hot sits where the gradient is negative.
+  const std::vector<double> g = a.grad().to_vector<double>();
+  std::string used;
+  for (int r = 0; r < 4; ++r) {
+    int at = -1;
+    for (int c = 0; c < 5; ++c) if (g[r * 5 + c] < 0) at = c;
+    used += fmt::format("{}{}", r ? ", " : "", at);
+  }
+  ADD_FAILURE() << "with the targets [3, 1, 0, 4] a strided view (column 0 of [[3, 0], [1, 2], [0, 4], [4, 1]], "
+                   "stride 2) the gradient differs from that with the same targets contiguous: its one-hot entries "
+                   "(the negative ones) sit at classes "
+                << used << " of rows 0..3; the targets' next elements in memory are 3, 0, 1, 2";
+}
+
 TEST(ex13_cross_entropy, the_gradient_passes_gradcheck) {  // (4, 5) logits, row 1's target ignored
   AFTER_CE_FORWARD();
   Generator gen(13);

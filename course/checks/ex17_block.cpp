@@ -178,6 +178,26 @@ TEST(ex17_block, the_call_reaches_attention) {
   }
 }
 
+// The block runs its attention once per forward: with a KV cache, one call
+// on T tokens leaves T keys in the cache (a second attention call appends
+// them again).
+TEST(ex17_block, attention_runs_once_per_forward) {
+  COURSE_REQUIRES("each_step_is_the_residual_of_its_normalised_sublayer");
+  const auto block = probe_block();
+  const Tensor x = block_fixture("block.in");
+  nn::KVCache cache;
+  nn::AttentionCall call = nn::AttentionCall::causal();
+  call.cache = &cache;
+  block->forward(x, call);
+  if (cache.length() != x.size(1)) {
+    ADD_FAILURE() << "one forward on " << x.size(1) << " tokens with a KVCache leaves " << cache.length()
+                  << " keys in it, expected " << x.size(1) << ": the attention ran "
+                  << (cache.length() % x.size(1) == 0 ? std::to_string(cache.length() / x.size(1)) + " times"
+                                                      : "more than once")
+                  << " in one forward (h = x + attn(ln1(x), call) once, then reused)";
+  }
+}
+
 TEST(ex17_block, output_matches_torch_float32_within_the_error_bound) {
   // float32 against torch's float64 (the bound of two float32 programs covers
   // one). K: the longest sum, over D = 16 or d_ff = 32 features; stages: ln1

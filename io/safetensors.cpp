@@ -226,7 +226,7 @@ void save_safetensors(const std::string& path, const StateDict& tensors,
   unsigned char length[8];
   for (int i = 0; i < 8; ++i) length[i] = static_cast<unsigned char>((n >> (8 * i)) & 0xFF);
 
-  TmpFile tmp{unique_tmp_path(path)};  // PATH.<pid>.<random>.tmp: no other writer's, no file of the user's
+  TmpFile tmp{unique_tmp_path(path)};  // PATH.<pid>.<random>.tmp: a name of its own
   tmp.fd = ::open(tmp.path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   RG_CHECK(tmp.fd >= 0, kSave, "cannot open '{}' for writing: {}", tmp.path, std::strerror(errno));
   write_all(tmp.fd, length, sizeof(length), tmp.path, kSave);

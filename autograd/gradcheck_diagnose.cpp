@@ -902,7 +902,7 @@ std::string coupling_missing(const Entries& e, const std::vector<Structure>& ss)
     if (misplaced > 0) {
       return fmt::format("the coupling in the wrong place: in the numerical Jacobian each output couples to {}, but "
                          "the analytical one has only {} instead, nonzero at {} entries where the numerical one is 0: "
-                         "the rule's sum runs over other inputs than the function's",
+                         "it couples each output to other inputs than the function does",
                          span, s.only, misplaced);
     }
     return fmt::format("a coupling term missing: in the numerical Jacobian each output couples to {}, but the "

@@ -145,7 +145,7 @@ std::string replay_text(const Replay& r) {
                                 kZeroOptions.lr * kZeroOptions.weight_decay));
   if (r.last_piece_skipped)
     parts.push_back("the last parameter piece of each rank's range left out of the update (the loop over the "
-                    "parameters stops one early)");
+                    "range's pieces stops one piece short)");
   if (r.split_pieces_skipped)
     parts.push_back("every parameter split between two ranks left out of the update (only whole parameters in a "
                     "range updated)");

@@ -1345,8 +1345,43 @@ void dead_regions(const Entries& e, std::vector<Region>& out) {
   }
 }
 
+// "; there each is -1 x the numerical one (the sign flipped)", "; there each
+// is the numerical one plus 0.025" when one factor (or one added number)
+// gives every wrong entry; "" when none does.
+std::string wrong_entries_relation(const Entries& e) {
+  double num = 0, den = 0, first_diff = NAN;
+  bool same_diff = true;
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) {
+      if (!e.wrong_at(r, c)) continue;
+      num += e.a.at(r, c) * e.n.at(r, c), den += e.n.at(r, c) * e.n.at(r, c);
+      const double d = e.a.at(r, c) - e.n.at(r, c);
+      if (std::isnan(first_diff)) first_diff = d;
+      same_diff = same_diff && std::abs(d - first_diff) <= e.o.atol + e.o.rtol * std::abs(first_diff);
+    }
+  }
+  if (e.wrong_count < 2) return "";
+  if (den > 0) {
+    const double factor = num / den;
+    bool fits = true;
+    for (int64_t r = 0; r < e.a.rows && fits; ++r) {
+      for (int64_t c = 0; c < e.a.cols && fits; ++c) {
+        fits = !e.wrong_at(r, c) || (!is_zero(e.n.at(r, c), e.o) && close(e.a.at(r, c), factor * e.n.at(r, c), e.o));
+      }
+    }
+    if (fits && std::abs(factor) < 1e-9) return "; there the analytical one is 0 at each";
+    if (fits) {
+      return fmt::format("; there each is {:.6g} x the numerical one{}", factor,
+                         std::abs(factor + 1) < 1e-6 ? " (the sign flipped)" : "");
+    }
+  }
+  return same_diff ? fmt::format("; there each is the numerical one {:+.6g}", first_diff) : "";
+}
+
 // All wrong entries in one region, and right active entries outside it (so
 // the region says where, not merely "where anything is"); the smallest region.
+// A region that also holds right entries is said to: a constant inside f
+// (targets, weights) can pick entries that the region only happens to hold.
 std::optional<Place> wrong_only_in_one_place(const Entries& e) {
   int64_t r0 = -1, c0 = -1;
   for (size_t i = 0; i < e.wrong.size() && r0 < 0; ++i) {
@@ -1390,8 +1425,14 @@ std::optional<Place> wrong_only_in_one_place(const Entries& e) {
                            : n_zero ? ", where the numerical Jacobian is 0: the rule gives a gradient where the output "
                                       "does not depend on the input"
                                     : "";
-  return Place{fmt::format("only some entries wrong: wrong only {} ({} of the {} nonzero entries there){}; every entry "
-                           "elsewhere is right", best->where, e.wrong_count, best_active, none),
+  const std::string count = best_active == e.wrong_count
+                                ? fmt::format("all {} nonzero entries there", best_active)
+                                : fmt::format("{} of the {} nonzero entries there; the other {} there are right, so "
+                                              "this place alone does not pick them",
+                                              e.wrong_count, best_active, best_active - e.wrong_count);
+  const std::string relation = n_zero ? "" : wrong_entries_relation(e);
+  return Place{fmt::format("only some entries wrong: wrong only {} ({}){}{}; every entry elsewhere is right",
+                           best->where, count, none, relation),
                best_active};
 }
 
@@ -2132,6 +2173,63 @@ std::string explain_constant_factor(double factor, const FailingBlock& b) {
   return text;
 }
 
+// "d output[0] / d input0[0, 2], ... [1, 0]" for up to four entries; with
+// "(one in each row of input0 along its last dim)" when their columns are.
+std::string entries_text(const Entries& e, const std::vector<std::pair<int64_t, int64_t>>& at) {
+  std::string s;
+  for (size_t k = 0; k < std::min<size_t>(4, at.size()); ++k) {
+    const Shape& row = e.out_index[at[k].first];
+    s += fmt::format("{}d output{} / d input{}{}", k ? ", " : "", row.empty() ? "" : index_text(row), e.b.input,
+                     index_text(e.in_index[at[k].second]));
+  }
+  if (at.size() > 4) s += ", ...";
+  if (e.in_shape.size() < 2 || e.in_shape.back() < 2) return s;
+  std::map<int64_t, int64_t> per_row;  // input row (fibre along the last dim) -> entries there
+  for (const auto& [r, c] : at) ++per_row[fibre_of(e.in_index[c], e.in_shape, e.in_shape.size() - 1)];
+  const int64_t rows = static_cast<int64_t>(e.a.cols) / e.in_shape.back();
+  const bool one_each = static_cast<int64_t>(per_row.size()) == rows &&
+                        std::all_of(per_row.begin(), per_row.end(), [](const auto& p) { return p.second == 1; });
+  return one_each ? s + fmt::format(" (one in each row of input{} along its last dim)", e.b.input) : s;
+}
+
+// Every entry wrong by one of two or three numbers: "the analytical one is the
+// numerical one plus one of 2 numbers: +0.00625 at 9 entries, -0.01875 at 3
+// (d output[0] / d input0[0, 2], ...)". A constant term in the rule that one
+// entry per row (a target's, say) has in another amount makes it.
+std::string few_differences(const Entries& e) {
+  struct Cluster {
+    double d;
+    std::vector<std::pair<int64_t, int64_t>> at;
+  };
+  std::vector<Cluster> clusters;
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) {
+      if (!e.active(r, c)) continue;
+      const double d = e.a.at(r, c) - e.n.at(r, c);
+      auto it = std::find_if(clusters.begin(), clusters.end(), [&](const Cluster& k) {
+        return std::abs(k.d - d) <= e.o.atol + e.o.rtol * std::abs(k.d);
+      });
+      if (it == clusters.end()) {
+        if (clusters.size() == 3) return "";
+        clusters.push_back({d, {}});
+        it = std::prev(clusters.end());
+      }
+      it->at.emplace_back(r, c);
+    }
+  }
+  if (clusters.size() < 2) return "";
+  std::sort(clusters.begin(), clusters.end(), [](const Cluster& p, const Cluster& q) { return p.at.size() > q.at.size(); });
+  std::string text;
+  for (size_t k = 0; k < clusters.size(); ++k) {
+    const Cluster& c = clusters[k];
+    const std::string value = std::abs(c.d) <= e.o.atol ? "0 (right)" : fmt::format("{:+.6g}", c.d);
+    text += fmt::format("{} {} at {} entr{}", k ? "," : "", value, c.at.size(), c.at.size() == 1 ? "y" : "ies");
+    if (k > 0) text += " (" + entries_text(e, c.at) + ")";
+  }
+  return fmt::format("wrong by a few added numbers: the analytical one is the numerical one plus one of {} numbers:{}",
+                     clusters.size(), text);
+}
+
 std::string diagnose_structure(const FailingBlock& b) {
   const Entries e = make_entries(b);
   if (e.wrong_count == 0) return "";
@@ -2156,8 +2254,10 @@ std::string diagnose_structure(const FailingBlock& b) {
   const std::string elementwise = elementwise_wrong(e, ss);
   if (elementwise.empty() && e.wrong_count < static_cast<int64_t>(e.a.values.size())) {
     if (std::string missing = entries_missing(e); !missing.empty()) return missing;
-    return wrong_entries_form(e);
+    if (std::string form = wrong_entries_form(e); !form.empty()) return form;
   }
+  if (!elementwise.empty() && elementwise.find(" x the numerical one") != std::string::npos) return elementwise;
+  if (std::string few = few_differences(e); !few.empty()) return few;
   return elementwise;
 }
 

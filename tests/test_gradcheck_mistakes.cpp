@@ -57,6 +57,7 @@ const std::vector<std::string>& diagnosis_names() {
       "wrong entries of a simple form",
       "the right values at the wrong inputs",
       "entries missing",
+      "wrong by a few added numbers",
   };
   return names;
 }

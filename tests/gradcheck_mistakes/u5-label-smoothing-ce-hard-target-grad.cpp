@@ -31,7 +31,9 @@ mistakes::Case make() {
           [](const std::vector<Tensor>& in) {
             Tensor onehot = tensor({0, 0, 1, 0,  1, 0, 0, 0,  0, 0, 0, 1}, {3, 4}, DType::Float64);
             return SmoothCrossEntropy::apply(in[0], onehot);
-          }};
+          },
+          std::vector<std::string>{"wrong by a few added numbers", "+0.00833333 at 9 entries, -0.025 at 3 entries",
+                                   "(one in each row of input0 along its last dim)"}};
 }
 const mistakes::Register reg(make);
 }  // namespace

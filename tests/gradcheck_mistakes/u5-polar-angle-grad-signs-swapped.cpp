@@ -41,7 +41,8 @@ mistakes::Case make() {
   p.requires_grad_();
   std::vector<Tensor> inputs{p};
   return {"u5-polar-angle-grad-signs-swapped", "a two-output function, Cartesian to polar coordinates per row, in (3, 2) = (x, y) -> out (3, 2) = (r, theta), r = sqrt(x^2 + y^2), theta = atan2(y, x): the angle's part of the backward puts the minus sign on the wrong partial, dtheta/dx = y / r^2 and dtheta/dy = -x / r^2, so dx = g_r x / r + g_theta y / r^2 and dy = g_r y / r - g_theta x / r^2 (correct: dx = g_r x / r - g_theta y / r^2, dy = g_r y / r + g_theta x / r^2); the radius's part is right", inputs,
-          [](const std::vector<Tensor>& in) { return ToPolar::apply(in[0]); }};
+          [](const std::vector<Tensor>& in) { return ToPolar::apply(in[0]); },
+          std::vector<std::string>{"only some entries wrong", "there each is -1 x the numerical one (the sign flipped)"}};
 }
 const mistakes::Register reg(make);
 }  // namespace

@@ -163,6 +163,53 @@ Tensor as_tensor(const std::vector<double>& v, const Tensor& like) {
 }
 
 
+// One number of the update u = lr' m / (1 - beta1^t)^p1 / (sqrt(v / (1 - beta2^t)^p2) + eps)
+// solved from the first move (the others at their right values: lr' = lr,
+// p1 = p2 = 1), then required to give all six moves of the two steps: the
+// step size, or the power of one correction ("v^ = v / (1 - beta2^t)^0.5").
+// "" when no one number gives them all.
+std::string fitted_update_form(const std::vector<std::vector<double>>& moves,
+                               const std::vector<std::vector<double>>& m, const std::vector<std::vector<double>>& v,
+                               double lr) {
+  const auto update = [&](size_t t, size_t i, double step, double p1, double p2) {
+    const double bc1 = std::pow(1 - std::pow(kBeta1, static_cast<double>(t)), p1);
+    const double bc2 = std::pow(1 - std::pow(kBeta2, static_cast<double>(t)), p2);
+    return step / bc1 * m[t][i] / (std::sqrt(v[t][i] / bc2) + kEps);
+  };
+  const double u0 = moves[0][0], bc1 = 1 - kBeta1, bc2 = 1 - kBeta2;  // t = 1
+  const double root = lr * m[1][0] / (bc1 * u0) - kEps;                // sqrt(v / bc2^p2) when p1 = 1
+  struct Fit {
+    double step, p1, p2;
+    std::string text;
+  };
+  std::vector<Fit> fits;
+  const double step = u0 / update(1, 0, 1.0, 1, 1);
+  fits.push_back({step, 1, 1, fmt::format("the step size {:.6g} where lr = {:g} belongs ({:.6g} x lr)", step, lr, step / lr)});
+  const double p1 = std::log(lr * m[1][0] / (u0 * (std::sqrt(v[1][0] / bc2) + kEps))) / std::log(bc1);
+  fits.push_back({lr, p1, 1, fmt::format("m^ = m / (1 - beta1^t)^{:.4g} where m / (1 - beta1^t) belongs", p1)});
+  if (root > 0) {
+    const double p2 = std::log(v[1][0] / (root * root)) / std::log(bc2);
+    fits.push_back({lr, 1, p2, fmt::format("v^ = v / (1 - beta2^t)^{:.4g} where v / (1 - beta2^t) belongs", p2)});
+  }
+  for (const Fit& f : fits) {
+    if (!std::isfinite(f.step) || !std::isfinite(f.p1) || !std::isfinite(f.p2)) continue;
+    if (std::abs(f.step - lr) < 1e-9 && std::abs(f.p1 - 1) < 1e-6 && std::abs(f.p2 - 1) < 1e-6) continue;
+    bool all = true;
+    for (size_t t = 1; t <= 2 && all; ++t) {
+      for (size_t i = 0; i < 3 && all; ++i) {
+        const double u = update(t, i, f.step, f.p1, f.p2);
+        all = std::abs(moves[t - 1][i] - u) <= 1e-6 * std::max(std::abs(u), 1e-3);
+      }
+    }
+    if (!all) continue;
+    return fmt::format("m and v are right after each of two steps, and each weight moved by the update computed with "
+                       "{}, at both steps (moves {:.6g}, {:.6g}, {:.6g}, then {:.6g}, {:.6g}, {:.6g}); the update is "
+                       "lr m^ / (sqrt(v^) + eps) with m^ = m / (1 - beta1^t), v^ = v / (1 - beta2^t)",
+                       f.text, moves[0][0], moves[0][1], moves[0][2], moves[1][0], moves[1][1], moves[1][2]);
+  }
+  return "";
+}
+
 // Two steps on three weights (gradients 2, -0.3, 0.7, then -1, 0.5, 1.5; lr
 // 0.1, no decay), when the moments are right and the update is not: each
 // step's move compared with the update computed from other values than m_t,
@@ -250,7 +297,7 @@ std::string update_form_over_two_steps() {
                        "{:.6g}, {:.6g}, {:.6g}), where m_t, v_t and the corrections 1 - beta^t of step t belong",
                        f.text, moves[0][0], moves[0][1], moves[0][2], moves[1][0], moves[1][1], moves[1][2]);
   }
-  return "";
+  return fitted_update_form(moves, m, v, lr);
 }
 
 TEST(ex13_adamw, moments_and_update_of_the_first_step) {

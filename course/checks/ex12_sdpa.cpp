@@ -133,32 +133,39 @@ TEST(ex12_sdpa, scores_are_scaled_by_one_over_the_square_root_of_the_head_size) 
   const Tensor k = tensor({0.0, 0, 0, 0, 1, 1, 1, 1}, {1, 1, 2, 4}, DType::Float64);
   const Tensor v = tensor({0.0, 1}, {1, 1, 2, 1}, DType::Float64);
   const auto sigmoid = [](double x) { return 1 / (1 + std::exp(-x)); };
+  // The factor the scores were multiplied by, from the weight of key 1: at dh = 4 (q.k1 = 4) and at dh = 8
+  // (q8.k1 = 8, not a square), each log(w / (1 - w)) / q.k1; then named when one form of dh gives both.
   const double got = nn::scaled_dot_product_attention(q, k, v).item<double>();  // = the weight of key 1
-  if (std::abs(got - sigmoid(1)) < 1e-9) {
-    ADD_FAILURE() << "the scores are scaled by 1/dh, expected 1/sqrt(dh) (weight " << fmt::format("{:.6g}", got)
-                  << ", expected " << fmt::format("{:.6g}", sigmoid(2)) << ")";
-  } else if (std::abs(got - sigmoid(4)) < 1e-9) {
-    ADD_FAILURE() << "the scores are not scaled, expected q.k / sqrt(dh) (weight " << got << ", expected " << sigmoid(2)
-                  << ")";
-  } else if (std::abs(got - sigmoid(2)) > 1e-12) {
-    ADD_FAILURE() << "weight " << got << ", expected sigmoid(q.k / sqrt(dh)) = " << sigmoid(2);
-  }
-  // dh = 8, not a square: q.k1 = 8, so the weight of key 1 is sigmoid(8 x
-  // the factor the scores are multiplied by), that factor log(w / (1 - w)) / 8.
-  {
-    const Tensor q8 = ones({1, 1, 1, 8}, DType::Float64);
-    const Tensor k8 = cat({zeros({1, 1, 1, 8}, DType::Float64), ones({1, 1, 1, 8}, DType::Float64)}, 2);
-    const double w = nn::scaled_dot_product_attention(q8, k8, v).item<double>();
-    const double factor = std::log(w / (1 - w)) / 8, want = 1 / std::sqrt(8.0);
-    if (!(std::abs(factor - want) <= 1e-9)) {
-      ADD_FAILURE() << "with dh = 8 the scores are multiplied by " << fmt::format("{:.12g}", factor)
-                    << ", expected 1/sqrt(8) = " << fmt::format("{:.12g}", want)
-                    << fmt::format(" (relative difference {:.2g})", std::abs(factor - want) / want)
-                    << (std::abs(factor - 0.5) <= 1e-9 ? " (1/2 = 1/floor(sqrt(8)): the root rounded to a whole number)"
-                                                       : "")
-                    << " (q.k1 = 8: weight of key 1 " << fmt::format("{:.6g}", w)
-                    << ", expected sigmoid(8/sqrt(8)) = " << fmt::format("{:.6g}", sigmoid(8 * want)) << ")";
+  const Tensor q8 = ones({1, 1, 1, 8}, DType::Float64);
+  const Tensor k8 = cat({zeros({1, 1, 1, 8}, DType::Float64), ones({1, 1, 1, 8}, DType::Float64)}, 2);
+  const double w8 = nn::scaled_dot_product_attention(q8, k8, v).item<double>();
+  const double f4 = std::log(got / (1 - got)) / 4, f8 = std::log(w8 / (1 - w8)) / 8;
+  if (!(std::abs(f4 - 0.5) <= 1e-9 && std::abs(f8 - 1 / std::sqrt(8.0)) <= 1e-9)) {
+    struct Form {
+      const char* text;
+      double (*of)(double dh);
+    };
+    const Form forms[] = {
+        {"1/dh", [](double dh) { return 1 / dh; }},
+        {"1 (not scaled)", [](double) { return 1.0; }},
+        {"sqrt(dh), the root multiplied where it divides", [](double dh) { return std::sqrt(dh); }},
+        {"dh", [](double dh) { return dh; }},
+        {"1/floor(sqrt(dh)) (the root rounded to a whole number)", [](double dh) { return 1 / std::floor(std::sqrt(dh)); }},
+        {"1/dh^2", [](double dh) { return 1 / (dh * dh); }},
+        {"1/sqrt(dh) twice (1/dh, then 1/sqrt(dh) again)", [](double dh) { return std::pow(dh, -1.5); }},
+        {"1/(2 sqrt(dh))", [](double dh) { return 0.5 / std::sqrt(dh); }},
+    };
+    std::string named;
+    for (const Form& f : forms) {
+      if (std::abs(f4 - f.of(4)) <= 1e-5 * f.of(4) && std::abs(f8 - f.of(8)) <= 1e-5 * f.of(8)) named = f.text;
     }
+    ADD_FAILURE() << "the scores are multiplied by " << fmt::format("{:.6g}", f4) << " at dh = 4 and by "
+                  << fmt::format("{:.6g}", f8) << " at dh = 8"
+                  << (named.empty() ? std::string() : " (at both: " + named + ")")
+                  << ", expected 1/sqrt(dh) = 0.5 and 0.353553 (one query, keys with q.k = 0 and q.k = dh: weight "
+                  << "of the second " << fmt::format("{:.6g}", got) << " and " << fmt::format("{:.6g}", w8)
+                  << ", expected sigmoid(sqrt(dh)) = " << fmt::format("{:.6g}", sigmoid(2)) << " and "
+                  << fmt::format("{:.6g}", sigmoid(std::sqrt(8.0))) << ")";
   }
   nn::AttentionOptions o;
   o.scale = 0.25;  // an explicit scale replaces 1/sqrt(dh)

@@ -159,8 +159,14 @@ TEST(ex12_sdpa, scores_are_scaled_by_one_over_the_square_root_of_the_head_size) 
     for (const Form& f : forms) {
       if (std::abs(f4 - f.of(4)) <= 1e-5 * f.of(4) && std::abs(f8 - f.of(8)) <= 1e-5 * f.of(8)) named = f.text;
     }
-    ADD_FAILURE() << "the scores are multiplied by " << fmt::format("{:.6g}", f4) << " at dh = 4 and by "
-                  << fmt::format("{:.6g}", f8) << " at dh = 8"
+    // Close to the right factor (a rounding, a float32 root): enough digits to see the difference.
+    const auto shown = [](double f, double want) {
+      return std::abs(f - want) <= 1e-4 * want
+                 ? fmt::format("{:.12g} (relative difference {:.2g})", f, std::abs(f - want) / want)
+                 : fmt::format("{:.6g}", f);
+    };
+    ADD_FAILURE() << "the scores are multiplied by " << shown(f4, 0.5) << " at dh = 4 and by "
+                  << shown(f8, 1 / std::sqrt(8.0)) << " at dh = 8"
                   << (named.empty() ? std::string() : " (at both: " + named + ")")
                   << ", expected 1/sqrt(dh) = 0.5 and 0.353553 (one query, keys with q.k = 0 and q.k = dh: weight "
                   << "of the second " << fmt::format("{:.6g}", got) << " and " << fmt::format("{:.6g}", w8)

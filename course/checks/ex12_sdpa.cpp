@@ -161,6 +161,7 @@ TEST(ex12_sdpa, scores_are_scaled_by_one_over_the_square_root_of_the_head_size) 
     }
     // Close to the right factor (a rounding, a float32 root): enough digits to see the difference.
     const auto shown = [](double f, double want) {
+      if (std::abs(f - want) <= 1e-12 * want) return fmt::format("{:.6g} (right)", f);
       return std::abs(f - want) <= 1e-4 * want
                  ? fmt::format("{:.12g} (relative difference {:.2g})", f, std::abs(f - want) / want)
                  : fmt::format("{:.6g}", f);

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -88,12 +89,13 @@ inline bool is_input(const std::string& name) {
 // leaves = the case's float inputs (in `names` order), then w0, w1, ...:
 // "out<k>" for each output and "grad.<name>" for each float input.
 // Without `with_backward` only the outputs: a forward check never runs the backward.
+// `only` >= 0: only that input requires a gradient (the others are constants).
 inline NamedTensors run_op(const OpFn& fn, const OpInputs& base, const std::vector<std::string>& names,
-                           const std::vector<Tensor>& leaves, bool with_backward = true) {
+                           const std::vector<Tensor>& leaves, bool with_backward = true, int only = -1) {
   OpInputs in = base;
   for (size_t i = 0; i < names.size(); ++i) {
     Tensor leaf = leaves[i];
-    in[names[i]] = leaf.requires_grad_();
+    in[names[i]] = only < 0 || static_cast<size_t>(only) == i ? leaf.requires_grad_() : leaf;
   }
   const std::vector<Tensor> outs = fn(in);
   NamedTensors r;
@@ -145,6 +147,26 @@ inline void expect_op_parity(const std::string& case_name, const std::string& dt
     ADD_FAILURE() << case_name << "/" << dt << ": raised an error: " << e.what();
     return;
   }
+  // A wrong gradient that is right when its input alone requires one: the
+  // rule goes wrong only when the other inputs require theirs too.
+  const auto alone_right = [&](const std::string& name, const Tensor& t, const Tensor& want) -> std::string {
+    if (names.size() < 2 || name.rfind("grad.", 0) != 0 || all_close(t, want, f64_tol())) return "";
+    const size_t i = static_cast<size_t>(std::find(names.begin(), names.end(), name.substr(5)) - names.begin());
+    if (i >= names.size()) return "";
+    try {
+      const NamedTensors alone = detail::run_op(fn, base, names, fresh(leaves), true, static_cast<int>(i));
+      for (const auto& [n, g] : alone) {
+        if (n == name && g.defined() && g.shape() == want.shape() && all_close(g, want, f64_tol())) {
+          return fmt::format(" (right when {} alone requires a gradient, the other inputs constants: wrong only "
+                             "when they require one too)", name.substr(5));
+        }
+      }
+    } catch (const NotImplemented&) {
+      throw;
+    } catch (const Error&) {
+    }
+    return "";
+  };
   NamedTensors cond;
   if (dt == "f32") {
     cond = condition_numbers(
@@ -169,7 +191,7 @@ inline void expect_op_parity(const std::string& case_name, const std::string& dt
       continue;
     }
     if (dt == "f64") {
-      expect_values(t, want, f64_tol(), label);
+      expect_values(t, want, f64_tol(), label + alone_right(name, t, want));
     } else if (const auto r = within_f32_bound(t, want, cond[i].second, bound); !r) {
       ADD_FAILURE() << label << ": " << r.message();
     }

@@ -80,10 +80,46 @@ TEST(ex09_rope, pairs_are_adjacent_dims) {
 }
 
 // The pair (a, b) = (1, 2) of dims 0 and 1 at position 1 (turned by t = 1
-// rad) becomes (a cos t - b sin t, a sin t + b cos t). When it does not, each
-// of the two outputs is named as the expression among look-alikes it equals
-// (the two components, each with the other sign, a and b themselves) or as
-// none of them.
+// rad) becomes (a cos t - b sin t, a sin t + b cos t). When it does not, the
+// map the code applies to the pair is measured on (1, 0) and (0, 1); when
+// that map gives (1, 2) too (it is linear), each of its four entries is named
+// (cos t, sin t, either negated, 0, 1 or its value) against the rotation's.
+// Otherwise each output is named among look-alikes, or as none of them.
+std::string entry_name(double v, double c, double s) {
+  const std::pair<const char*, double> names[] = {{"cos t", c}, {"-cos t", -c}, {"sin t", s}, {"-sin t", -s},
+                                                  {"0", 0.0},   {"1", 1.0},     {"-1", -1.0}};
+  for (const auto& [text, value] : names) {
+    if (std::abs(v - value) <= 1e-12) return text;
+  }
+  return fmt::format("{:.6g}", v);
+}
+
+std::string pair_map_text(nn::RotaryEmbedding& rope, const std::vector<double>& out, double c, double s) {
+  const auto turn = [&](double a, double b) {
+    const Tensor x = reshape(tensor({a, b, 0, 0}, {4}, DType::Float64), {1, 4});
+    return rope.forward(x, tensor_i64({1}, {1})).to_vector<double>();
+  };
+  const std::vector<double> e0 = turn(1, 0), e1 = turn(0, 1);
+  const double m[2][2] = {{e0[0], e1[0]}, {e0[1], e1[1]}};
+  for (int r = 0; r < 2; ++r) {
+    if (std::abs(out[r] - (m[r][0] + 2 * m[r][1])) > 1e-12) return "";  // not one linear map of the pair
+  }
+  const double want[2][2] = {{c, -s}, {s, c}};
+  std::string got_text = "[[", wrong;
+  for (int r = 0; r < 2; ++r) {
+    for (int k = 0; k < 2; ++k) {
+      got_text += entry_name(m[r][k], c, s) + (k == 0 ? ", " : r == 0 ? "], [" : "]]");
+      if (std::abs(m[r][k] - want[r][k]) > 1e-12) {
+        wrong += fmt::format("{}({}, {}) is {} where {} belongs", wrong.empty() ? "" : ", ", r, k,
+                             entry_name(m[r][k], c, s), entry_name(want[r][k], c, s));
+      }
+    }
+  }
+  return fmt::format("the code turns the pair (a, b) into M (a, b) with M = {}, where the rotation [[cos t, -sin t], "
+                     "[sin t, cos t]] belongs (measured on (1, 0) and (0, 1); out[k] = M[k][0] a + M[k][1] b): entry {}",
+                     got_text, wrong);
+}
+
 TEST(ex09_rope, a_pair_turns_as_a_complex_number) {
   nn::RotaryEmbedding rope(config(4), DType::Float64);
   const double a = 1, b = 2, c = std::cos(1.0), s = std::sin(1.0);
@@ -100,10 +136,11 @@ TEST(ex09_rope, a_pair_turns_as_a_complex_number) {
   };
   const bool first = std::abs(out[0] - (a * c - b * s)) <= 1e-12, second = std::abs(out[1] - (a * s + b * c)) <= 1e-12;
   if (first && second) return;
+  const std::string map = pair_map_text(rope, out, c, s);
   ADD_FAILURE() << "(a, b) = (1, 2) at position 1 (t = 1 rad) gives out[0] = " << fmt::format("{:.6g}", out[0]) << " ("
                 << name(out[0]) << (first ? ", right" : ", where a cos t - b sin t belongs") << "), out[1] = "
                 << fmt::format("{:.6g}", out[1]) << " (" << name(out[1])
-                << (second ? ", right" : ", where a sin t + b cos t belongs") << ")";
+                << (second ? ", right" : ", where a sin t + b cos t belongs") << ")" << (map.empty() ? "" : "; " + map);
 }
 
 TEST(ex09_rope, pair_k_turns_by_base_to_the_minus_2k_over_dh_per_position) {

@@ -144,9 +144,13 @@ TEST(ex10_rope_complex, a_pair_turns_by_the_rotation_e_to_the_i_t) {
     }
   }
   if (wrong.empty()) return;
+  bool backwards = true;  // M is the rotation by -t: times e^{-it}, the conjugate
+  for (int r = 0; r < 2; ++r)
+    for (int k = 0; k < 2; ++k) backwards = backwards && std::abs(m[r][k] - want[k][r]) <= 1e-12;
   ADD_FAILURE() << "the pair (a, b) of dims 0 and 1 at position 1 (t = 1 rad) becomes M (a, b) with M = " << got
                 << "]] (measured on (1, 0) and (0, 1)), where the rotation [[cos t, -sin t], [sin t, cos t]] belongs "
-                << "(a + bi times e^{it} = cos t + i sin t): entry " << wrong;
+                << "(a + bi times e^{it} = cos t + i sin t): entry " << wrong
+                << (backwards ? "; M is the rotation by -t, a + bi times e^{-it} = cos t - i sin t" : "");
 }
 
 TEST(ex10_rope_complex, the_complex_form_matches_torch_float64) {
@@ -157,7 +161,8 @@ TEST(ex10_rope_complex, the_complex_form_matches_torch_float64) {
 }
 
 TEST(ex10_rope_complex, the_complex_form_matches_torch_float32) {
-  COURSE_REQUIRES("the_complex_form_matches_torch_float64");
+  COURSE_REQUIRES("one_plus_2i_times_3_plus_4i_is_minus_5_plus_10i", "view_as_complex_is_a_view_of_adjacent_pairs",
+                  "a_pair_turns_by_the_rotation_e_to_the_i_t", "the_complex_form_matches_torch_float64");
   // K = 2 (a complex product's real part sums two products); stages: the
   // table, the product, the backward's product with the conjugate.
   expect_f32_within_bound([](const std::vector<Tensor>& ls) { return complex_run("rope_interleaved", ls[0], Tensor()); },
@@ -166,7 +171,8 @@ TEST(ex10_rope_complex, the_complex_form_matches_torch_float32) {
 }
 
 TEST(ex10_rope_complex, positions_of_shape_b_t_match_torch_float64) {
-  COURSE_REQUIRES("the_complex_form_matches_torch_float64");
+  COURSE_REQUIRES("one_plus_2i_times_3_plus_4i_is_minus_5_plus_10i", "view_as_complex_is_a_view_of_adjacent_pairs",
+                  "a_pair_turns_by_the_rotation_e_to_the_i_t", "the_complex_form_matches_torch_float64");
   for (const auto& [n, t] : complex_run("rope_positions_bt", clone(complex_rope_fixture("rope_positions_bt.x")),
                                         complex_rope_fixture("rope_positions_bt.positions")))
     expect_values(t, complex_rope_fixture("rope_positions_bt.f64." + n), f64_tol(), n);

@@ -189,6 +189,9 @@ TEST(ex07_rmsnorm, gradients_on_rows_of_different_rms) {
       {"1/r = sqrt(mean(x^2) + eps), the row's RMS itself,", [](double r) { return 1 / r; }},
       {"r^2", [](double r) { return r * r; }},
       {"1 (no factor r at all)", [](double) { return 1.0; }},
+      // r recomputed from x without eps: 1 / sqrt(mean(x^2)), with mean(x^2) = 1 / r^2 - eps (eps = 1e-5 here).
+      {"1 / sqrt(mean(x^2)), r without eps (where the forward's r = 1 / sqrt(mean(x^2) + eps) belongs),",
+       [](double r) { return 1 / std::sqrt(1 / (r * r) - 1e-5); }},
   };
   // The candidate that gives every entry of dx (which = 0) or dg (which = 1).
   const auto fitting = [&](int which) -> const Candidate* {
@@ -270,20 +273,29 @@ TEST(ex07_rmsnorm, gradients_on_rows_of_different_rms) {
                                      {"sum_j dy_j g_j", [](double dy, double g, double) { return dy * g; }},
                                      {"sum_j g_j x_j", [](double, double g, double x) { return g * x; }},
                                      {"sum_j dy_j", [](double dy, double, double) { return dy; }}};
+      // The mean's 1 / D, or another divisor in its place.
+      const std::pair<const char*, double> divisors[] = {{" / D", static_cast<double>(kD)},
+                                                         {" (no 1 / D: the mean's division left out)", 1.0},
+                                                         {" / (D - 1)", kD - 1.0},
+                                                         {" / D^2", static_cast<double>(kD * kD)},
+                                                         {" x 2 / D", kD / 2.0}};
       for (const Sum& sum : sums) {
         for (int p = 0; p <= 3; ++p) {
-          bool all = true;
-          for (int64_t r = 0; r < kRows && all; ++r) {
-            double total = 0;
-            for (int64_t j = 0; j < kD; ++j) total += sum.term(dys[r * kD + j], gs[j], xs[r * kD + j]);
-            const double v = -std::pow(inv_rms[r], p) / kD * total;
-            all = std::abs(k[r] - v) <= 1e-9 * std::max(1e-6, std::abs(v));
+          for (const auto& [divisor_text, divisor] : divisors) {
+            bool all = true;
+            for (int64_t r = 0; r < kRows && all; ++r) {
+              double total = 0;
+              for (int64_t j = 0; j < kD; ++j) total += sum.term(dys[r * kD + j], gs[j], xs[r * kD + j]);
+              const double v = -std::pow(inv_rms[r], p) / divisor * total;
+              all = std::abs(k[r] - v) <= 1e-9 * std::max(1e-6, std::abs(v));
+            }
+            if (!all) continue;
+            if (sum.text == sums[0].text && p == 3 && divisor == kD) return "";  // the rule itself (dx was right)
+            return fmt::format("d x's first term r g_i dy_i is right; its second term, x_i times one number per row, "
+                               "has that number -{}{} x {} in every row, where the rule has -r^3 / D x {} (D = {})",
+                               p == 0 ? "1" : p == 1 ? "r" : fmt::format("r^{}", p), divisor_text, sum.text,
+                               sums[0].text, kD);
           }
-          if (!all) continue;
-          if (sum.text == sums[0].text && p == 3) return "";  // the rule itself (dx was right)
-          return fmt::format("d x's first term r g_i dy_i is right; its second term, x_i times one number per row, "
-                             "has that number -{} / D x {} in every row, where the rule has -r^3 / D x {}",
-                             p == 0 ? "1" : p == 1 ? "r" : fmt::format("r^{}", p), sum.text, sums[0].text);
         }
       }
       return fmt::format("d x's first term r g_i dy_i is right; its second term is x_i times one number per row, as "

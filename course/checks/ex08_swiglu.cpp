@@ -104,6 +104,15 @@ TEST(ex08_swiglu, gate_gradients_at_five_points) {
   // another function of b than b; one of silu's two terms right and the other
   // a simple factor off. "" when none fits.
   const auto describe_a = [&]() -> std::string {
+    // The whole rule with a and b in each other's places: a silu'(b).
+    std::vector<double> swapped;
+    for (size_t i = 0; i < n; ++i) {
+      const double sb = sigmoid_of(bs[i]);
+      swapped.push_back(as[i] * sb * (1 + bs[i] * (1 - sb)));
+    }
+    if (same_values(got_a, swapped))
+      return "d a is a silu'(b) = a s (1 + b (1 - s)) with s = sigmoid(b) at all 5 points: b silu'(a) with a and b in "
+             "each other's places (the rule's arguments exchanged)";
     std::vector<std::pair<const char*, std::vector<double>>> args = {{"a", as}, {"b", bs}, {"-a", {}}, {"-b", {}}};
     for (size_t i = 0; i < n; ++i) args[2].second.push_back(-as[i]), args[3].second.push_back(-bs[i]);
     for (const auto& z : args) {

@@ -179,6 +179,29 @@ TEST(ex09_rope, pair_k_turns_by_base_to_the_minus_2k_over_dh_per_position) {
         form += " = 2(k + 1) / dh: the pairs numbered from 1, where pair 0 turns by 1 rad";
       }
     }
+    // One factor for every pair (2 pi: a period taken for a frequency), or one other base b for b^(-2k/dh).
+    double ratio = rope.frequencies()[0];
+    for (int64_t k = 1; k < 4 && std::isfinite(ratio); ++k) {
+      const double r = rope.frequencies()[k] / std::pow(10000.0, -2.0 * k / 8);
+      if (!(std::abs(r - ratio) <= 1e-9 * std::abs(ratio))) ratio = NAN;
+    }
+    if (std::isfinite(ratio) && std::abs(ratio - 1) > 1e-9) {
+      const std::pair<double, const char*> named[] = {{2 * M_PI, " = 2 pi"}, {M_PI, " = pi"}, {1 / (2 * M_PI), " = 1 / (2 pi)"},
+                                                      {2.0, ""}, {0.5, ""}};
+      std::string name;
+      for (const auto& [v, text] : named)
+        if (std::abs(ratio - v) <= 1e-9 * v) name = text;
+      form += fmt::format("; each is {:.6g}{} x the expected", ratio, name);
+    } else if (linear && std::abs(b) <= 1e-12 && a > 0) {
+      const double base = std::pow(10000.0, a * 8 / 2);  // base^(-a k) = B^(-2k/8)
+      const std::pair<double, const char*> named[] = {{M_E, " = e (exp where pow(base, .) belongs)"}, {10.0, ""},
+                                                      {100.0, ""}, {1000.0, ""}, {2.0, ""}};
+      std::string name;
+      for (const auto& [v, text] : named)
+        if (std::abs(base - v) <= 1e-9 * v) name = text;
+      if (std::abs(base - 10000.0) > 1e-6)
+        form += fmt::format("; that is B^(-2k/dh) with B = {:.6g}{}, where base = 10000 belongs", base, name);
+    }
     ADD_FAILURE() << "with dh = 8, base 10000 the pairs k = 0..3 turn by " << seen
                   << " rad per position, expected base^(-2k/dh) = 1, 0.1, 0.01, 0.001" << form;
     return;

@@ -94,7 +94,26 @@ TEST(ex12_sdpa, a_bool_mask_is_true_where_a_query_may_attend) {
   }
   for (int i = 0; i < 3; ++i) {
     const double total = w[4 * i] + w[4 * i + 1] + w[4 * i + 2] + w[4 * i + 3];
-    if (std::abs(total - 1) > 1e-12) ADD_FAILURE() << "the weights of query " << i << " sum to " << total << ", not 1";
+    if (std::abs(total - 1) <= 1e-12) continue;
+    // The same with a mask all true: every key allowed, so the weights are those without a mask.
+    nn::AttentionOptions all_true;
+    all_true.mask = tensor_bool(std::vector<bool>(12, true), {3, 4});
+    Tensor open_weights, plain_weights;
+    nn::scaled_dot_product_attention(q, k, v, all_true, &open_weights);
+    nn::scaled_dot_product_attention(q, k, v, {}, &plain_weights);
+    const std::vector<double> open = open_weights.to_vector<double>(), plain = plain_weights.to_vector<double>();
+    bool same_as_plain = true, all_zero = true;
+    for (size_t e = 0; e < open.size(); ++e) {
+      same_as_plain = same_as_plain && std::abs(open[e] - plain[e]) <= 1e-12;
+      all_zero = all_zero && open[e] == 0;
+    }
+    ADD_FAILURE() << "the weights of query " << i << " sum to " << total << ", not 1"
+                  << (same_as_plain ? ""
+                      : all_zero    ? "; with a mask all true (every key allowed) every weight is 0 as well: a true "
+                                      "entry takes its key away, where it must leave its score as it is (add 0)"
+                                    : "; with a mask all true (every key allowed) the weights differ from those "
+                                      "without a mask: a true entry changes its key's score, where it must add 0");
+    return;
   }
 }
 

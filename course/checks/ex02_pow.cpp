@@ -108,5 +108,54 @@ TEST(ex02_pow, tensor_exponent_at_zero_base_has_finite_gradients) {
   expect_values(b.grad(), tensor({0, 0, 0, std::log(2.0), 0, 8 * std::log(2.0)}, {6}, kF64), f64_tol(), "d(x^y)/dy");
 }
 
+// Where ln x is not a real number the exponent's gradient x^y ln x is not
+// one either, and torch says so: at x = 0 with y < 0 it is x^y ln x = inf x
+// -inf = -inf, at a negative base nan. Only x = 0 with y >= 0 is defined as 0.
+TEST(ex02_pow, exponent_gradient_where_ln_x_is_not_real) {
+  COURSE_REQUIRES("tensor_exponent_matches_torch_float64");
+  Tensor a = param({0, -2, -1.5, 0}, {4}), b = param({-1, 2, 0.5, -0.5}, {4});
+  backward(pow(a, b), ones({4}, kF64));
+  const std::vector<double> db = b.grad().defined() ? b.grad().to_vector<double>() : std::vector<double>(4, 0.0);
+  const char* at[] = {"x = 0, y = -1", "x = -2, y = 2", "x = -1.5, y = 0.5", "x = 0, y = -0.5"};
+  const char* want[] = {"-inf (inf x ln 0 = inf x -inf)", "nan (4 x ln(-2))", "nan (nan x ln(-1.5))",
+                        "-inf (inf x ln 0)"};
+  std::string wrong;
+  for (size_t i = 0; i < 4; ++i) {
+    const bool right = i == 0 || i == 3 ? db[i] == -INFINITY : std::isnan(db[i]);
+    if (!right) wrong += fmt::format("{}at {}: {} (expected {})", wrong.empty() ? "" : "; ", at[i], db[i], want[i]);
+  }
+  if (!wrong.empty())
+    ADD_FAILURE() << "d(x^y)/dy = g x^y ln x where ln x is not a real number: " << wrong
+                  << " (torch's values; only x = 0 with y >= 0 has the gradient 0)";
+}
+
+// A float32 base with a float64 exponent: the output and its gradient are
+// float64, and each input gets its gradient in its own dtype (torch's type
+// promotion): the backward works on the saved inputs in the gradient's dtype.
+TEST(ex02_pow, a_float32_base_with_a_float64_exponent) {
+  COURSE_REQUIRES("tensor_exponent_matches_torch_float64");
+  Tensor a = tensor({1.5, 2, 0.5}, {3}, DType::Float32).requires_grad_();
+  Tensor b = tensor({2, -1, 0.5}, {3}, DType::Float64).requires_grad_();
+  try {
+    const Tensor out = pow(a, b);
+    backward(out, ones(out.shape(), out.dtype()));
+  } catch (const NotImplemented&) {
+    throw;
+  } catch (const Error& e) {
+    ADD_FAILURE() << "pow(x, y) with x float32 and y float64 (x = 1.5, 2, 0.5; y = 2, -1, 0.5), backward raised an "
+                  << "error (with both float64 it runs: check 'tensor exponent matches torch float64' passes): "
+                  << e.what();
+    return;
+  }
+  const std::vector<double> xs = {1.5, 2, 0.5}, ys = {2, -1, 0.5};
+  std::vector<double> da, db;
+  for (size_t i = 0; i < 3; ++i) {
+    da.push_back(ys[i] * std::pow(xs[i], ys[i] - 1));
+    db.push_back(std::pow(xs[i], ys[i]) * std::log(xs[i]));
+  }
+  expect_values(to(a.grad(), DType::Float64), tensor(da, {3}, kF64), Tol{1e-6, 1e-7}, "float32 x: d(x^y)/dx");
+  expect_values(b.grad(), tensor(db, {3}, kF64), Tol{1e-6, 1e-7}, "float64 y: d(x^y)/dy");
+}
+
 }  // namespace
 }  // namespace ropegrad::course

@@ -121,6 +121,31 @@ TEST(ex07_rmsnorm, eps_goes_inside_the_root) {
     expect_values(y, full({4}, want, DType::Float64), f64_tol(), "y");
 }
 
+// A float32 row whose mean square float32 cannot sum: one 4096 and 1024 ones
+// (4096^2 = 2^24, where adding 1 in float32 changes nothing). The chapter
+// accumulates the squares in double: r = 1 / sqrt((2^24 + 1024) / 1025 + eps)
+// to float32's precision, where a float32 sum gives 1 / sqrt(2^24 / 1025 + eps),
+// 3e-5 away (y = x r, the gain 1).
+TEST(ex07_rmsnorm, a_long_float32_row_sums_its_squares_in_double) {
+  COURSE_REQUIRES("each_row_is_divided_by_its_rms", "eps_goes_inside_the_root");
+  constexpr int64_t kD = 1025;
+  const double eps = 1e-5;
+  std::vector<double> xs(kD, 1.0);
+  xs[0] = 4096;
+  const Tensor y = nn::rms_norm(tensor(xs, {1, kD}, DType::Float32), ones({kD}, DType::Float32), eps);
+  const double got = y.to_vector<double>()[1];  // = r, for x = 1
+  const double want = 1 / std::sqrt((16777216.0 + 1024) / kD + eps);
+  const double float_sum = 1 / std::sqrt(16777216.0 / kD + eps);
+  if (std::abs(got - want) <= 4e-7 * want) return;  // a few float32 roundings of r
+  ADD_FAILURE() << "a float32 row of one 4096 and 1024 ones: y = x r gives r = " << fmt::format("{:.9g}", got)
+                << ", expected 1 / sqrt(mean(x^2) + eps) = " << fmt::format("{:.9g}", want)
+                << (std::abs(got - float_sum) <= 4e-7 * float_sum
+                        ? fmt::format(" ({:.9g} is the value with the squares summed in float32: 4096^2 = 2^24, and "
+                                      "2^24 + 1 rounds back to 2^24 in float32, so every 1 is lost; sum them in double)",
+                                      float_sum)
+                        : std::string());
+}
+
 // Set by the check below when it finds what the backward computes in every
 // row: the gradcheck further down would only restate that, less precisely.
 bool g_backward_factor_named = false;

@@ -18,16 +18,59 @@ std::vector<Tensor> params_of(const std::string& prefix) {
   return params;
 }
 
+// Each gradient's one factor (after / before, the same for every element), NaN when it has none.
+std::vector<double> factors_of(const std::vector<Tensor>& params, const std::string& prefix) {
+  std::vector<double> out;
+  for (size_t i = 0; i < 3; ++i) {
+    const std::vector<double> before = load_fixture("optim/" + prefix + "_g" + std::to_string(i) + "_in").to_vector<double>();
+    const std::vector<double> after =
+        params[i].grad().defined() ? params[i].grad().to_vector<double>() : std::vector<double>(before.size(), NAN);
+    double c = after[0] / before[0];
+    for (size_t j = 1; j < before.size(); ++j)
+      if (!(std::abs(after[j] - c * before[j]) <= 1e-12 * std::abs(before[j]))) c = NAN;
+    out.push_back(c);
+  }
+  return out;
+}
+
+// What scaling the gradients got, against torch's one factor max_norm / (norm + 1e-6) (1 when norm <= max_norm).
+std::string scaling_text(const std::vector<double>& c, double norm, double max_norm) {
+  const double torch = norm > max_norm ? max_norm / (norm + 1e-6) : 1.0;
+  const std::string expected = norm > max_norm
+      ? fmt::format("torch's one factor is max_norm / (norm + 1e-6) = {:.9g} (norm {:.9g}, max_norm {:g})", torch, norm, max_norm)
+      : fmt::format("the norm {:.9g} is at most max_norm {:g}: torch leaves the gradients as they are", norm, max_norm);
+  if (std::isnan(c[0]) || std::isnan(c[1]) || std::isnan(c[2])) return "";
+  if (std::abs(c[0] - c[1]) > 1e-12 * std::abs(c[0]) || std::abs(c[0] - c[2]) > 1e-12 * std::abs(c[0]))
+    return fmt::format("each gradient is its input times a factor of its own ({:.9g}, {:.9g}, {:.9g}), where one "
+                       "factor scales them all together; {}", c[0], c[1], c[2], expected);
+  if (std::abs(c[0] - 1) <= 1e-12)
+    return "every gradient is as it was before the call (factor 1): the parameters' .grad were not changed; " + expected;
+  std::string as_if = fmt::format(" = max_norm / {:.9g}", max_norm / c[0]);
+  if (std::abs(c[0] - max_norm / norm) <= 1e-12 * c[0]) as_if += " = max_norm / norm, without torch's + 1e-6";
+  return fmt::format("every gradient is its input times one factor {:.9g}{}; {}", c[0], as_if, expected);
+}
+
 void check_case(const std::string& c) {
   const std::string prefix = "clip_f64_" + c;
   const std::vector<double> norm = load_fixture("optim/" + prefix + "_norm").to_vector<double>();  // torch, exact, max
   std::vector<Tensor> params = params_of(prefix);
   const double returned = nn::clip_grad_norm_(params, norm[2]);
   if (std::abs(returned - norm[1]) > 1e-12 * norm[1])
-    ADD_FAILURE() << "returned norm " << returned << ", expected the norm before clipping " << norm[1];
+    ADD_FAILURE() << "returned norm " << returned << ", expected the norm before clipping " << norm[1]
+                  << " (the norm of all the gradients together, sqrt of the sum of every element's square)";
+  bool right = true;
   for (size_t i = 0; i < 3; ++i)
-    expect_values(params[i].grad(), load_fixture("optim/" + prefix + "_g" + std::to_string(i) + "_out"), f64_tol(),
-                  "gradient " + std::to_string(i));
+    right = right && all_close(params[i].grad(), load_fixture("optim/" + prefix + "_g" + std::to_string(i) + "_out"),
+                               f64_tol());
+  if (!right) {
+    if (const std::string s = scaling_text(factors_of(params, prefix), norm[1], norm[2]); !s.empty()) {
+      ADD_FAILURE() << s;
+    } else {
+      for (size_t i = 0; i < 3; ++i)
+        expect_values(params[i].grad(), load_fixture("optim/" + prefix + "_g" + std::to_string(i) + "_out"),
+                      f64_tol(), "gradient " + std::to_string(i));
+    }
+  }
   if (params[3].grad().defined()) ADD_FAILURE() << "a parameter without a gradient got one";
 }
 

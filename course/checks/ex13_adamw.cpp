@@ -7,6 +7,7 @@
 // warmup 100, cycle 800; the fixture's adamw_<f32|f64>_lrs.npy holds each step's lr).
 #include <cmath>
 #include <map>
+#include <tuple>
 
 #include "course/checks/check_util.h"
 #include "optim/optim.h"
@@ -191,6 +192,35 @@ std::string fitted_update_form(const std::vector<std::vector<double>>& moves,
     const double p2 = std::log(v[1][0] / (root * root)) / std::log(bc2);
     fits.push_back({lr, 1, p2, fmt::format("v^ = v / (1 - beta2^t)^{:.4g} where v / (1 - beta2^t) belongs", p2)});
   }
+  // The corrections taken as beta^t, where 1 - beta^t belongs (both, or one).
+  const auto with = [&](size_t t, size_t i, bool raw1, bool raw2) {
+    const double tt = static_cast<double>(t);
+    const double bc1 = raw1 ? std::pow(kBeta1, tt) : 1 - std::pow(kBeta1, tt);
+    const double bc2 = raw2 ? std::pow(kBeta2, tt) : 1 - std::pow(kBeta2, tt);
+    return lr / bc1 * m[t][i] / (std::sqrt(v[t][i] / bc2) + kEps);
+  };
+  const std::tuple<bool, bool, const char*> raw_forms[] = {
+      {true, true, "the corrections beta1^t and beta2^t where 1 - beta1^t and 1 - beta2^t belong"},
+      {true, false, "m's correction beta1^t where 1 - beta1^t belongs"},
+      {false, true, "v's correction beta2^t where 1 - beta2^t belongs"}};
+  for (const auto& [raw1, raw2, text] : raw_forms) {
+    bool all = true;
+    for (size_t t = 1; t <= 2 && all; ++t) {
+      for (size_t i = 0; i < 3 && all; ++i) {
+        const double u = with(t, i, raw1, raw2);
+        all = std::abs(moves[t - 1][i] - u) <= 1e-6 * std::max(std::abs(u), 1e-3);
+      }
+    }
+    if (all) fits.insert(fits.begin(), {NAN, NAN, NAN, text});
+    if (all) break;
+  }
+  if (!fits.empty() && std::isnan(fits.front().step)) {
+    return fmt::format("m and v are right after each of two steps, and each weight moved by the update computed with "
+                       "{}, at both steps (moves {:.6g}, {:.6g}, {:.6g}, then {:.6g}, {:.6g}, {:.6g}); the update is "
+                       "lr m^ / (sqrt(v^) + eps) with m^ = m / (1 - beta1^t), v^ = v / (1 - beta2^t)",
+                       fits.front().text, moves[0][0], moves[0][1], moves[0][2], moves[1][0], moves[1][1],
+                       moves[1][2]);
+  }
   for (const Fit& f : fits) {
     if (!std::isfinite(f.step) || !std::isfinite(f.p1) || !std::isfinite(f.p2)) continue;
     if (std::abs(f.step - lr) < 1e-9 && std::abs(f.p1 - 1) < 1e-6 && std::abs(f.p2 - 1) < 1e-6) continue;
@@ -350,8 +380,18 @@ TEST(ex13_adamw, moments_and_update_of_the_first_step) {
     return;
   }
   if (!m_right || !v_right) {
+    // A state that holds the other moment's values: v written with m (or m with v).
+    bool v_is_m = v.size() == 3 && !v_right, m_is_v = m.size() == 3 && !m_right;
+    for (size_t i = 0; i < 3; ++i) {
+      if (v_is_m) v_is_m = std::abs(v[i] - 0.1 * g[i]) <= 1e-12;
+      if (m_is_v) m_is_v = std::abs(m[i] - 0.05 * g[i] * g[i]) <= 1e-12;
+    }
+    const std::string other = v_is_m && m_is_v ? " (m holds v's values and v holds m's)"
+                              : v_is_m          ? " (v holds m's values, (1 - beta1) g: the state of v written with m)"
+                              : m_is_v          ? " (m holds v's values, (1 - beta2) g^2: the state of m written with v)"
+                                                : "";
     ADD_FAILURE() << "after one step (gradients 2, -0.3, 0.7) the moments are "
-                  << (m_right ? "" : "m = " + seen_m + (v_right ? "" : "; ")) << (v_right ? "" : "v = " + seen_v)
+                  << (m_right ? "" : "m = " + seen_m + (v_right ? "" : "; ")) << (v_right ? "" : "v = " + seen_v) << other
                   << " (m = (1 - beta1) g, v = (1 - beta2) g^2 from zero); the weights moved by " << moved;
   } else if (is_uncorrected) {
     ADD_FAILURE() << "the bias correction is missing: m and v are right, and each weight moved by lr m / (sqrt(v) + "

@@ -184,6 +184,57 @@ std::string where_spelling_stops(const Tokenizer& tok, const std::string& text, 
   return out;
 }
 
+// How the spelled bytes relate to the text as a whole, when simply: only its
+// last bytes (from a pre-token's start), or the text with some pre-tokens
+// written twice in a row. "" otherwise.
+std::string spelled_relation(const Tokenizer& tok, const std::string& text, const std::string& spelled) {
+  const std::vector<Span> spans = pretoken_spans(tok, text);
+  const auto piece = [&](const Span& sp) { return text.substr(sp.begin, sp.end - sp.begin); };
+  if (spelled.size() < text.size() && text.compare(text.size() - spelled.size(), spelled.size(), spelled) == 0) {
+    const size_t from = text.size() - spelled.size();
+    size_t first = spans.size();
+    for (size_t i = 0; i < spans.size(); ++i)
+      if (spans[i].begin == from) first = i;
+    if (first < spans.size()) {
+      return fmt::format("; they spell only the text's last {} bytes, its pre-tokens from {} (bytes {} to {}) on: "
+                         "what came before them is not in the output",
+                         spelled.size(), literal(piece(spans[first])), spans[first].begin, spans[first].end);
+    }
+  }
+  // The text with some pre-tokens twice: each span's bytes, then maybe the same bytes again.
+  size_t at = 0;
+  std::vector<size_t> doubled;
+  for (size_t i = 0; i < spans.size(); ++i) {
+    const std::string bytes = piece(spans[i]);
+    if (spelled.compare(at, bytes.size(), bytes) != 0) return "";
+    at += bytes.size();
+    // Twice only when the text does not go on with the same bytes itself.
+    const bool next_same = i + 1 < spans.size() && piece(spans[i + 1]) == bytes;
+    if (!next_same && spelled.compare(at, bytes.size(), bytes) == 0) {
+      at += bytes.size();
+      doubled.push_back(i);
+    }
+  }
+  if (at != spelled.size() || doubled.empty()) return "";
+  // Is each doubled one the first occurrence of its bytes, and is every first occurrence doubled?
+  std::set<std::string> seen;
+  bool first_occurrences = true;
+  size_t d = 0;
+  for (size_t i = 0; i < spans.size(); ++i) {
+    const bool is_first = seen.insert(piece(spans[i])).second;
+    const bool is_doubled = d < doubled.size() && doubled[d] == i;
+    if (is_doubled) ++d;
+    first_occurrences = first_occurrences && is_first == is_doubled;
+  }
+  std::string listed;
+  for (size_t k = 0; k < std::min<size_t>(3, doubled.size()); ++k)
+    listed += fmt::format("{}{} (bytes {} to {})", k ? ", " : "", literal(piece(spans[doubled[k]])),
+                          spans[doubled[k]].begin, spans[doubled[k]].end);
+  return fmt::format("; they spell the text with {} of its {} pre-tokens written twice in a row: {}{}{}", doubled.size(),
+                     spans.size(), listed, doubled.size() > 3 ? ", ..." : "",
+                     first_occurrences ? " (each pre-token's first occurrence in the text, and only that one)" : "");
+}
+
 // Compares encode(text) with the reference's ids; on a difference shows the
 // first stretch that differs (the tokens, their ids and the ranks of the
 // merges that made them) and, when a token crosses a pre-token's end, which.
@@ -202,8 +253,9 @@ void expect_encoding(const Tokenizer& tok, const std::string& text, const std::v
     spelled += model.vocab[id];
   }
   if (spelled != text) {
+    const std::string relation = spelled_relation(tok, text, spelled);
     ADD_FAILURE() << label << ": the tokens do not spell the text (" << spelled.size() << " bytes for "
-                  << text.size() << ")" << where_spelling_stops(tok, text, got, expected);
+                  << text.size() << ")" << (relation.empty() ? where_spelling_stops(tok, text, got, expected) : relation);
     return;
   }
   // The first difference, and the shortest stretch after it where both sides end at the same byte.

@@ -58,21 +58,73 @@ constexpr SdpaCase kNoMask{"sdpa_no_mask", false, false}, kCausal{"sdpa_causal",
     kBoolPadding{"sdpa_bool_padding", true, false}, kAdditive{"sdpa_additive", true, false},
     kCross{"sdpa_cross", true, false};  // cross: Nq 3, Nk 6, padding mask
 
-// The forward first: these run no backward.
-TEST(ex12_sdpa, output_matches_torch_float64_without_a_mask) {
-  expect_sdpa_torch_f64(kNoMask.name, kNoMask.has_mask, kNoMask.causal, Part::Forward);
-}
-TEST(ex12_sdpa, output_matches_torch_float64_with_a_causal_mask) {
-  expect_sdpa_torch_f64(kCausal.name, kCausal.has_mask, kCausal.causal, Part::Forward);
-}
-TEST(ex12_sdpa, output_matches_torch_float64_with_a_bool_padding_mask) {
-  expect_sdpa_torch_f64(kBoolPadding.name, kBoolPadding.has_mask, kBoolPadding.causal, Part::Forward);
-}
-TEST(ex12_sdpa, output_matches_torch_float64_with_an_additive_mask) {
-  expect_sdpa_torch_f64(kAdditive.name, kAdditive.has_mask, kAdditive.causal, Part::Forward);
-}
-TEST(ex12_sdpa, output_matches_torch_float64_for_cross_attention) {
-  expect_sdpa_torch_f64(kCross.name, kCross.has_mask, kCross.causal, Part::Forward);
+TEST(ex12_sdpa, scores_are_scaled_by_one_over_the_square_root_of_the_head_size) {
+  // One query, two keys, dh = 4: q.k0 = 0 and q.k1 = 4, so the weight of key 1
+  // is sigmoid(4 scale): sigmoid(2) for 1/sqrt(dh), sigmoid(1) for 1/dh.
+  const Tensor q = tensor({1.0, 1, 1, 1}, {1, 1, 1, 4}, DType::Float64);
+  const Tensor k = tensor({0.0, 0, 0, 0, 1, 1, 1, 1}, {1, 1, 2, 4}, DType::Float64);
+  const Tensor v = tensor({0.0, 1}, {1, 1, 2, 1}, DType::Float64);
+  const auto sigmoid = [](double x) { return 1 / (1 + std::exp(-x)); };
+  // The factor the scores were multiplied by, from the weight of key 1: at dh = 4 (q.k1 = 4) and at dh = 8
+  // (q8.k1 = 8, not a square), each log(w / (1 - w)) / q.k1; then named when one form of dh gives both.
+  const double got = nn::scaled_dot_product_attention(q, k, v).item<double>();  // = the weight of key 1
+  const Tensor q8 = ones({1, 1, 1, 8}, DType::Float64);
+  const Tensor k8 = cat({zeros({1, 1, 1, 8}, DType::Float64), ones({1, 1, 1, 8}, DType::Float64)}, 2);
+  const double w8 = nn::scaled_dot_product_attention(q8, k8, v).item<double>();
+  const double f4 = std::log(got / (1 - got)) / 4, f8 = std::log(w8 / (1 - w8)) / 8;
+  if (!(std::abs(f4 - 0.5) <= 1e-9 && std::abs(f8 - 1 / std::sqrt(8.0)) <= 1e-9)) {
+    struct Form {
+      const char* text;
+      double (*of)(double dh);
+    };
+    const Form forms[] = {
+        {"1/dh", [](double dh) { return 1 / dh; }},
+        {"1 (not scaled)", [](double) { return 1.0; }},
+        {"sqrt(dh), the root multiplied where it divides", [](double dh) { return std::sqrt(dh); }},
+        {"dh", [](double dh) { return dh; }},
+        {"1/floor(sqrt(dh)) (the root rounded to a whole number)", [](double dh) { return 1 / std::floor(std::sqrt(dh)); }},
+        {"1/dh^2", [](double dh) { return 1 / (dh * dh); }},
+        {"1/sqrt(dh) twice (1/dh, then 1/sqrt(dh) again)", [](double dh) { return std::pow(dh, -1.5); }},
+        {"1/(2 sqrt(dh))", [](double dh) { return 0.5 / std::sqrt(dh); }},
+    };
+    std::string named = std::abs(f4) <= 1e-12 && std::abs(f8) <= 1e-12
+                            ? "0: every score multiplied by 0 (in integer arithmetic 1 / dh is 0)"
+                            : "";
+    for (const Form& f : forms) {
+      if (std::abs(f4 - f.of(4)) <= 1e-5 * f.of(4) && std::abs(f8 - f.of(8)) <= 1e-5 * f.of(8)) named = f.text;
+    }
+    // Close to the right factor (a rounding, a float32 root): enough digits to see the difference.
+    const auto shown = [](double f, double want) {
+      if (std::abs(f - want) <= 1e-12 * want) return fmt::format("{:.6g} (right)", f);
+      return std::abs(f - want) <= 1e-4 * want
+                 ? fmt::format("{:.12g} (relative difference {:.2g})", f, std::abs(f - want) / want)
+                 : fmt::format("{:.6g}", f);
+    };
+    ADD_FAILURE() << "the scores are multiplied by " << shown(f4, 0.5) << " at dh = 4 and by "
+                  << shown(f8, 1 / std::sqrt(8.0)) << " at dh = 8"
+                  << (named.empty() ? std::string() : " (at both: " + named + ")")
+                  << ", expected 1/sqrt(dh) = 0.5 and 0.353553 (one query, keys with q.k = 0 and q.k = dh: weight "
+                  << "of the second " << fmt::format("{:.6g}", got) << " and " << fmt::format("{:.6g}", w8)
+                  << ", expected sigmoid(sqrt(dh)) = " << fmt::format("{:.6g}", sigmoid(2)) << " and "
+                  << fmt::format("{:.6g}", sigmoid(std::sqrt(8.0))) << ")";
+  }
+  nn::AttentionOptions o;
+  o.scale = 0.25;  // an explicit scale replaces 1/sqrt(dh)
+  const double explicit_scale = nn::scaled_dot_product_attention(q, k, v, o).item<double>();
+  // The weight of key 1 is sigmoid(4 x the factor the scores are multiplied
+  // by): sigmoid(1) for 0.25, sigmoid(2) for the default 1/sqrt(dh) = 0.5 (the
+  // scale ignored), sigmoid(16) for 1/0.25 = 4 (the scale used as a divisor).
+  if (std::abs(explicit_scale - sigmoid(1)) <= 1e-12) return;
+  if (std::abs(explicit_scale - sigmoid(2)) <= 1e-12)
+    ADD_FAILURE() << "options.scale = 0.25 is ignored: weight " << explicit_scale << ", expected " << sigmoid(1)
+                  << " (the weight is that of the default scale 1/sqrt(dh) = 0.5, sigmoid(4 x 0.5))";
+  else if (std::abs(explicit_scale - sigmoid(16)) <= 1e-12)
+    ADD_FAILURE() << "options.scale = 0.25 is used as a divisor (1/scale = 4 multiplies the scores): weight "
+                  << explicit_scale << " = sigmoid(4 / 0.25), expected sigmoid(4 x 0.25) = " << sigmoid(1);
+  else
+    ADD_FAILURE() << "with options.scale = 0.25 (q.k0 = 0, q.k1 = 4): weight of key 1 " << explicit_scale
+                  << ", expected sigmoid(4 x 0.25) = " << sigmoid(1) << " (the default scale 1/sqrt(dh) = 0.5 gives "
+                  << sigmoid(2) << ", 1/scale = 4 gives " << sigmoid(16) << ")";
 }
 
 TEST(ex12_sdpa, a_bool_mask_is_true_where_a_query_may_attend) {
@@ -122,6 +174,7 @@ TEST(ex12_sdpa, a_bool_mask_is_true_where_a_query_may_attend) {
 // with softmax(scale q k^T + mask) v composed of matmul and softmax, and with
 // the same with the mask subtracted, or left out.
 TEST(ex12_sdpa, a_float_mask_is_added_to_the_scores) {
+  COURSE_REQUIRES("scores_are_scaled_by_one_over_the_square_root_of_the_head_size");
   Generator gen(4);
   const Tensor q = randn({1, 1, 3, 4}, DType::Float64, &gen), k = randn({1, 1, 4, 4}, DType::Float64, &gen);
   const Tensor v = randn({1, 1, 4, 2}, DType::Float64, &gen), mask = mul(randn({3, 4}, DType::Float64, &gen), 2.0);
@@ -143,73 +196,6 @@ TEST(ex12_sdpa, a_float_mask_is_added_to_the_scores) {
     return;
   }
   expect_values(got, want, f64_tol(), "softmax(scale q k^T + mask) v with a float mask of finite values");
-}
-
-TEST(ex12_sdpa, scores_are_scaled_by_one_over_the_square_root_of_the_head_size) {
-  // One query, two keys, dh = 4: q.k0 = 0 and q.k1 = 4, so the weight of key 1
-  // is sigmoid(4 scale): sigmoid(2) for 1/sqrt(dh), sigmoid(1) for 1/dh.
-  const Tensor q = tensor({1.0, 1, 1, 1}, {1, 1, 1, 4}, DType::Float64);
-  const Tensor k = tensor({0.0, 0, 0, 0, 1, 1, 1, 1}, {1, 1, 2, 4}, DType::Float64);
-  const Tensor v = tensor({0.0, 1}, {1, 1, 2, 1}, DType::Float64);
-  const auto sigmoid = [](double x) { return 1 / (1 + std::exp(-x)); };
-  // The factor the scores were multiplied by, from the weight of key 1: at dh = 4 (q.k1 = 4) and at dh = 8
-  // (q8.k1 = 8, not a square), each log(w / (1 - w)) / q.k1; then named when one form of dh gives both.
-  const double got = nn::scaled_dot_product_attention(q, k, v).item<double>();  // = the weight of key 1
-  const Tensor q8 = ones({1, 1, 1, 8}, DType::Float64);
-  const Tensor k8 = cat({zeros({1, 1, 1, 8}, DType::Float64), ones({1, 1, 1, 8}, DType::Float64)}, 2);
-  const double w8 = nn::scaled_dot_product_attention(q8, k8, v).item<double>();
-  const double f4 = std::log(got / (1 - got)) / 4, f8 = std::log(w8 / (1 - w8)) / 8;
-  if (!(std::abs(f4 - 0.5) <= 1e-9 && std::abs(f8 - 1 / std::sqrt(8.0)) <= 1e-9)) {
-    struct Form {
-      const char* text;
-      double (*of)(double dh);
-    };
-    const Form forms[] = {
-        {"1/dh", [](double dh) { return 1 / dh; }},
-        {"1 (not scaled)", [](double) { return 1.0; }},
-        {"sqrt(dh), the root multiplied where it divides", [](double dh) { return std::sqrt(dh); }},
-        {"dh", [](double dh) { return dh; }},
-        {"1/floor(sqrt(dh)) (the root rounded to a whole number)", [](double dh) { return 1 / std::floor(std::sqrt(dh)); }},
-        {"1/dh^2", [](double dh) { return 1 / (dh * dh); }},
-        {"1/sqrt(dh) twice (1/dh, then 1/sqrt(dh) again)", [](double dh) { return std::pow(dh, -1.5); }},
-        {"1/(2 sqrt(dh))", [](double dh) { return 0.5 / std::sqrt(dh); }},
-    };
-    std::string named;
-    for (const Form& f : forms) {
-      if (std::abs(f4 - f.of(4)) <= 1e-5 * f.of(4) && std::abs(f8 - f.of(8)) <= 1e-5 * f.of(8)) named = f.text;
-    }
-    // Close to the right factor (a rounding, a float32 root): enough digits to see the difference.
-    const auto shown = [](double f, double want) {
-      if (std::abs(f - want) <= 1e-12 * want) return fmt::format("{:.6g} (right)", f);
-      return std::abs(f - want) <= 1e-4 * want
-                 ? fmt::format("{:.12g} (relative difference {:.2g})", f, std::abs(f - want) / want)
-                 : fmt::format("{:.6g}", f);
-    };
-    ADD_FAILURE() << "the scores are multiplied by " << shown(f4, 0.5) << " at dh = 4 and by "
-                  << shown(f8, 1 / std::sqrt(8.0)) << " at dh = 8"
-                  << (named.empty() ? std::string() : " (at both: " + named + ")")
-                  << ", expected 1/sqrt(dh) = 0.5 and 0.353553 (one query, keys with q.k = 0 and q.k = dh: weight "
-                  << "of the second " << fmt::format("{:.6g}", got) << " and " << fmt::format("{:.6g}", w8)
-                  << ", expected sigmoid(sqrt(dh)) = " << fmt::format("{:.6g}", sigmoid(2)) << " and "
-                  << fmt::format("{:.6g}", sigmoid(std::sqrt(8.0))) << ")";
-  }
-  nn::AttentionOptions o;
-  o.scale = 0.25;  // an explicit scale replaces 1/sqrt(dh)
-  const double explicit_scale = nn::scaled_dot_product_attention(q, k, v, o).item<double>();
-  // The weight of key 1 is sigmoid(4 x the factor the scores are multiplied
-  // by): sigmoid(1) for 0.25, sigmoid(2) for the default 1/sqrt(dh) = 0.5 (the
-  // scale ignored), sigmoid(16) for 1/0.25 = 4 (the scale used as a divisor).
-  if (std::abs(explicit_scale - sigmoid(1)) <= 1e-12) return;
-  if (std::abs(explicit_scale - sigmoid(2)) <= 1e-12)
-    ADD_FAILURE() << "options.scale = 0.25 is ignored: weight " << explicit_scale << ", expected " << sigmoid(1)
-                  << " (the weight is that of the default scale 1/sqrt(dh) = 0.5, sigmoid(4 x 0.5))";
-  else if (std::abs(explicit_scale - sigmoid(16)) <= 1e-12)
-    ADD_FAILURE() << "options.scale = 0.25 is used as a divisor (1/scale = 4 multiplies the scores): weight "
-                  << explicit_scale << " = sigmoid(4 / 0.25), expected sigmoid(4 x 0.25) = " << sigmoid(1);
-  else
-    ADD_FAILURE() << "with options.scale = 0.25 (q.k0 = 0, q.k1 = 4): weight of key 1 " << explicit_scale
-                  << ", expected sigmoid(4 x 0.25) = " << sigmoid(1) << " (the default scale 1/sqrt(dh) = 0.5 gives "
-                  << sigmoid(2) << ", 1/scale = 4 gives " << sigmoid(16) << ")";
 }
 
 // q (1, 2, 3, 4), k (1, 2, 5, 4), v (1, 2, 5, 3) with query 1 masked from
@@ -249,6 +235,33 @@ TEST(ex12_sdpa, a_query_that_may_attend_no_key_gives_zeros_not_nan) {
                        "output_matches_torch_float64_with_a_bool_padding_mask",                             \
                        "output_matches_torch_float64_with_an_additive_mask",                                \
                        "output_matches_torch_float64_for_cross_attention")
+
+// The whole forward against torch, after its parts: these run no backward.
+TEST(ex12_sdpa, output_matches_torch_float64_without_a_mask) {
+  COURSE_REQUIRES("a_bool_mask_is_true_where_a_query_may_attend", "a_float_mask_is_added_to_the_scores",
+                  "scores_are_scaled_by_one_over_the_square_root_of_the_head_size");
+  expect_sdpa_torch_f64(kNoMask.name, kNoMask.has_mask, kNoMask.causal, Part::Forward);
+}
+TEST(ex12_sdpa, output_matches_torch_float64_with_a_causal_mask) {
+  COURSE_REQUIRES("a_bool_mask_is_true_where_a_query_may_attend", "a_float_mask_is_added_to_the_scores",
+                  "scores_are_scaled_by_one_over_the_square_root_of_the_head_size");
+  expect_sdpa_torch_f64(kCausal.name, kCausal.has_mask, kCausal.causal, Part::Forward);
+}
+TEST(ex12_sdpa, output_matches_torch_float64_with_a_bool_padding_mask) {
+  COURSE_REQUIRES("a_bool_mask_is_true_where_a_query_may_attend", "a_float_mask_is_added_to_the_scores",
+                  "scores_are_scaled_by_one_over_the_square_root_of_the_head_size");
+  expect_sdpa_torch_f64(kBoolPadding.name, kBoolPadding.has_mask, kBoolPadding.causal, Part::Forward);
+}
+TEST(ex12_sdpa, output_matches_torch_float64_with_an_additive_mask) {
+  COURSE_REQUIRES("a_bool_mask_is_true_where_a_query_may_attend", "a_float_mask_is_added_to_the_scores",
+                  "scores_are_scaled_by_one_over_the_square_root_of_the_head_size");
+  expect_sdpa_torch_f64(kAdditive.name, kAdditive.has_mask, kAdditive.causal, Part::Forward);
+}
+TEST(ex12_sdpa, output_matches_torch_float64_for_cross_attention) {
+  COURSE_REQUIRES("a_bool_mask_is_true_where_a_query_may_attend", "a_float_mask_is_added_to_the_scores",
+                  "scores_are_scaled_by_one_over_the_square_root_of_the_head_size");
+  expect_sdpa_torch_f64(kCross.name, kCross.has_mask, kCross.causal, Part::Forward);
+}
 
 TEST(ex12_sdpa, gradients_match_torch_float64_with_each_kind_of_mask) {
   AFTER_SDPA_FORWARD();

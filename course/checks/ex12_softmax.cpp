@@ -453,18 +453,32 @@ TEST(ex12_softmax, softmax_backward_is_y_times_g_minus_its_weighted_sum) {
        [&](size_t j) { return ey[j] * (gs[j] - gey); }},
       {"g_j - y_j sum_i g_i: log_softmax's rule", [&](size_t j) { return gs[j] - y[j] * gsum; }},
       {"y_j (g_j - sum_i g_i): the sum of g not weighted by y", [&](size_t j) { return y[j] * (gs[j] - gsum); }},
-      {"y_j g_j: the term through the normaliser left out", [&](size_t j) { return y[j] * gs[j]; }}};
+      {"y_j g_j: the term through the normaliser left out", [&](size_t j) { return y[j] * gs[j]; }},
+      {"y_j (y_j - sum_i y_i y_i): the rule with y read where g belongs",
+       [&](size_t j) {
+         double yy = 0;
+         for (double v : y) yy += v * v;
+         return y[j] * (y[j] - yy);
+       }}};
+  // The same x with the output gradient doubled: a rule that reads g gives twice the values.
+  Tensor x2 = param(xs, {3});
+  backward(softmax(x2, 0), tensor({2 * gs[0], 2 * gs[1], 2 * gs[2]}, {3}, kF64));
+  const std::vector<double> got2 = x2.grad().defined() ? x2.grad().to_vector<double>() : std::vector<double>(3, NAN);
+  bool ignores_g = true;
+  for (size_t i = 0; i < 3; ++i) ignores_g = ignores_g && std::abs(got2[i] - got[i]) <= 1e-12 + 1e-10 * std::abs(got[i]);
+  const std::string g_note = ignores_g ? " (with g doubled it gives the same values: the incoming gradient g is not read)" : "";
   for (const auto& [text, f] : look_alikes) {
     if (gives(f)) {
       ADD_FAILURE() << fmt::format("softmax's backward on x = 0.5, -1, 2 with g = 1.5, -0.5, 0.25 gives {:.8g}, "
-                                   "{:.8g}, {:.8g}: that is {}; dx_j = y_j (g_j - sum_i g_i y_i)",
-                                   got[0], got[1], got[2], text);
+                                   "{:.8g}, {:.8g}: that is {}{}; dx_j = y_j (g_j - sum_i g_i y_i)",
+                                   got[0], got[1], got[2], text, g_note);
       return;
     }
   }
   ADD_FAILURE() << fmt::format("softmax's backward on x = 0.5, -1, 2 with g = 1.5, -0.5, 0.25 gives {:.8g}, {:.8g}, "
-                               "{:.8g}, expected y_j (g_j - sum_i g_i y_i) = {:.8g}, {:.8g}, {:.8g}",
-                               got[0], got[1], got[2], y[0] * (gs[0] - gy), y[1] * (gs[1] - gy), y[2] * (gs[2] - gy));
+                               "{:.8g}{}, expected y_j (g_j - sum_i g_i y_i) = {:.8g}, {:.8g}, {:.8g}",
+                               got[0], got[1], got[2], g_note, y[0] * (gs[0] - gy), y[1] * (gs[1] - gy),
+                               y[2] * (gs[2] - gy));
 }
 
 }  // namespace

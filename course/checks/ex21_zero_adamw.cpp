@@ -423,6 +423,18 @@ TEST(ex21_zero_adamw, a_strided_gradient_is_read_by_its_strides) {
 // The moments this rank keeps for its range [3, 6) after one step are
 // AdamW's m and v there; each kept moment is named as what it equals (AdamW's
 // m, AdamW's v, or 0) when that holds on all three elements.
+// m = c x AdamW's and v = c^2 x AdamW's: the moments of the gradient c g ("" otherwise).
+std::string scaled_gradient_note(const std::string& m_is, const std::string& v_is) {
+  const auto factor = [](const std::string& text) {
+    return text.ends_with(" x AdamW's") ? std::stod(text) : NAN;
+  };
+  const double cm = factor(m_is), cv = factor(v_is);
+  if (std::isnan(cm) || std::isnan(cv) || !(std::abs(cv - cm * cm) <= 1e-4 * cv)) return "";
+  return fmt::format(": the moments of the gradient {:.6g} g (m scales with g, v with g^2), where this rank's gradient "
+                     "after the all-reduce is g itself{}",
+                     cm, std::abs(cm - 1.0 / 3) <= 1e-5 ? " (1/3: the number of ranks, 3)" : "");
+}
+
 TEST(ex21_zero_adamw, the_moments_of_its_range_are_adamws) {
   const RankOneStep r = rank_one_step();
   if (r.m.size() != 9 || r.v.size() != 9) {
@@ -437,7 +449,20 @@ TEST(ex21_zero_adamw, the_moments_of_its_range_are_adamws) {
       as_v = as_v && kept[e] == r.adamw_v[e];
       zero = zero && kept[e] == 0;
     }
-    return as_m ? "AdamW's m" : as_v ? "AdamW's v" : zero ? "0" : "";
+    if (as_m || as_v || zero) return as_m ? "AdamW's m" : as_v ? "AdamW's v" : "0";
+    // One factor of AdamW's (over the nonzero entries): 1/3 for m and 1/9 for v say the gradient was g / 3.
+    const std::vector<float>& ref = &kept == &r.m ? r.adamw_m : r.adamw_v;
+    double c = NAN;
+    for (size_t e = 3; e < 6; ++e) {
+      if (ref[e] == 0) {
+        if (kept[e] != 0) return "";
+        continue;
+      }
+      const double q = static_cast<double>(kept[e]) / ref[e];
+      if (std::isnan(c)) c = q;
+      if (!(std::abs(q - c) <= 1e-5 * std::abs(c))) return "";
+    }
+    return std::isnan(c) ? "" : fmt::format("{:.6g} x AdamW's", c);
   };
   const std::string m_is = what(r.m), v_is = what(r.v);
   if (m_is == "AdamW's m" && v_is == "AdamW's v") return;
@@ -446,7 +471,8 @@ TEST(ex21_zero_adamw, the_moments_of_its_range_are_adamws) {
                 << (m_is.empty() ? "" : " (" + m_is + ")") << " and v = " << values(r.v)
                 << (v_is.empty() ? "" : " (" + v_is + ")") << "; AdamW's m = " << values(r.adamw_m)
                 << ", v = " << values(r.adamw_v)
-                << (m_is == "AdamW's v" && v_is == "0" ? ": the second moment is written in m's slot, and v's is never written" : "");
+                << (m_is == "AdamW's v" && v_is == "0" ? ": the second moment is written in m's slot, and v's is never written" : "")
+                << scaled_gradient_note(m_is, v_is);
 }
 
 TEST(ex21_zero_adamw, the_gathered_ranges_become_every_parameter) {

@@ -2,6 +2,7 @@
 // the targets that are not ignore_index, and its fused backward
 // (nn/cross_entropy.cpp), against F.cross_entropy (tests/fixtures/nn/ce_*: the
 // gradient is that of loss * w, w a random scalar).
+#include <bit>
 #include <cmath>
 
 #include "course/checks/check_util.h"
@@ -66,6 +67,50 @@ std::string gradient_against_targets(const Tensor& got, const Tensor& want, cons
 
 // A wrong loss whose ratio to torch's is one of the case's counts (N rows,
 // the counted ones, V classes) or its inverse: "" otherwise.
+// The loss as the sum of some counted rows' losses -log softmax(z_r)[t_r]
+// over a count (the rows summed, the counted targets, all targets): which
+// rows are left out of the sum, or counted that should not be. "" when no
+// subset of at most 12 counted rows gives it.
+std::string rows_summed(const Tensor& logits, const std::vector<int64_t>& targets, int64_t ignore, double got) {
+  const std::vector<double> z = logits.to_vector<double>();
+  const size_t v = static_cast<size_t>(logits.size(-1)), n = targets.size();
+  std::vector<size_t> rows;
+  std::vector<double> loss;
+  for (size_t r = 0; r < n; ++r) {
+    if (targets[r] == ignore) continue;
+    double m = -INFINITY, total = 0;
+    for (size_t j = 0; j < v; ++j) m = std::max(m, z[r * v + j]);
+    for (size_t j = 0; j < v; ++j) total += std::exp(z[r * v + j] - m);
+    rows.push_back(r);
+    loss.push_back(m + std::log(total) - z[r * v + static_cast<size_t>(targets[r])]);
+  }
+  if (rows.empty() || rows.size() > 12) return "";
+  const auto list = [&](uint32_t mask, bool in) {
+    std::string s;
+    for (size_t k = 0; k < rows.size(); ++k)
+      if (((mask >> k) & 1u) == in) s += fmt::format("{}{}", s.empty() ? "" : ", ", rows[k]);
+    return s;
+  };
+  const uint32_t all = (1u << rows.size()) - 1;
+  for (uint32_t mask = 1; mask <= all; ++mask) {
+    double sum = 0;
+    for (size_t k = 0; k < rows.size(); ++k)
+      if ((mask >> k) & 1u) sum += loss[k];
+    const auto size = static_cast<double>(std::popcount(mask));
+    const std::pair<double, std::string> counts[] = {{size, "the rows summed"},
+                                                     {static_cast<double>(rows.size()), "the counted targets"},
+                                                     {static_cast<double>(n), "all the targets"}};
+    for (const auto& [k, what] : counts) {
+      if (mask == all && k == static_cast<double>(rows.size())) continue;  // the right loss
+      if (!(std::abs(got - sum / k) <= 1e-10 * std::abs(got))) continue;
+      return fmt::format("the loss is the sum of the losses of rows {} over {:g} ({}){}; ", list(mask, true), k, what,
+                         mask == all ? "" : fmt::format(": rows {}, whose targets are not ignored, are left out of "
+                                                        "the sum", list(mask, false)));
+    }
+  }
+  return "";
+}
+
 std::string loss_against_counts(const Tensor& got, const Tensor& want, const std::string& c) {
   if (!got.defined() || got.numel() != 1) return "";
   const double g = got.to_vector<double>()[0], w = want.to_vector<double>()[0];
@@ -90,7 +135,7 @@ std::string loss_against_counts(const Tensor& got, const Tensor& want, const std
                        "included; ",
                        counted, n, n);
   }
-  return "";
+  return rows_summed(logits, targets, ignore, g);
 }
 
 void expect_f64_case(const std::string& c, Part part) {

@@ -164,8 +164,17 @@ TEST(ex19_merge_step, merge_pair_in_word_merges_every_occurrence_left_to_right) 
   ids = {'a', 'a', 'a', 'a', 'b', 'a', 'a'};
   tok::merge_pair_in_word(ids, 'a', 'a', 256);
   if (ids != std::vector<int32_t>{256, 256, 'b', 256}) {
+    // Look-alikes on this word: only the first occurrence, only the last, the first of each run of a's.
+    const std::pair<std::vector<int32_t>, const char*> forms[] = {
+        {{256, 'a', 'a', 'b', 'a', 'a'}, "only the first occurrence is merged, the rest of the word copied as it is"},
+        {{'a', 'a', 'a', 'a', 'b', 256}, "only the last occurrence is merged"},
+        {{256, 'a', 'a', 'b', 256}, "one occurrence per run of a's is merged (the scan moves on after each merge "
+                                    "past the rest of the run)"}};
+    std::string named;
+    for (const auto& [form, text] : forms)
+      if (ids == form) named = fmt::format(": {}", text);
     ADD_FAILURE() << "merge_pair_in_word of (a, a) in \"aaaabaa\" gives " << tokcheck::id_list(ids)
-                  << ", expected [256 256 98 256] (every occurrence, left to right)";
+                  << ", expected [256 256 98 256] (every occurrence, left to right)" << named;
     return;
   }
   ids = {'a', 'b', 'c'};

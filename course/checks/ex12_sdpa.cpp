@@ -137,10 +137,28 @@ TEST(ex12_sdpa, a_bool_mask_is_true_where_a_query_may_attend) {
   Tensor weights;
   nn::scaled_dot_product_attention(q, k, v, o, &weights);
   const std::vector<double> w = weights.to_vector<double>();
+  // A mask all true leaves every key: the weights without a mask.
+  const auto all_true_is_plain = [&] {
+    nn::AttentionOptions all_true;
+    all_true.mask = tensor_bool(std::vector<bool>(12, true), {3, 4});
+    Tensor open_weights, plain_weights;
+    nn::scaled_dot_product_attention(q, k, v, all_true, &open_weights);
+    nn::scaled_dot_product_attention(q, k, v, {}, &plain_weights);
+    const std::vector<double> open = open_weights.to_vector<double>(), plain = plain_weights.to_vector<double>();
+    for (size_t e = 0; e < open.size(); ++e)
+      if (!(std::abs(open[e] - plain[e]) <= 1e-12)) return false;
+    return true;
+  };
   for (size_t e = 0; e < keep.size(); ++e) {
     if (!keep[e] && w[e] != 0) {
+      const bool all_nan = std::all_of(w.begin(), w.end(), [](double x) { return std::isnan(x); });
       ADD_FAILURE() << "query " << e / 4 << " gives key " << e % 4 << " weight " << fmt::format("{:.6g}", w[e])
-                    << " though the mask marks it false (bool masks: true = may attend, false = masked)";
+                    << " though the mask marks it false (bool masks: true = may attend, false = masked)"
+                    << (all_nan && all_true_is_plain()
+                            ? "; every weight is nan (each query has a masked key), and with a mask all true the "
+                              "weights are right: a false entry gives its key the score +inf or nan, where -inf "
+                              "belongs"
+                            : "");
       return;
     }
   }

@@ -116,6 +116,8 @@ struct Replay {
   bool last_element_skipped = false;            // each range's last element not updated (its end taken as inclusive)
   bool gathered_from_parameter_start = false;   // a piece p[at..] gathered from p[0..] of the rank's own copy
   bool last_parameter_skipped = false;          // the last parameter of the flat order updated by no rank
+  bool moments_reset_each_step = false;         // m and v zeroed at the start of every step (the count t kept)
+  bool gradient_over_ranks = false;             // the (already averaged) gradient divided by the number of ranks
 };
 
 std::string replay_text(const Replay& r) {
@@ -158,6 +160,12 @@ std::string replay_text(const Replay& r) {
   if (r.last_element_skipped)
     parts.push_back("the last element of each rank's range left out of the update (its end, which is one past the "
                     "range, read as the range's last element)");
+  if (r.moments_reset_each_step)
+    parts.push_back("m and v set to 0 at the start of every step (AdamW's moments carry over from step to step; "
+                    "the step count t still counts)");
+  if (r.gradient_over_ranks)
+    parts.push_back("the gradient divided by the number of ranks (after the all-reduce every rank already holds "
+                    "the average)");
   std::string out;
   for (size_t i = 0; i < parts.size(); ++i) out += (i ? "; and " : "") + parts[i];
   return out;
@@ -170,7 +178,9 @@ std::vector<Replay> look_alikes() {
     out.push_back({(mask & 1) != 0, (mask & 2) != 0, (mask & 4) != 0 ? 1 : 0});
   out.push_back({false, false, -1});
   Replay exchanged, betas, no_decay, decay_lr, last_skipped, split_skipped, last_element, gathered_from_start,
-      last_parameter;
+      last_parameter, reset, over_ranks;
+  reset.moments_reset_each_step = true;
+  over_ranks.gradient_over_ranks = true;
   exchanged.eps_and_weight_decay_exchanged = true;
   betas.betas_exchanged = true;
   no_decay.no_weight_decay = true;
@@ -181,7 +191,7 @@ std::vector<Replay> look_alikes() {
   gathered_from_start.gathered_from_parameter_start = true;
   last_parameter.last_parameter_skipped = true;
   out.insert(out.end(), {exchanged, betas, no_decay, decay_lr, last_skipped, split_skipped, last_element,
-                         gathered_from_start, last_parameter});
+                         gathered_from_start, last_parameter, reset, over_ranks});
   return out;
 }
 
@@ -197,6 +207,9 @@ std::vector<std::vector<float>> replay_zero(int n, const Replay& how, int steps)
   for (int step = 1; step <= steps; ++step) {
     const std::vector<Tensor> ps = zero_params();
     set_zero_grads(ps, step);
+    if (how.moments_reset_each_step) {
+      for (int r = 0; r < n; ++r) std::fill(m[r].begin(), m[r].end(), 0.0f), std::fill(v[r].begin(), v[r].end(), 0.0f);
+    }
     const std::vector<float> before = w;  // every rank's copy at the step's start
     std::vector<float> gathered = w;      // what the gather makes of the ranks' pieces
     for (int r = 0; r < n; ++r) {
@@ -211,7 +224,9 @@ std::vector<std::vector<float>> replay_zero(int n, const Replay& how, int steps)
         const int64_t hi = std::min(how.last_element_skipped ? end - 1 : end, offsets[i] + sizes[i]);
         if (lo >= hi || (how.last_piece_skipped && i == last) || (how.last_parameter_skipped && i == 2)) continue;
         if (how.split_pieces_skipped && (lo != offsets[i] || hi != offsets[i] + sizes[i])) continue;
-        const std::vector<float> g = ps[i].grad().to_vector<float>();
+        std::vector<float> g = ps[i].grad().to_vector<float>();
+        if (how.gradient_over_ranks)
+          for (float& x : g) x /= static_cast<float>(n);
         const int64_t at = lo - offsets[i], slot = how.moments_from_range_start ? 0 : lo - begin;
         const double eps = how.eps_and_weight_decay_exchanged ? kZeroOptions.weight_decay : kZeroOptions.eps;
         const double decay = how.no_weight_decay                  ? 0.0

@@ -324,6 +324,27 @@ std::vector<Feature> features(const Entries& e) {
     add_placed_features(e, t, /*by_row=*/false, out);
     add_placed_features(e, t, /*by_row=*/true, out);
   }
+  // The log of an input that is positive everywhere (a derivative x^y log x, say),
+  // and each index plus one along a dim of 3 or more (a count: a mean's 1 / (j + 1)).
+  const size_t placed = out.size();
+  for (size_t k = 0; k < placed; ++k) {
+    const Feature& f = out[k];
+    if (f.symbol.rfind("input", 0) != 0) continue;
+    if (!std::all_of(f.v.begin(), f.v.end(), [](double v) { return v > 0; })) continue;
+    Feature g{"log(" + f.symbol + ")", f.by_row, {}};
+    for (double v : f.v) g.v.push_back(std::log(v));
+    out.push_back(std::move(g));
+  }
+  for (const bool by_row : {true, false}) {
+    const Shape& shape = by_row ? e.out_shape : e.in_shape;
+    const std::vector<Shape>& index = by_row ? e.out_index : e.in_index;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (shape[d] < 3) continue;
+      Feature f{fmt::format("({}{} + 1)", by_row ? 'i' : 'j', d), by_row, {}};
+      for (const Shape& i : index) f.v.push_back(static_cast<double>(i[d] + 1));
+      out.push_back(std::move(f));
+    }
+  }
   std::erase_if(out, [](const Feature& f) {
     return !std::all_of(f.v.begin(), f.v.end(), [](double v) { return std::isfinite(v); });
   });

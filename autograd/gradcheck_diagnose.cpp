@@ -1704,12 +1704,19 @@ std::string derivative_form(const Entries& e) {
     if (!in.defined() || !in.is_floating_point() || in.shape() != e.out_shape) continue;
     candidates.push_back({fmt::format("input{}[i]", t), pick(in.to_vector<double>())});
   }
-  // And their reciprocals, where none is 0 (a derivative of a quotient or a log).
+  // And their reciprocals, where none is 0 (a derivative of a quotient or a log),
+  // and the logs of the inputs positive everywhere (a power's x^y log x).
   for (size_t c = 0, n_named = candidates.size(); c < n_named; ++c) {
     Candidate inverse{"1 / " + candidates[c].symbol, {}};
     for (const double v : candidates[c].v) inverse.v.push_back(1 / v);
     if (std::all_of(inverse.v.begin(), inverse.v.end(), [](double v) { return std::isfinite(v); })) {
       candidates.push_back(std::move(inverse));
+    }
+    if (candidates[c].symbol.rfind("input", 0) == 0 &&
+        std::all_of(candidates[c].v.begin(), candidates[c].v.end(), [](double v) { return v > 0; })) {
+      Candidate log_of{"log(" + candidates[c].symbol + ")", {}};
+      for (const double v : candidates[c].v) log_of.v.push_back(std::log(v));
+      candidates.push_back(std::move(log_of));
     }
   }
   candidates.push_back({"numerical", n});

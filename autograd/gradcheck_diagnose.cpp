@@ -1131,6 +1131,51 @@ struct Place {
   int64_t active = 0;
 };
 
+// "; there analytical = numerical x (i1 + 1) / (j1 + 1)" when, on the
+// diagonal (or off it), A / N is a number times one feature (or its inverse)
+// or times one feature over another, at every nonzero entry; "" otherwise.
+std::string part_ratio_form(const Entries& e, bool diagonal) {
+  std::vector<std::pair<int64_t, int64_t>> at;
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) {
+      if ((r == c) == diagonal && !is_zero(e.n.at(r, c), e.o)) at.emplace_back(r, c);
+    }
+  }
+  if (at.size() < 3) return "";
+  const std::vector<Feature> fs = features(e);
+  const auto value = [](const Feature& f, int64_t r, int64_t c) { return f.v[static_cast<size_t>(f.by_row ? r : c)]; };
+  // A / N = alpha x top / bottom (nullptr: 1) at every entry, alpha from the first.
+  const auto fits = [&](const Feature* top, const Feature* bottom) -> std::optional<double> {
+    const auto shape_of = [&](int64_t r, int64_t c) {
+      return (top ? value(*top, r, c) : 1.0) / (bottom ? value(*bottom, r, c) : 1.0);
+    };
+    const double f0 = shape_of(at[0].first, at[0].second);
+    if (!std::isfinite(f0) || f0 == 0) return std::nullopt;
+    const double alpha = e.a.at(at[0].first, at[0].second) / e.n.at(at[0].first, at[0].second) / f0;
+    if (!(std::abs(alpha) > 1e-9)) return std::nullopt;  // A = 0 there: no ratio to state
+    for (const auto& [r, c] : at) {
+      if (!close(e.a.at(r, c), alpha * shape_of(r, c) * e.n.at(r, c), e.o)) return std::nullopt;
+    }
+    return alpha;
+  };
+  const auto text = [](double alpha, const Feature* top, const Feature* bottom) {
+    std::string num = top ? top->symbol : "1";
+    if (std::abs(alpha - 1) > 1e-6) num = fmt::format("{:.4g} x {}", alpha, num);
+    return "; there analytical = numerical x " + num + (bottom ? " / " + bottom->symbol : "") + " at every entry";
+  };
+  for (const Feature& f : fs) {
+    if (const auto alpha = fits(&f, nullptr)) return text(*alpha, &f, nullptr);
+    if (const auto alpha = fits(nullptr, &f)) return text(*alpha, nullptr, &f);
+  }
+  for (const Feature& f : fs) {
+    for (const Feature& g : fs) {
+      if (&f == &g) continue;
+      if (const auto alpha = fits(&f, &g)) return text(*alpha, &f, &g);
+    }
+  }
+  return "";
+}
+
 // "; there the analytical is -1 x the numerical one (a sign flipped in that
 // part)" when A = c N on the diagonal (or off it), c by least squares.
 std::string part_factor(const Entries& e, bool diagonal) {
@@ -1146,7 +1191,7 @@ std::string part_factor(const Entries& e, bool diagonal) {
   const double factor = num / den;
   for (int64_t r = 0; r < e.a.rows; ++r) {
     for (int64_t c = 0; c < e.a.cols; ++c) {
-      if ((r == c) == diagonal && !close(e.a.at(r, c), factor * e.n.at(r, c), e.o)) return "";
+      if ((r == c) == diagonal && !close(e.a.at(r, c), factor * e.n.at(r, c), e.o)) return part_ratio_form(e, diagonal);
     }
   }
   return fmt::format("; there the analytical is {:.6g} x the numerical one{}", factor,

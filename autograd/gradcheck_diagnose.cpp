@@ -324,6 +324,27 @@ std::vector<Feature> features(const Entries& e) {
     add_placed_features(e, t, /*by_row=*/false, out);
     add_placed_features(e, t, /*by_row=*/true, out);
   }
+  // The log of an input that is positive everywhere (a derivative x^y log x, say),
+  // and each index plus one along a dim of 3 or more (a count: a mean's 1 / (j + 1)).
+  const size_t placed = out.size();
+  for (size_t k = 0; k < placed; ++k) {
+    const Feature& f = out[k];
+    if (f.symbol.rfind("input", 0) != 0) continue;
+    if (!std::all_of(f.v.begin(), f.v.end(), [](double v) { return v > 0; })) continue;
+    Feature g{"log(" + f.symbol + ")", f.by_row, {}};
+    for (double v : f.v) g.v.push_back(std::log(v));
+    out.push_back(std::move(g));
+  }
+  for (const bool by_row : {true, false}) {
+    const Shape& shape = by_row ? e.out_shape : e.in_shape;
+    const std::vector<Shape>& index = by_row ? e.out_index : e.in_index;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (shape[d] < 3) continue;
+      Feature f{fmt::format("({}{} + 1)", by_row ? 'i' : 'j', d), by_row, {}};
+      for (const Shape& i : index) f.v.push_back(static_cast<double>(i[d] + 1));
+      out.push_back(std::move(f));
+    }
+  }
   std::erase_if(out, [](const Feature& f) {
     return !std::all_of(f.v.begin(), f.v.end(), [](double v) { return std::isfinite(v); });
   });
@@ -1110,6 +1131,51 @@ struct Place {
   int64_t active = 0;
 };
 
+// "; there analytical = numerical x (i1 + 1) / (j1 + 1)" when, on the
+// diagonal (or off it), A / N is a number times one feature (or its inverse)
+// or times one feature over another, at every nonzero entry; "" otherwise.
+std::string part_ratio_form(const Entries& e, bool diagonal) {
+  std::vector<std::pair<int64_t, int64_t>> at;
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) {
+      if ((r == c) == diagonal && !is_zero(e.n.at(r, c), e.o)) at.emplace_back(r, c);
+    }
+  }
+  if (at.size() < 3) return "";
+  const std::vector<Feature> fs = features(e);
+  const auto value = [](const Feature& f, int64_t r, int64_t c) { return f.v[static_cast<size_t>(f.by_row ? r : c)]; };
+  // A / N = alpha x top / bottom (nullptr: 1) at every entry, alpha from the first.
+  const auto fits = [&](const Feature* top, const Feature* bottom) -> std::optional<double> {
+    const auto shape_of = [&](int64_t r, int64_t c) {
+      return (top ? value(*top, r, c) : 1.0) / (bottom ? value(*bottom, r, c) : 1.0);
+    };
+    const double f0 = shape_of(at[0].first, at[0].second);
+    if (!std::isfinite(f0) || f0 == 0) return std::nullopt;
+    const double alpha = e.a.at(at[0].first, at[0].second) / e.n.at(at[0].first, at[0].second) / f0;
+    if (!(std::abs(alpha) > 1e-9)) return std::nullopt;  // A = 0 there: no ratio to state
+    for (const auto& [r, c] : at) {
+      if (!close(e.a.at(r, c), alpha * shape_of(r, c) * e.n.at(r, c), e.o)) return std::nullopt;
+    }
+    return alpha;
+  };
+  const auto text = [](double alpha, const Feature* top, const Feature* bottom) {
+    std::string num = top ? top->symbol : "1";
+    if (std::abs(alpha - 1) > 1e-6) num = fmt::format("{:.4g} x {}", alpha, num);
+    return "; there analytical = numerical x " + num + (bottom ? " / " + bottom->symbol : "") + " at every entry";
+  };
+  for (const Feature& f : fs) {
+    if (const auto alpha = fits(&f, nullptr)) return text(*alpha, &f, nullptr);
+    if (const auto alpha = fits(nullptr, &f)) return text(*alpha, nullptr, &f);
+  }
+  for (const Feature& f : fs) {
+    for (const Feature& g : fs) {
+      if (&f == &g) continue;
+      if (const auto alpha = fits(&f, &g)) return text(*alpha, &f, &g);
+    }
+  }
+  return "";
+}
+
 // "; there the analytical is -1 x the numerical one (a sign flipped in that
 // part)" when A = c N on the diagonal (or off it), c by least squares.
 std::string part_factor(const Entries& e, bool diagonal) {
@@ -1125,7 +1191,7 @@ std::string part_factor(const Entries& e, bool diagonal) {
   const double factor = num / den;
   for (int64_t r = 0; r < e.a.rows; ++r) {
     for (int64_t c = 0; c < e.a.cols; ++c) {
-      if ((r == c) == diagonal && !close(e.a.at(r, c), factor * e.n.at(r, c), e.o)) return "";
+      if ((r == c) == diagonal && !close(e.a.at(r, c), factor * e.n.at(r, c), e.o)) return part_ratio_form(e, diagonal);
     }
   }
   return fmt::format("; there the analytical is {:.6g} x the numerical one{}", factor,
@@ -1683,12 +1749,19 @@ std::string derivative_form(const Entries& e) {
     if (!in.defined() || !in.is_floating_point() || in.shape() != e.out_shape) continue;
     candidates.push_back({fmt::format("input{}[i]", t), pick(in.to_vector<double>())});
   }
-  // And their reciprocals, where none is 0 (a derivative of a quotient or a log).
+  // And their reciprocals, where none is 0 (a derivative of a quotient or a log),
+  // and the logs of the inputs positive everywhere (a power's x^y log x).
   for (size_t c = 0, n_named = candidates.size(); c < n_named; ++c) {
     Candidate inverse{"1 / " + candidates[c].symbol, {}};
     for (const double v : candidates[c].v) inverse.v.push_back(1 / v);
     if (std::all_of(inverse.v.begin(), inverse.v.end(), [](double v) { return std::isfinite(v); })) {
       candidates.push_back(std::move(inverse));
+    }
+    if (candidates[c].symbol.rfind("input", 0) == 0 &&
+        std::all_of(candidates[c].v.begin(), candidates[c].v.end(), [](double v) { return v > 0; })) {
+      Candidate log_of{"log(" + candidates[c].symbol + ")", {}};
+      for (const double v : candidates[c].v) log_of.v.push_back(std::log(v));
+      candidates.push_back(std::move(log_of));
     }
   }
   candidates.push_back({"numerical", n});

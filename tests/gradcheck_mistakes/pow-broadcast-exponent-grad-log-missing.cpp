@@ -31,7 +31,7 @@ mistakes::Case make() {
           "y = x^w with x (3, 4) in [0.5, 2] and an exponent w (1, 4) broadcast over the rows: the exponent's gradient drops the log from d(x^w)/dw = x^w log x, dw = sum over rows of g x^w, instead of dw = sum over rows of g x^w log x; dx = g w x^(w - 1) is right",
           inputs,
           [](const std::vector<Tensor>& in) { return PowBroadcast::apply(in[0], in[1]); },
-          std::vector<std::string>{"wrong entries of a simple form", "the analytical one is output[i0, i1]"}};
+          std::vector<std::string>{"off by a varying factor", "a factor log(input0[i0, i1]) that the rule leaves out"}};
 }
 const mistakes::Register reg(make);
 }  // namespace

@@ -103,9 +103,12 @@ std::string rows_summed(const Tensor& logits, const std::vector<int64_t>& target
     for (const auto& [k, what] : counts) {
       if (mask == all && k == static_cast<double>(rows.size())) continue;  // the right loss
       if (!(std::abs(got - sum / k) <= 1e-10 * std::abs(got))) continue;
+      const bool one_out = std::popcount(all & ~mask) == 1;
       return fmt::format("the loss is the sum of the losses of rows {} over {:g} ({}){}; ", list(mask, true), k, what,
-                         mask == all ? "" : fmt::format(": rows {}, whose targets are not ignored, are left out of "
-                                                        "the sum", list(mask, false)));
+                         mask == all ? ""
+                                     : fmt::format(": {} {}, whose target{} not ignored, {} left out of the sum",
+                                                   one_out ? "row" : "rows", list(mask, false),
+                                                   one_out ? " is" : "s are", one_out ? "is" : "are"));
     }
   }
   return "";

@@ -319,6 +319,25 @@ inline void expect_each_input_alone(const std::string& call, const std::vector<s
     ADD_FAILURE() << call << ", every input requiring a gradient: raised an error: " << e.what();
     return;
   }
+  // The inputs that alone get no gradient though all together each gets one: said in one line.
+  std::vector<std::string> none_alone;
+  for (size_t i = 0; i < values.size(); ++i) {
+    try {
+      const std::vector<Tensor> alone = run(static_cast<int>(i));
+      if (!alone[i].defined() && all[i].defined()) none_alone.push_back(names[i]);
+    } catch (const NotImplemented&) {
+      throw;
+    } catch (const Error&) {
+    }
+  }
+  if (none_alone.size() > 1) {
+    std::string listed;
+    for (size_t k = 0; k < none_alone.size(); ++k)
+      listed += (k == 0 ? "" : k + 1 == none_alone.size() ? " and " : ", ") + none_alone[k];
+    ADD_FAILURE() << call << ": " << listed << " each get no gradient when they alone require one (the other inputs "
+                  << "constants), and each gets one when every input requires one";
+    return;
+  }
   for (size_t i = 0; i < values.size(); ++i) {
     std::string others;
     for (size_t j = 0; j < names.size(); ++j) {

@@ -34,8 +34,9 @@ inline Tensor randn64(Shape shape, uint64_t seed) {
 }
 
 // The first of `forward_checks` (names of checks of the running suite,
-// defined above the caller, so run before it) that failed with a wrong value;
-// "" when none did. A check that reached a stub did not fail "with a wrong
+// defined above the caller, so run before it) that failed with a wrong value,
+// or that was skipped for one of its own that did (then that one); "" when
+// none did. A check that reached a stub did not fail "with a wrong
 // value": the caller then runs and reaches the stub itself (TODO or BLOCKED).
 inline std::string failed_forward_check(std::initializer_list<const char*> forward_checks) {
   const ::testing::TestSuite* suite = ::testing::UnitTest::GetInstance()->current_test_suite();
@@ -43,7 +44,18 @@ inline std::string failed_forward_check(std::initializer_list<const char*> forwa
   for (const char* name : forward_checks) {
     for (int i = 0; i < suite->total_test_count(); ++i) {
       const ::testing::TestInfo* t = suite->GetTestInfo(i);
-      if (std::string(t->name()) != name || !t->should_run() || !t->result()->Failed()) continue;
+      if (std::string(t->name()) != name || !t->should_run()) continue;
+      // Skipped for a check of its own that failed: that one, the root, fails for this caller too.
+      if (t->result()->Skipped()) {
+        for (int k = 0; k < t->result()->total_part_count(); ++k) {
+          const std::string m = t->result()->GetTestPartResult(k).message();
+          const size_t open = m.find("check '");
+          const size_t close = open == std::string::npos ? open : m.find('\'', open + 7);
+          if (close != std::string::npos) return m.substr(open + 7, close - open - 7);
+        }
+        continue;
+      }
+      if (!t->result()->Failed()) continue;
       bool stub = false;
       for (int k = 0; k < t->result()->total_part_count(); ++k)
         stub = stub || std::string(t->result()->GetTestPartResult(k).message()).find("not implemented: ex") !=

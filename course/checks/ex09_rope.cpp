@@ -44,105 +44,7 @@ const char* const kForwardChecks[] = {"forward_of_interleaved_pairs_matches_torc
                                       "forward_with_positions_of_shape_b_t_matches_torch_float64"};
 #define AFTER_ROPE_FORWARD() COURSE_AFTER_FORWARD(kForwardChecks[0], kForwardChecks[1])
 
-TEST(ex09_rope, forward_of_interleaved_pairs_matches_torch_float64) {
-  expect_f64_case("rope_interleaved", false, Part::Forward);
-}
-
-TEST(ex09_rope, forward_with_positions_of_shape_b_t_matches_torch_float64) {
-  expect_f64_case("rope_positions_bt", true, Part::Forward);
-}
-
-TEST(ex09_rope, positions_of_shape_t_match_torch_float64) {
-  // Batch b of the (B, T) fixture alone, with its positions as a (T) vector.
-  const Tensor x = rope_fixture("rope_positions_bt.x"), positions = rope_fixture("rope_positions_bt.positions");
-  nn::RotaryEmbedding rope(config(8), DType::Float64);
-  for (int64_t b = 0; b < 2; ++b) {
-    const Tensor out = rope.forward(contiguous(select(x, 0, b)), contiguous(select(positions, 0, b)));
-    expect_values(out, select(rope_fixture("rope_positions_bt.f64.out"), 0, b), f64_tol(),
-                  "out of batch " + std::to_string(b));
-  }
-}
-
-TEST(ex09_rope, pairs_are_adjacent_dims) {
-  // x = e_0 (dh = 4) at position 1: pair (x0, x1) turns by theta_0 = 1 rad,
-  // out = (cos 1, sin 1, 0, 0). Half-split pairs (x_i, x_i+dh/2) would move dim 0 into dim 2.
-  nn::RotaryEmbedding rope(config(4), DType::Float64);
-  const Tensor x = reshape(tensor({1, 0, 0, 0}, {4}, DType::Float64), {1, 4});  // (T = 1, dh)
-  const std::vector<double> out = rope.forward(x, tensor_i64({1}, {1})).to_vector<double>();
-  if (std::abs(out[2]) > 1e-12 && std::abs(out[1]) < 1e-12)
-    ADD_FAILURE() << "half-split pairs: dim 0 was rotated into dim 2 = 0 + dh/2 (out = [" << out[0] << ", " << out[1]
-                  << ", " << out[2] << ", " << out[3]
-                  << "]); the pairs are interleaved: (x0, x1), (x2, x3), ...";
-  else
-    expect_values(rope.forward(x, tensor_i64({1}, {1})),
-                  reshape(tensor({std::cos(1.0), std::sin(1.0), 0, 0}, {4}, DType::Float64), {1, 4}), f64_tol(),
-                  "e_0 at position 1");
-}
-
-// The pair (a, b) = (1, 2) of dims 0 and 1 at position 1 (turned by t = 1
-// rad) becomes (a cos t - b sin t, a sin t + b cos t). When it does not, the
-// map the code applies to the pair is measured on (1, 0) and (0, 1); when
-// that map gives (1, 2) too (it is linear), each of its four entries is named
-// (cos t, sin t, either negated, 0, 1 or its value) against the rotation's.
-// Otherwise each output is named among look-alikes, or as none of them.
-std::string entry_name(double v, double c, double s) {
-  const std::pair<const char*, double> names[] = {{"cos t", c}, {"-cos t", -c}, {"sin t", s}, {"-sin t", -s},
-                                                  {"0", 0.0},   {"1", 1.0},     {"-1", -1.0}};
-  for (const auto& [text, value] : names) {
-    if (std::abs(v - value) <= 1e-12) return text;
-  }
-  return fmt::format("{:.6g}", v);
-}
-
-std::string pair_map_text(nn::RotaryEmbedding& rope, const std::vector<double>& out, double c, double s) {
-  const auto turn = [&](double a, double b) {
-    const Tensor x = reshape(tensor({a, b, 0, 0}, {4}, DType::Float64), {1, 4});
-    return rope.forward(x, tensor_i64({1}, {1})).to_vector<double>();
-  };
-  const std::vector<double> e0 = turn(1, 0), e1 = turn(0, 1);
-  const double m[2][2] = {{e0[0], e1[0]}, {e0[1], e1[1]}};
-  for (int r = 0; r < 2; ++r) {
-    if (std::abs(out[r] - (m[r][0] + 2 * m[r][1])) > 1e-12) return "";  // not one linear map of the pair
-  }
-  const double want[2][2] = {{c, -s}, {s, c}};
-  std::string got_text = "[[", wrong;
-  for (int r = 0; r < 2; ++r) {
-    for (int k = 0; k < 2; ++k) {
-      got_text += entry_name(m[r][k], c, s) + (k == 0 ? ", " : r == 0 ? "], [" : "]]");
-      if (std::abs(m[r][k] - want[r][k]) > 1e-12) {
-        wrong += fmt::format("{}({}, {}) is {} where {} belongs", wrong.empty() ? "" : ", ", r, k,
-                             entry_name(m[r][k], c, s), entry_name(want[r][k], c, s));
-      }
-    }
-  }
-  return fmt::format("the code turns the pair (a, b) into M (a, b) with M = {}, where the rotation [[cos t, -sin t], "
-                     "[sin t, cos t]] belongs (measured on (1, 0) and (0, 1); out[k] = M[k][0] a + M[k][1] b): entry {}",
-                     got_text, wrong);
-}
-
-TEST(ex09_rope, a_pair_turns_as_a_complex_number) {
-  nn::RotaryEmbedding rope(config(4), DType::Float64);
-  const double a = 1, b = 2, c = std::cos(1.0), s = std::sin(1.0);
-  const Tensor x = reshape(tensor({a, b, 0, 0}, {4}, DType::Float64), {1, 4});
-  const std::vector<double> out = rope.forward(x, tensor_i64({1}, {1})).to_vector<double>();
-  const std::pair<const char*, double> forms[] = {{"a cos t - b sin t", a * c - b * s}, {"a sin t + b cos t", a * s + b * c},
-                                                  {"a cos t + b sin t", a * c + b * s}, {"b cos t - a sin t", b * c - a * s},
-                                                  {"a", a}, {"b", b}, {"0", 0.0}};
-  const auto name = [&](double v) -> std::string {
-    for (const auto& [text, value] : forms) {
-      if (std::abs(v - value) <= 1e-12) return text;
-    }
-    return "none of a cos t -+ b sin t, a sin t +- b cos t, a, b, 0";
-  };
-  const bool first = std::abs(out[0] - (a * c - b * s)) <= 1e-12, second = std::abs(out[1] - (a * s + b * c)) <= 1e-12;
-  if (first && second) return;
-  const std::string map = pair_map_text(rope, out, c, s);
-  ADD_FAILURE() << "(a, b) = (1, 2) at position 1 (t = 1 rad) gives out[0] = " << fmt::format("{:.6g}", out[0]) << " ("
-                << name(out[0]) << (first ? ", right" : ", where a cos t - b sin t belongs") << "), out[1] = "
-                << fmt::format("{:.6g}", out[1]) << " (" << name(out[1])
-                << (second ? ", right" : ", where a sin t + b cos t belongs") << ")" << (map.empty() ? "" : "; " + map);
-}
-
+// The parts first: the frequencies, then what a rotation does to one pair.
 TEST(ex09_rope, pair_k_turns_by_base_to_the_minus_2k_over_dh_per_position) {
   // dh = 8, base 10000: pair k turns by 10000^(-2k/8) = 1, 0.1, 0.01, 0.001 rad per position.
   nn::RotaryEmbedding rope(config(8), DType::Float64);
@@ -215,6 +117,113 @@ TEST(ex09_rope, pair_k_turns_by_base_to_the_minus_2k_over_dh_per_position) {
                 "position 3");
 }
 
+TEST(ex09_rope, pairs_are_adjacent_dims) {
+  COURSE_REQUIRES("pair_k_turns_by_base_to_the_minus_2k_over_dh_per_position");
+  // x = e_0 (dh = 4) at position 1: pair (x0, x1) turns by theta_0 = 1 rad,
+  // out = (cos 1, sin 1, 0, 0). Half-split pairs (x_i, x_i+dh/2) would move dim 0 into dim 2.
+  nn::RotaryEmbedding rope(config(4), DType::Float64);
+  const Tensor x = reshape(tensor({1, 0, 0, 0}, {4}, DType::Float64), {1, 4});  // (T = 1, dh)
+  const std::vector<double> out = rope.forward(x, tensor_i64({1}, {1})).to_vector<double>();
+  if (std::abs(out[2]) > 1e-12 && std::abs(out[1]) < 1e-12)
+    ADD_FAILURE() << "half-split pairs: dim 0 was rotated into dim 2 = 0 + dh/2 (out = [" << out[0] << ", " << out[1]
+                  << ", " << out[2] << ", " << out[3]
+                  << "]); the pairs are interleaved: (x0, x1), (x2, x3), ...";
+  else
+    expect_values(rope.forward(x, tensor_i64({1}, {1})),
+                  reshape(tensor({std::cos(1.0), std::sin(1.0), 0, 0}, {4}, DType::Float64), {1, 4}), f64_tol(),
+                  "e_0 at position 1");
+}
+
+// The pair (a, b) = (1, 2) of dims 0 and 1 at position 1 (turned by t = 1
+// rad) becomes (a cos t - b sin t, a sin t + b cos t). When it does not, the
+// map the code applies to the pair is measured on (1, 0) and (0, 1); when
+// that map gives (1, 2) too (it is linear), each of its four entries is named
+// (cos t, sin t, either negated, 0, 1 or its value) against the rotation's.
+// Otherwise each output is named among look-alikes, or as none of them.
+std::string entry_name(double v, double c, double s) {
+  const std::pair<const char*, double> names[] = {{"cos t", c}, {"-cos t", -c}, {"sin t", s}, {"-sin t", -s},
+                                                  {"0", 0.0},   {"1", 1.0},     {"-1", -1.0}};
+  for (const auto& [text, value] : names) {
+    if (std::abs(v - value) <= 1e-12) return text;
+  }
+  return fmt::format("{:.6g}", v);
+}
+
+std::string pair_map_text(nn::RotaryEmbedding& rope, const std::vector<double>& out, double c, double s) {
+  const auto turn = [&](double a, double b) {
+    const Tensor x = reshape(tensor({a, b, 0, 0}, {4}, DType::Float64), {1, 4});
+    return rope.forward(x, tensor_i64({1}, {1})).to_vector<double>();
+  };
+  const std::vector<double> e0 = turn(1, 0), e1 = turn(0, 1);
+  const double m[2][2] = {{e0[0], e1[0]}, {e0[1], e1[1]}};
+  for (int r = 0; r < 2; ++r) {
+    if (std::abs(out[r] - (m[r][0] + 2 * m[r][1])) > 1e-12) return "";  // not one linear map of the pair
+  }
+  const double want[2][2] = {{c, -s}, {s, c}};
+  std::string got_text = "[[", wrong;
+  for (int r = 0; r < 2; ++r) {
+    for (int k = 0; k < 2; ++k) {
+      got_text += entry_name(m[r][k], c, s) + (k == 0 ? ", " : r == 0 ? "], [" : "]]");
+      if (std::abs(m[r][k] - want[r][k]) > 1e-12) {
+        wrong += fmt::format("{}({}, {}) is {} where {} belongs", wrong.empty() ? "" : ", ", r, k,
+                             entry_name(m[r][k], c, s), entry_name(want[r][k], c, s));
+      }
+    }
+  }
+  return fmt::format("the code turns the pair (a, b) into M (a, b) with M = {}, where the rotation [[cos t, -sin t], "
+                     "[sin t, cos t]] belongs (measured on (1, 0) and (0, 1); out[k] = M[k][0] a + M[k][1] b): entry {}",
+                     got_text, wrong);
+}
+
+TEST(ex09_rope, a_pair_turns_as_a_complex_number) {
+  COURSE_REQUIRES("pair_k_turns_by_base_to_the_minus_2k_over_dh_per_position");
+  nn::RotaryEmbedding rope(config(4), DType::Float64);
+  const double a = 1, b = 2, c = std::cos(1.0), s = std::sin(1.0);
+  const Tensor x = reshape(tensor({a, b, 0, 0}, {4}, DType::Float64), {1, 4});
+  const std::vector<double> out = rope.forward(x, tensor_i64({1}, {1})).to_vector<double>();
+  const std::pair<const char*, double> forms[] = {{"a cos t - b sin t", a * c - b * s}, {"a sin t + b cos t", a * s + b * c},
+                                                  {"a cos t + b sin t", a * c + b * s}, {"b cos t - a sin t", b * c - a * s},
+                                                  {"a", a}, {"b", b}, {"0", 0.0}};
+  const auto name = [&](double v) -> std::string {
+    for (const auto& [text, value] : forms) {
+      if (std::abs(v - value) <= 1e-12) return text;
+    }
+    return "none of a cos t -+ b sin t, a sin t +- b cos t, a, b, 0";
+  };
+  const bool first = std::abs(out[0] - (a * c - b * s)) <= 1e-12, second = std::abs(out[1] - (a * s + b * c)) <= 1e-12;
+  if (first && second) return;
+  const std::string map = pair_map_text(rope, out, c, s);
+  ADD_FAILURE() << "(a, b) = (1, 2) at position 1 (t = 1 rad) gives out[0] = " << fmt::format("{:.6g}", out[0]) << " ("
+                << name(out[0]) << (first ? ", right" : ", where a cos t - b sin t belongs") << "), out[1] = "
+                << fmt::format("{:.6g}", out[1]) << " (" << name(out[1])
+                << (second ? ", right" : ", where a sin t + b cos t belongs") << ")" << (map.empty() ? "" : "; " + map);
+}
+
+// Then the whole forward against torch.
+TEST(ex09_rope, forward_of_interleaved_pairs_matches_torch_float64) {
+  COURSE_REQUIRES("pair_k_turns_by_base_to_the_minus_2k_over_dh_per_position", "pairs_are_adjacent_dims",
+                  "a_pair_turns_as_a_complex_number");
+  expect_f64_case("rope_interleaved", false, Part::Forward);
+}
+
+TEST(ex09_rope, forward_with_positions_of_shape_b_t_matches_torch_float64) {
+  COURSE_REQUIRES("pair_k_turns_by_base_to_the_minus_2k_over_dh_per_position", "pairs_are_adjacent_dims",
+                  "a_pair_turns_as_a_complex_number");
+  expect_f64_case("rope_positions_bt", true, Part::Forward);
+}
+
+TEST(ex09_rope, positions_of_shape_t_match_torch_float64) {
+  COURSE_REQUIRES("pair_k_turns_by_base_to_the_minus_2k_over_dh_per_position", "pairs_are_adjacent_dims",
+                  "a_pair_turns_as_a_complex_number");
+  // Batch b of the (B, T) fixture alone, with its positions as a (T) vector.
+  const Tensor x = rope_fixture("rope_positions_bt.x"), positions = rope_fixture("rope_positions_bt.positions");
+  nn::RotaryEmbedding rope(config(8), DType::Float64);
+  for (int64_t b = 0; b < 2; ++b) {
+    const Tensor out = rope.forward(contiguous(select(x, 0, b)), contiguous(select(positions, 0, b)));
+    expect_values(out, select(rope_fixture("rope_positions_bt.f64.out"), 0, b), f64_tol(),
+                  "out of batch " + std::to_string(b));
+  }
+}
 
 // ---- the gradient, once the forward is right ----
 

@@ -298,6 +298,16 @@ TEST(ex19_encode, no_token_crosses_a_pre_token) {
   const Tokenizer tok(model);
   const std::string text = "a  b1,c   a\n\nb";
   const std::vector<int32_t> got = tok.encode(text);
+  // Where a token ends is measured along the text: only tokens that spell it can cross a pre-token's end.
+  std::string spelled;
+  for (int32_t id : got) spelled += id >= 0 && id < static_cast<int32_t>(model.vocab.size()) ? model.vocab[id] : "?";
+  if (spelled != text) {
+    const std::string relation = spelled_relation(tok, text, spelled);
+    ADD_FAILURE() << "encode(" << literal(text) << ") = " << tokens_str(model, got, 0, got.size())
+                  << ": the tokens do not spell the text (" << spelled.size() << " bytes for " << text.size() << ")"
+                  << relation;
+    return;
+  }
   const std::string found = crossing(tok, text, got);
   if (!found.empty()) ADD_FAILURE() << "encode(" << literal(text) << ") = " << tokens_str(model, got, 0, got.size()) << found.substr(1);
 }

@@ -453,6 +453,13 @@ TEST(ex19_encode, a_repeated_pre_token_encodes_as_its_first) {
   }
   const std::vector<int32_t> got = Tokenizer(model).encode(text);
   if (got == want) return;
+  // The cache is to blame only when the tokens spell the text; otherwise say what they spell.
+  std::string spelled;
+  for (int32_t id : got) spelled += id >= 0 && id < static_cast<int32_t>(model.vocab.size()) ? model.vocab[id] : "?";
+  if (spelled != text) {
+    expect_encoding(Tokenizer(model), text, want, "\"" + text + "\"");
+    return;
+  }
   // The pieces in order, as far as the ids follow them.
   size_t at = 0;
   for (size_t k = 0; k < pieces.size(); ++k) {

@@ -87,6 +87,16 @@ bool holds(const Word& w, int32_t a, int32_t b) {
 std::string pair_left_in_a_word(const MergeState& state, const BpeModel& model, size_t rank,
                                 const std::vector<std::vector<Word>>& history) {
   const auto [a, b] = model.merges[rank];
+  // The token merge `rank` added (each merge adds one, in order) against the pair it records.
+  const size_t added = model.vocab.size() - (model.merges.size() - rank);
+  if (added < model.vocab.size() && model.vocab[added] != model.vocab[a] + model.vocab[b]) {
+    const bool reversed = model.vocab[added] == model.vocab[b] + model.vocab[a];
+    return fmt::format("merge {} is recorded as {}, but the token it added (id {}) is {}{}", rank,
+                       merge_str(model, rank), added, literal(model.vocab[added]),
+                       reversed ? ": the pair is recorded with its two tokens in the other order (the merged token is "
+                                  "the left one's bytes, then the right one's)"
+                                : ", not the two tokens' bytes joined");
+  }
   for (size_t wi = 0; wi < state.words.size(); ++wi) {
     const Word& w = state.words[wi];
     for (size_t i = 0; i + 1 < w.ids.size(); ++i) {

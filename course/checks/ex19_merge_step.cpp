@@ -93,8 +93,10 @@ std::string pair_left_in_a_word(const MergeState& state, const BpeModel& model, 
     const bool reversed = model.vocab[added] == model.vocab[b] + model.vocab[a];
     return fmt::format("merge {} is recorded as {}, but the token it added (id {}) is {}{}", rank,
                        merge_str(model, rank), added, literal(model.vocab[added]),
-                       reversed ? ": the pair is recorded with its two tokens in the other order (the merged token is "
-                                  "the left one's bytes, then the right one's)"
+                       reversed ? fmt::format(": the record and the token put the two tokens in different orders "
+                                              "(the token is {} then {}, the record {} first)",
+                                              literal(model.vocab[b]), literal(model.vocab[a]),
+                                              literal(model.vocab[a]))
                                 : ", not the two tokens' bytes joined");
   }
   for (size_t wi = 0; wi < state.words.size(); ++wi) {

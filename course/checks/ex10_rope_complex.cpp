@@ -64,6 +64,33 @@ TEST(ex10_rope_complex, view_as_complex_is_a_view_of_adjacent_pairs) {
                 "z[1, 2, 1]");
 }
 
+// x requires a gradient, grad mode is on: each step of the complex form must
+// be recorded on the graph, view_as_complex, complex_mul, view_as_real and
+// forward_complex itself. The first that is not is named.
+TEST(ex10_rope_complex, each_step_is_recorded_on_the_graph) {
+  COURSE_REQUIRES("view_as_complex_is_a_view_of_adjacent_pairs");
+  Tensor x = reshape(arange(0.0, 8.0, 1.0, DType::Float64), {1, 8}).requires_grad_();
+  const Tensor rotation = tensor({1, 0, 0, 1, 1, 0, 0, 1}, {4, 2}, DType::Float64);
+  const Tensor z = nn::view_as_complex(x);
+  const Tensor product = nn::complex_mul(z, rotation);
+  const Tensor back = nn::view_as_real(product);
+  nn::RopeConfig c;
+  c.head_dim = 8;
+  c.max_seq_len = 4;
+  nn::RotaryEmbedding rope(c, DType::Float64);
+  const Tensor out = rope.forward_complex(x, tensor_i64({1}, {1}));
+  const std::pair<const char*, const Tensor*> steps[] = {{"view_as_complex(x)", &z},
+                                                         {"complex_mul(view_as_complex(x), e^{it})", &product},
+                                                         {"view_as_real(complex_mul(...))", &back},
+                                                         {"forward_complex(x)", &out}};
+  for (const auto& [what, t] : steps) {
+    if (t->requires_grad()) continue;
+    ADD_FAILURE() << what << " does not require a gradient though x does (grad mode on): it is not recorded on the "
+                  << "graph, so no gradient can reach x through it (the steps before it are recorded)";
+    return;
+  }
+}
+
 // With a = 1 + 2i, b = 3 + 4i and the output's gradient g = 1 (then g = i),
 // a real loss gives grad_a = g conj(b) = 3 - 4i (then 4 + 3i) and grad_b = g
 // conj(a) = 1 - 2i (then 2 + i): each gradient named among its look-alikes.
@@ -155,7 +182,7 @@ TEST(ex10_rope_complex, a_pair_turns_by_the_rotation_e_to_the_i_t) {
 
 TEST(ex10_rope_complex, the_complex_form_matches_torch_float64) {
   COURSE_REQUIRES("one_plus_2i_times_3_plus_4i_is_minus_5_plus_10i", "view_as_complex_is_a_view_of_adjacent_pairs",
-                  "a_pair_turns_by_the_rotation_e_to_the_i_t");
+                  "a_pair_turns_by_the_rotation_e_to_the_i_t", "each_step_is_recorded_on_the_graph");
   for (const auto& [n, t] : complex_run("rope_interleaved", clone(complex_rope_fixture("rope_interleaved.x")), Tensor()))
     expect_values(t, complex_rope_fixture("rope_interleaved.f64." + n), f64_tol(), n);
 }

@@ -275,16 +275,6 @@ void expect_encoding(const Tokenizer& tok, const std::string& text, const std::v
                 << crossing(tok, text, got);
 }
 
-TEST(ex19_encode, corpus_and_sample_match_the_python_reference) {
-  const Tokenizer tok(tokcheck::reference_model());
-  for (const std::string name : {"sample", "corpus"}) {
-    const std::string text = tokcheck::read_bpe_fixture(name + ".txt");
-    const auto expected = tokcheck::read_ids(name + "_ids.txt");
-    expect_encoding(tok, text, expected, name + ".txt");
-    expect_encoding(tok, text, expected, name + ".txt encoded again (a second call, its own cache)");
-  }
-}
-
 TEST(ex19_encode, no_token_crosses_a_pre_token) {
   // A tokenizer whose merges join bytes that pre-tokenization keeps apart
   // (spaces with spaces and with letters, letters with digits, punctuation):
@@ -312,7 +302,30 @@ TEST(ex19_encode, no_token_crosses_a_pre_token) {
   if (!found.empty()) ADD_FAILURE() << "encode(" << literal(text) << ") = " << tokens_str(model, got, 0, got.size()) << found.substr(1);
 }
 
+// The one merge (b, c): "bc", "abc", "aabc", "aaabc" and "aaaabc" hold the
+// pair at positions 0 to 4; each must end in the token "bc". Whatever the
+// scan, every position of a pre-token is looked at.
+TEST(ex19_encode, a_pair_is_found_at_every_position) {
+  BpeModel model = tokcheck::byte_model();
+  model.vocab.push_back("bc");
+  model.merges.push_back({'b', 'c'});
+  const Tokenizer tok(model);
+  std::string missed, merged;
+  for (int at = 0; at < 5; ++at) {
+    const std::string text = std::string(static_cast<size_t>(at), 'a') + "bc";
+    const std::vector<int32_t> got = tok.encode(text);
+    const bool ok = !got.empty() && got.back() == 256 && got.size() == static_cast<size_t>(at) + 1;
+    (ok ? merged : missed) += fmt::format("{}{}", (ok ? merged : missed).empty() ? "" : ", ", at);
+  }
+  if (missed.empty()) return;
+  ADD_FAILURE() << "with the one merge (b, c), \"bc\" after 0 to 4 a's (\"bc\", \"abc\", ..., \"aaaabc\"): the pair is "
+                << "merged where it starts at position " << (merged.empty() ? "none" : merged)
+                << " and left as b, c where it starts at position " << missed
+                << " of the pre-token: the scan for a pair to merge does not look at every position";
+}
+
 TEST(ex19_encode, merges_apply_in_rank_order_not_left_to_right) {
+  COURSE_REQUIRES("a_pair_is_found_at_every_position");
   // Ranks: 0 (b, c), 1 (a, b), 2 (ab, c). "abc" is a + bc (rank 0 first, and
   // (a, bc) is no merge); taking the leftmost mergeable pair gives ab + c, then abc.
   BpeModel model = tokcheck::byte_model();
@@ -360,6 +373,28 @@ TEST(ex19_encode, special_tokens_are_single_ids_the_longest_first) {
   }
   expect_encoding(tok, "x<|a|><|a|>y<|a|>", {'x', 257, 'y', 256}, "\"x<|a|><|a|>y<|a|>\"");
   expect_encoding(tok, "<|a|><|a|><|a|>", {257, 256}, "\"<|a|><|a|><|a|>\"");
+}
+
+// A vocabulary that holds a merge before its special token (as a GPT-2 file
+// does: <|endoftext|> is its last id): the bytes, "ab" at 256, "<|s|>" at 257.
+// A special token's id is the one the vocabulary gives its bytes.
+TEST(ex19_encode, a_special_token_has_the_id_the_vocabulary_gives_it) {
+  BpeModel model = tokcheck::byte_model();
+  model.vocab.push_back("ab");
+  model.merges.push_back({'a', 'b'});
+  model.vocab.push_back("<|s|>");
+  model.specials = {"<|s|>"};
+  const Tokenizer tok(model);
+  const std::vector<int32_t> got = tok.encode("<|s|>ab");
+  if (got == std::vector<int32_t>{257, 256}) return;
+  if (!got.empty() && got[0] != 257 && got[0] >= 0 && got[0] < 258) {
+    ADD_FAILURE() << "\"<|s|>ab\" with the vocabulary's bytes, \"ab\" at id 256 (the one merge) and the special "
+                  << "token \"<|s|>\" at id 257: encodes as " << tokcheck::id_list(got) << ", the special as id " << got[0]
+                  << " (" << literal(model.vocab[static_cast<size_t>(got[0])]) << "), where 257, the id the vocabulary "
+                  << "gives its bytes, belongs";
+    return;
+  }
+  expect_encoding(tok, "<|s|>ab", {257, 256}, "\"<|s|>ab\" (\"ab\" at 256, \"<|s|>\" at 257)");
 }
 
 TEST(ex19_encode, special_tokens_never_merge_with_their_neighbours) {
@@ -511,6 +546,20 @@ TEST(ex19_encode, empty_text_and_invalid_bytes) {
   expect_encoding(tok, "\xff\xfe", {0xff, 0xfe}, "\"\\xff\\xfe\"");
   // " \xf0\x9f" is a token of the reference, though half a character.
   expect_encoding(tok, " \xf0\x9f\x99\x82", {340, 153, 130}, "\" \\xf0\\x9f\\x99\\x82\" (a space and an emoji)");
+}
+
+// The whole, after its parts.
+TEST(ex19_encode, corpus_and_sample_match_the_python_reference) {
+  COURSE_REQUIRES("a_pair_is_found_at_every_position", "merges_apply_in_rank_order_not_left_to_right",
+                  "special_tokens_are_single_ids_the_longest_first", "a_special_token_has_the_id_the_vocabulary_gives_it",
+                  "a_repeated_pre_token_encodes_as_its_first");
+  const Tokenizer tok(tokcheck::reference_model());
+  for (const std::string name : {"sample", "corpus"}) {
+    const std::string text = tokcheck::read_bpe_fixture(name + ".txt");
+    const auto expected = tokcheck::read_ids(name + "_ids.txt");
+    expect_encoding(tok, text, expected, name + ".txt");
+    expect_encoding(tok, text, expected, name + ".txt encoded again (a second call, its own cache)");
+  }
 }
 
 }  // namespace

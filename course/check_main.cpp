@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "course/crash_report.h"
 #include "course/exercises.h"
 #include "course/paths.h"
 #include "course/tool_options.h"
@@ -100,6 +101,18 @@ std::string plain_error(const std::string& message) {
   return "raised an error: " + message.substr(head.size(), message.size() - head.size() - tail.size());
 }
 
+// A check's line as printed (without the newline).
+std::string line_text(const CheckLine& l) {
+  switch (l.verdict) {
+    case Verdict::Pass: return fmt::format("  ok       {}", readable(l.name));
+    case Verdict::Fail: return fmt::format("  FAIL     {}: {}", readable(l.name), l.detail);
+    case Verdict::NotWritten: return fmt::format("  TODO     {}: not written yet", readable(l.name));
+    case Verdict::Blocked: return fmt::format("  BLOCKED  {}: blocked by {}", readable(l.name), l.blocked_by);
+    case Verdict::Skipped: return fmt::format("  SKIPPED  {}: {}", readable(l.name), l.detail);
+  }
+  return "";
+}
+
 class Collector : public ::testing::EmptyTestEventListener {
  public:
   explicit Collector(int detail_lines) : detail_lines_(detail_lines) {}
@@ -110,6 +123,7 @@ class Collector : public ::testing::EmptyTestEventListener {
     current_ = CheckLine{};
     current_.suite = info.test_suite_name();
     current_.name = info.name();
+    ropegrad::course::crash_report_start(readable(current_.name));
     messages_.clear();
     skipped_.clear();
   }
@@ -121,11 +135,11 @@ class Collector : public ::testing::EmptyTestEventListener {
     if (info.result()->Skipped() && !info.result()->Failed()) {
       current_.verdict = Verdict::Skipped;
       current_.detail = first_lines(skipped_, 1);
-      lines.push_back(current_);
+      finish();
       return;
     }
     if (!info.result()->Failed()) {
-      lines.push_back(current_);
+      finish();
       return;
     }
     const std::string own = ropegrad::course::suite_to_id(current_.suite);
@@ -134,13 +148,18 @@ class Collector : public ::testing::EmptyTestEventListener {
         current_.verdict = *id == own ? Verdict::NotWritten : Verdict::Blocked;
         current_.blocked_by = *id;
         current_.detail = first_lines(m, 1);
-        lines.push_back(current_);
+        finish();
         return;
       }
     }
     current_.verdict = Verdict::Fail;
     current_.detail = messages_.empty() ? "failed" : first_lines(plain_error(messages_.front()), detail_lines_);
+    finish();
+  }
+  // The line is kept, and handed to the crash report as it will be printed.
+  void finish() {
     lines.push_back(current_);
+    ropegrad::course::crash_report_done(line_text(current_));
   }
   int detail_lines_;
   CheckLine current_;
@@ -194,19 +213,10 @@ int check_one(const Exercise& e, bool verbose) {
   std::set<std::string> blockers;
   bool not_written = false;
   for (const CheckLine& l : lines) {
-    switch (l.verdict) {
-      case Verdict::Pass: fmt::print("  ok       {}\n", readable(l.name)); ++passed; break;
-      case Verdict::Fail: fmt::print("  FAIL     {}: {}\n", readable(l.name), l.detail); break;
-      case Verdict::NotWritten:
-        fmt::print("  TODO     {}: not written yet\n", readable(l.name));
-        not_written = true;
-        break;
-      case Verdict::Blocked:
-        fmt::print("  BLOCKED  {}: blocked by {}\n", readable(l.name), l.blocked_by);
-        blockers.insert(l.blocked_by);
-        break;
-      case Verdict::Skipped: fmt::print("  SKIPPED  {}: {}\n", readable(l.name), l.detail); break;
-    }
+    fmt::print("{}\n", line_text(l));
+    passed += l.verdict == Verdict::Pass;
+    not_written = not_written || l.verdict == Verdict::NotWritten;
+    if (l.verdict == Verdict::Blocked) blockers.insert(l.blocked_by);
   }
   fmt::print("{}: {} of {} checks pass\n", e.id, passed, lines.size());
   if (!blockers.empty()) {
@@ -349,6 +359,7 @@ int main(int argc, char** argv) {
   ropegrad::set_fast_forms(false);  // every check runs the plain form, the code the learner wrote (tensor/fast_forms.h)
   const std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) return RUN_ALL_TESTS();  // plain GoogleTest (CTest); InitGoogleTest took its own flags
+  ropegrad::course::install_crash_report();  // a crash still shows the checks' lines, and which one was running
   std::optional<ropegrad::course::CheckOptions> options;
   try {
     options = ropegrad::course::read_check_options(args);  // the one flag reader (course/tool_options.h)

@@ -213,6 +213,26 @@ inline std::string row_factors(const std::vector<double>& got, const std::vector
          (got.size() / n > 3 ? ", ..." : "") + ")";
 }
 
+// "every element is 1 / the expected" (or its square, its square root, its
+// negative reciprocal) when one such function of the expected gives every
+// element; "" otherwise.
+inline std::string function_of_expected(const std::vector<double>& got, const std::vector<double>& want) {
+  const std::pair<const char*, double (*)(double)> forms[] = {
+      {"1 / the expected (the reciprocal)", [](double w) { return 1 / w; }},
+      {"-1 / the expected", [](double w) { return -1 / w; }},
+      {"the expected squared", [](double w) { return w * w; }},
+      {"the square root of the expected", [](double w) { return std::sqrt(w); }}};
+  for (const auto& [text, f] : forms) {
+    bool all = true;
+    for (size_t i = 0; i < got.size() && all; ++i) {
+      const double v = f(want[i]);
+      all = std::isfinite(v) && std::abs(got[i] - v) <= 1e-9 * std::max(1.0, std::abs(v));
+    }
+    if (all) return std::string("every element is ") + text;
+  }
+  return "";
+}
+
 }  // namespace findings_detail
 
 // The structure of the difference of `got` from `want` (same shape), where
@@ -241,6 +261,9 @@ inline std::string difference_structure(const std::vector<double>& got, const st
   double c = common_ratio(got, want, bad);
   if (bad.size() == 1 && c != -1) c = NAN;  // one value has a ratio to anything: no structure unless a sign
   if (bad.size() == got.size() && !std::isnan(c)) return "every element is " + ratio_text(c);
+  if (bad.size() == got.size() && got.size() > 1) {
+    if (const std::string f = function_of_expected(got, want); !f.empty()) return f;
+  }
   if (const std::string offsets = row_offsets(got, want, shape); !offsets.empty()) return offsets;
   double scale = 0;
   for (double w : want) scale = std::max(scale, std::abs(w));

@@ -167,6 +167,28 @@ inline void expect_op_parity(const std::string& case_name, const std::string& dt
     }
     return "";
   };
+  // " (wrong exactly where x < 0)": the wrong elements are those where one
+  // input of the result's shape is negative (or 0, or positive), and no others.
+  const auto where_by_sign = [&](const Tensor& t, const Tensor& want) -> std::string {
+    if (t.shape() != want.shape() || all_close(t, want, f64_tol())) return "";
+    const std::vector<double> got = t.to_vector<double>(), w = want.to_vector<double>();
+    std::vector<bool> wrong(got.size());
+    for (size_t i = 0; i < got.size(); ++i) wrong[i] = !(std::abs(got[i] - w[i]) <= 1e-12 + 1e-10 * std::abs(w[i]));
+    for (const std::string& n : names) {
+      const Tensor& in = base.at(n);
+      if (in.shape() != t.shape()) continue;
+      const std::vector<double> x = in.to_vector<double>();
+      const std::pair<const char*, bool (*)(double)> signs[] = {{"< 0", [](double v) { return v < 0; }},
+                                                                {"= 0", [](double v) { return v == 0; }},
+                                                                {"> 0", [](double v) { return v > 0; }}};
+      for (const auto& [text, holds] : signs) {
+        bool exact = true, any = false;
+        for (size_t i = 0; i < x.size() && exact; ++i) exact = wrong[i] == holds(x[i]), any = any || wrong[i];
+        if (exact && any) return fmt::format(" (wrong exactly where {} {})", n, text);
+      }
+    }
+    return "";
+  };
   NamedTensors cond;
   if (dt == "f32") {
     cond = condition_numbers(
@@ -191,7 +213,7 @@ inline void expect_op_parity(const std::string& case_name, const std::string& dt
       continue;
     }
     if (dt == "f64") {
-      expect_values(t, want, f64_tol(), label + alone_right(name, t, want));
+      expect_values(t, want, f64_tol(), label + alone_right(name, t, want) + where_by_sign(t, want));
     } else if (const auto r = within_f32_bound(t, want, cond[i].second, bound); !r) {
       ADD_FAILURE() << label << ": " << r.message();
     }

@@ -221,6 +221,26 @@ std::string fitted_update_form(const std::vector<std::vector<double>>& moves,
                        fits.front().text, moves[0][0], moves[0][1], moves[0][2], moves[1][0], moves[1][1],
                        moves[1][2]);
   }
+  // The root over v^ another power: u = lr m^ / ((v^)^q + eps), q solved from the first move.
+  {
+    const double vhat = v[1][0] / bc2, want_den = lr * m[1][0] / bc1 / u0 - kEps;
+    const double q = want_den > 0 && vhat > 0 && vhat != 1 ? std::log(want_den) / std::log(vhat) : NAN;
+    bool all = std::isfinite(q) && std::abs(q - 0.5) > 1e-6;
+    for (size_t t = 1; t <= 2 && all; ++t) {
+      const double c1 = 1 - std::pow(kBeta1, static_cast<double>(t)), c2 = 1 - std::pow(kBeta2, static_cast<double>(t));
+      for (size_t i = 0; i < 3 && all; ++i) {
+        const double u = lr * (m[t][i] / c1) / (std::pow(v[t][i] / c2, q) + kEps);
+        all = std::abs(moves[t - 1][i] - u) <= 1e-6 * std::max(std::abs(u), 1e-3);
+      }
+    }
+    if (all) {
+      return fmt::format("m and v are right after each of two steps, and each weight moved by lr m^ / ((v^)^{:.4g} + "
+                         "eps){}, at both steps (moves {:.6g}, {:.6g}, {:.6g}, then {:.6g}, {:.6g}, {:.6g}), where lr "
+                         "m^ / (sqrt(v^) + eps), the power 0.5, belongs",
+                         q, std::abs(q - 1) < 1e-6 ? " (v^ itself: no square root)" : "", moves[0][0], moves[0][1],
+                         moves[0][2], moves[1][0], moves[1][1], moves[1][2]);
+    }
+  }
   for (const Fit& f : fits) {
     if (!std::isfinite(f.step) || !std::isfinite(f.p1) || !std::isfinite(f.p2)) continue;
     if (std::abs(f.step - lr) < 1e-9 && std::abs(f.p1 - 1) < 1e-6 && std::abs(f.p2 - 1) < 1e-6) continue;

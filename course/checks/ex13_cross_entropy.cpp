@@ -114,6 +114,36 @@ std::string rows_summed(const Tensor& logits, const std::vector<int64_t>& target
   return "";
 }
 
+// The loss as the mean, over the counted rows, of another quantity than
+// -log softmax(z)[t]: the logit itself, the log-sum-exp, the probability.
+std::string loss_look_alikes(const Tensor& logits, const std::vector<int64_t>& targets, int64_t ignore, double got) {
+  const std::vector<double> z = logits.to_vector<double>();
+  const size_t v = static_cast<size_t>(logits.size(-1));
+  double neg_logit = 0, lse = 0, neg_prob = 0, neg_log_of_logit = 0, rows = 0;
+  bool logs_defined = true;
+  for (size_t r = 0; r < targets.size(); ++r) {
+    if (targets[r] == ignore) continue;
+    double m = -INFINITY, total = 0;
+    for (size_t j = 0; j < v; ++j) m = std::max(m, z[r * v + j]);
+    for (size_t j = 0; j < v; ++j) total += std::exp(z[r * v + j] - m);
+    const double zt = z[r * v + static_cast<size_t>(targets[r])];
+    neg_logit -= zt, lse += m + std::log(total), neg_prob -= std::exp(zt - m) / total, rows += 1;
+    logs_defined = logs_defined && zt > 0;
+    if (zt > 0) neg_log_of_logit -= std::log(zt);
+  }
+  if (rows == 0) return "";
+  const std::pair<double, const char*> forms[] = {
+      {neg_logit / rows, "the mean of -z[t], the target's logit itself where its log-probability belongs"},
+      {lse / rows, "the mean of log sum_j exp(z_j), the target's term -z[t] left out"},
+      {neg_prob / rows, "the mean of -softmax(z)[t], the probability where its log belongs"},
+      {logs_defined ? neg_log_of_logit / rows : NAN, "the mean of -log z[t], the log of the logit itself"}};
+  for (const auto& [value, text] : forms) {
+    if (std::isfinite(value) && std::abs(got - value) <= 1e-10 * std::max(1.0, std::abs(value)))
+      return fmt::format("the loss is {}; ", text);
+  }
+  return "";
+}
+
 std::string loss_against_counts(const Tensor& got, const Tensor& want, const std::string& c) {
   if (!got.defined() || got.numel() != 1) return "";
   const double g = got.to_vector<double>()[0], w = want.to_vector<double>()[0];
@@ -138,7 +168,8 @@ std::string loss_against_counts(const Tensor& got, const Tensor& want, const std
                        "included; ",
                        counted, n, n);
   }
-  return rows_summed(logits, targets, ignore, g);
+  if (std::string rows = rows_summed(logits, targets, ignore, g); !rows.empty()) return rows;
+  return loss_look_alikes(logits, targets, ignore, g);
 }
 
 void expect_f64_case(const std::string& c, Part part) {

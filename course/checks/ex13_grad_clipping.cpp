@@ -50,6 +50,28 @@ std::string scaling_text(const std::vector<double>& c, double norm, double max_n
   return fmt::format("every gradient is its input times one factor {:.9g}{}; {}", c[0], as_if, expected);
 }
 
+// What a wrong returned norm equals: the square of the norm, the sum of the
+// gradients' own norms, the largest of them, or max_norm; "" otherwise.
+std::string norm_look_alike(const std::string& prefix, double returned, double norm, double max_norm) {
+  double sum_of_norms = 0, largest = 0, sum_abs = 0;
+  for (size_t i = 0; i < 3; ++i) {
+    const std::vector<double> g = load_fixture("optim/" + prefix + "_g" + std::to_string(i) + "_in").to_vector<double>();
+    double sq = 0;
+    for (double x : g) sq += x * x, sum_abs += std::abs(x);
+    sum_of_norms += std::sqrt(sq), largest = std::max(largest, std::sqrt(sq));
+  }
+  const std::pair<double, const char*> forms[] = {
+      {norm * norm, "the norm squared, the sum of the squares without its square root"},
+      {sum_of_norms, "the sum of the three gradients' own norms, where the norm of all their elements together belongs"},
+      {largest, "the largest of the three gradients' own norms"},
+      {sum_abs, "the sum of every element's absolute value (an L1 norm)"},
+      {max_norm, "max_norm"}};
+  for (const auto& [value, text] : forms) {
+    if (std::abs(returned - value) <= 1e-10 * std::max(1.0, std::abs(value))) return fmt::format(": {} is {}", returned, text);
+  }
+  return "";
+}
+
 void check_case(const std::string& c) {
   const std::string prefix = "clip_f64_" + c;
   const std::vector<double> norm = load_fixture("optim/" + prefix + "_norm").to_vector<double>();  // torch, exact, max
@@ -57,7 +79,8 @@ void check_case(const std::string& c) {
   const double returned = nn::clip_grad_norm_(params, norm[2]);
   if (std::abs(returned - norm[1]) > 1e-12 * norm[1])
     ADD_FAILURE() << "returned norm " << returned << ", expected the norm before clipping " << norm[1]
-                  << " (the norm of all the gradients together, sqrt of the sum of every element's square)";
+                  << " (the norm of all the gradients together, sqrt of the sum of every element's square)"
+                  << norm_look_alike(prefix, returned, norm[1], norm[2]);
   bool right = true;
   for (size_t i = 0; i < 3; ++i)
     right = right && all_close(params[i].grad(), load_fixture("optim/" + prefix + "_g" + std::to_string(i) + "_out"),

@@ -305,7 +305,7 @@ TEST(ex07_rmsnorm, gradients_on_rows_of_different_rms) {
                                                          {" / D^2", static_cast<double>(kD * kD)},
                                                          {" x 2 / D", kD / 2.0}};
       for (const Sum& sum : sums) {
-        for (int p = 0; p <= 3; ++p) {
+        for (int p = 0; p <= 5; ++p) {
           for (const auto& [divisor_text, divisor] : divisors) {
             bool all = true;
             for (int64_t r = 0; r < kRows && all; ++r) {

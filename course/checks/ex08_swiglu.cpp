@@ -113,6 +113,10 @@ TEST(ex08_swiglu, gate_gradients_at_five_points) {
     if (same_values(got_a, swapped))
       return "d a is a silu'(b) = a s (1 + b (1 - s)) with s = sigmoid(b) at all 5 points: b silu'(a) with a and b in "
              "each other's places (the rule's arguments exchanged)";
+    std::vector<double> a_for_b;
+    for (size_t i = 0; i < n; ++i) a_for_b.push_back(as[i] * silu_prime[i]);
+    if (same_values(got_a, a_for_b))
+      return "d a is a silu'(a) at all 5 points, where b silu'(a) was expected: a read where b belongs";
     std::vector<std::pair<const char*, std::vector<double>>> args = {{"a", as}, {"b", bs}, {"-a", {}}, {"-b", {}}};
     for (size_t i = 0; i < n; ++i) args[2].second.push_back(-as[i]), args[3].second.push_back(-bs[i]);
     for (const auto& z : args) {

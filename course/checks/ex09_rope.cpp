@@ -227,6 +227,53 @@ TEST(ex09_rope, positions_of_shape_t_match_torch_float64) {
 
 // ---- the gradient, once the forward is right ----
 
+// The gradient of one pair at position 1 (t = 1 rad) is g turned back:
+// R(-t) g = [[cos t, sin t], [-sin t, cos t]] g, whatever x is. Measured as
+// the map from g, on g = (1, 0) and (0, 1), at two inputs x; a gradient that
+// changes with x, or does not change with g, is said so first.
+TEST(ex09_rope, the_gradient_of_a_pair_turns_g_back) {
+  AFTER_ROPE_FORWARD();
+  nn::RotaryEmbedding rope(config(4), DType::Float64);
+  const auto grad = [&](double a, double b, double ga, double gb) {
+    Tensor x = reshape(tensor({a, b, 0, 0}, {4}, DType::Float64), {1, 4}).requires_grad_();
+    backward(rope.forward(x, tensor_i64({1}, {1})), reshape(tensor({ga, gb, 0, 0}, {4}, DType::Float64), {1, 4}));
+    const std::vector<double> d = x.grad().defined() ? x.grad().to_vector<double>() : std::vector<double>(4, NAN);
+    return std::vector<double>{d[0], d[1]};
+  };
+  const auto same = [](const std::vector<double>& p, const std::vector<double>& q) {
+    return std::abs(p[0] - q[0]) <= 1e-12 && std::abs(p[1] - q[1]) <= 1e-12;
+  };
+  const double c = std::cos(1.0), sn = std::sin(1.0);
+  const std::vector<double> e0 = grad(1, 2, 1, 0), e1 = grad(1, 2, 0, 1);
+  if (same(e0, {c, -sn}) && same(e1, {sn, c})) return;
+  if (same(grad(3, -1, 1, 0), grad(3, -1, 2, 0)) && same(grad(1, 2, 1, 0), grad(1, 2, 3, 0))) {
+    ADD_FAILURE() << "the gradient of the pair (x0, x1) does not change with the output's gradient g (g = (1, 0), "
+                  << "(2, 0) and (3, 0) give the same): g is not read; the gradient is R(-t) g";
+    return;
+  }
+  if (!same(grad(3, -1, 1, 0), e0)) {
+    const std::vector<double> other = grad(3, -1, 1, 0);
+    ADD_FAILURE() << fmt::format("the gradient of the pair for g = (1, 0) is ({:.6g}, {:.6g}) at x = (1, 2) and "
+                                 "({:.6g}, {:.6g}) at x = (3, -1): it changes with x, where R(-t) g = (cos t, -sin t) "
+                                 "depends on g and the angle alone (the input read where g belongs?)",
+                                 e0[0], e0[1], other[0], other[1]);
+    return;
+  }
+  const double m[2][2] = {{e0[0], e1[0]}, {e0[1], e1[1]}}, want[2][2] = {{c, sn}, {-sn, c}};
+  std::string got, wrong;
+  for (int r = 0; r < 2; ++r) {
+    for (int k = 0; k < 2; ++k) {
+      got += (r == 0 && k == 0 ? "[[" : k == 0 ? "], [" : ", ") + entry_name(m[r][k], c, sn);
+      if (std::abs(m[r][k] - want[r][k]) > 1e-12)
+        wrong += fmt::format("{}({}, {}) is {} where {} belongs", wrong.empty() ? "" : ", ", r, k,
+                             entry_name(m[r][k], c, sn), entry_name(want[r][k], c, sn));
+    }
+  }
+  ADD_FAILURE() << "the gradient of the pair (x0, x1) at position 1 (t = 1 rad) is M g with M = " << got
+                << "]] (measured on g = (1, 0) and (0, 1)), where R(-t) = [[cos t, sin t], [-sin t, cos t]] belongs: "
+                << "entry " << wrong;
+}
+
 TEST(ex09_rope, gradient_of_interleaved_pairs_matches_torch_float64) {
   AFTER_ROPE_FORWARD();
   expect_f64_case("rope_interleaved", false, Part::Gradients);

@@ -255,7 +255,7 @@ TEST(ex09_rope, the_gradient_of_a_pair_turns_g_back) {
     const std::vector<double> other = grad(3, -1, 1, 0);
     ADD_FAILURE() << fmt::format("the gradient of the pair for g = (1, 0) is ({:.6g}, {:.6g}) at x = (1, 2) and "
                                  "({:.6g}, {:.6g}) at x = (3, -1): it changes with x, where R(-t) g = (cos t, -sin t) "
-                                 "depends on g and the angle alone (the input read where g belongs?)",
+                                 "depends on g and the angle alone",
                                  e0[0], e0[1], other[0], other[1]);
     return;
   }

@@ -118,6 +118,7 @@ struct Replay {
   bool last_parameter_skipped = false;          // the last parameter of the flat order updated by no rank
   bool moments_reset_each_step = false;         // m and v zeroed at the start of every step (the count t kept)
   bool gradient_over_ranks = false;             // the (already averaged) gradient divided by the number of ranks
+  bool decay_applied_twice = false;             // p *= 1 - lr wd before the update, which decays p itself too
 };
 
 std::string replay_text(const Replay& r) {
@@ -166,6 +167,8 @@ std::string replay_text(const Replay& r) {
   if (r.gradient_over_ranks)
     parts.push_back("the gradient divided by the number of ranks (after the all-reduce every rank already holds "
                     "the average)");
+  if (r.decay_applied_twice)
+    parts.push_back("the weight decay applied twice: p (1 - lr wd) before an update that decays p by itself");
   std::string out;
   for (size_t i = 0; i < parts.size(); ++i) out += (i ? "; and " : "") + parts[i];
   return out;
@@ -178,7 +181,8 @@ std::vector<Replay> look_alikes() {
     out.push_back({(mask & 1) != 0, (mask & 2) != 0, (mask & 4) != 0 ? 1 : 0});
   out.push_back({false, false, -1});
   Replay exchanged, betas, no_decay, decay_lr, last_skipped, split_skipped, last_element, gathered_from_start,
-      last_parameter, reset, over_ranks;
+      last_parameter, reset, over_ranks, decay_twice;
+  decay_twice.decay_applied_twice = true;
   reset.moments_reset_each_step = true;
   over_ranks.gradient_over_ranks = true;
   exchanged.eps_and_weight_decay_exchanged = true;
@@ -191,7 +195,7 @@ std::vector<Replay> look_alikes() {
   gathered_from_start.gathered_from_parameter_start = true;
   last_parameter.last_parameter_skipped = true;
   out.insert(out.end(), {exchanged, betas, no_decay, decay_lr, last_skipped, split_skipped, last_element,
-                         gathered_from_start, last_parameter, reset, over_ranks});
+                         gathered_from_start, last_parameter, reset, over_ranks, decay_twice});
   return out;
 }
 
@@ -225,6 +229,10 @@ std::vector<std::vector<float>> replay_zero(int n, const Replay& how, int steps)
         if (lo >= hi || (how.last_piece_skipped && i == last) || (how.last_parameter_skipped && i == 2)) continue;
         if (how.split_pieces_skipped && (lo != offsets[i] || hi != offsets[i] + sizes[i])) continue;
         std::vector<float> g = ps[i].grad().to_vector<float>();
+        if (how.decay_applied_twice) {
+          for (int64_t j = lo; j < hi; ++j)
+            w[static_cast<size_t>(j)] *= static_cast<float>(1.0 - kZeroOptions.lr * kZeroOptions.weight_decay);
+        }
         if (how.gradient_over_ranks)
           for (float& x : g) x /= static_cast<float>(n);
         const int64_t at = lo - offsets[i], slot = how.moments_from_range_start ? 0 : lo - begin;

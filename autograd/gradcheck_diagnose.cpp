@@ -1765,11 +1765,23 @@ std::string derivative_form(const Entries& e) {
     }
   }
   candidates.push_back({"numerical", n});
-  const std::optional<SimpleForm> form = simple_form(e, a, n, candidates);
-  if (!form) return "";
-  if (form->of_numerical) return "analytical = " + form->analytical + " at every element";
-  return "the analytical derivative is " + form->analytical + " at every element" +
-         (form->numerical.empty() ? "" : ", the numerical one " + form->numerical);
+  if (const std::optional<SimpleForm> form = simple_form(e, a, n, candidates)) {
+    if (form->of_numerical) return "analytical = " + form->analytical + " at every element";
+    return "the analytical derivative is " + form->analytical + " at every element" +
+           (form->numerical.empty() ? "" : ", the numerical one " + form->numerical);
+  }
+  // Or both one over a simple form (a derivative 1 / (1 + x^2) written 1 / (1 - x^2)).
+  std::vector<double> inv_a, inv_n;
+  for (size_t i = 0; i < a.size(); ++i) inv_a.push_back(1 / a[i]), inv_n.push_back(1 / n[i]);
+  const auto finite = [](const std::vector<double>& v) {
+    return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
+  };
+  if (!finite(inv_a) || !finite(inv_n)) return "";
+  candidates.back() = {"1 / numerical", inv_n};
+  const std::optional<SimpleForm> inverse = simple_form(e, inv_a, inv_n, candidates);
+  if (!inverse || inverse->of_numerical || inverse->numerical.empty()) return "";
+  return "the analytical derivative is 1 / (" + inverse->analytical + ") at every element, the numerical one 1 / (" +
+         inverse->numerical + ")";
 }
 
 // Some entries wrong, the others right, and the analytical Jacobian 0 at

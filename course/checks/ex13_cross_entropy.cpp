@@ -72,6 +72,7 @@ std::string gradient_against_targets(const Tensor& got, const Tensor& want, cons
 // rows are left out of the sum, or counted that should not be. "" when no
 // subset of at most 12 counted rows gives it.
 std::string rows_summed(const Tensor& logits, const std::vector<int64_t>& targets, int64_t ignore, double got) {
+  if (!std::isfinite(got)) return "";
   const std::vector<double> z = logits.to_vector<double>();
   const size_t v = static_cast<size_t>(logits.size(-1)), n = targets.size();
   std::vector<size_t> rows;
@@ -117,6 +118,7 @@ std::string rows_summed(const Tensor& logits, const std::vector<int64_t>& target
 // The loss as the mean, over the counted rows, of another quantity than
 // -log softmax(z)[t]: the logit itself, the log-sum-exp, the probability.
 std::string loss_look_alikes(const Tensor& logits, const std::vector<int64_t>& targets, int64_t ignore, double got) {
+  if (!std::isfinite(got)) return "";
   const std::vector<double> z = logits.to_vector<double>();
   const size_t v = static_cast<size_t>(logits.size(-1));
   double neg_logit = 0, lse = 0, neg_prob = 0, neg_log_of_logit = 0, rows = 0;

@@ -216,7 +216,7 @@ std::string spelled_relation(const Tokenizer& tok, const std::string& text, cons
   std::vector<size_t> doubled;
   for (size_t i = 0; i < spans.size(); ++i) {
     const std::string bytes = piece(spans[i]);
-    if (spelled.compare(at, bytes.size(), bytes) != 0) return "";
+    if (spelled.compare(at, bytes.size(), bytes) != 0) return reversed_pretokens(text, spelled, spans);
     at += bytes.size();
     // Twice only when the text does not go on with the same bytes itself.
     const bool next_same = i + 1 < spans.size() && piece(spans[i + 1]) == bytes;

@@ -233,6 +233,41 @@ Tensor fully_masked_query_run(bool bool_mask, std::vector<Tensor>* qkv) {
   return nn::scaled_dot_product_attention(q, k, v, o);
 }
 
+// A float mask of another dtype than the scores (float64 on float32 q, k,
+// v) is converted to the scores' dtype: the output equals the one with the
+// same mask given in float32, and the mask's values reach the scores.
+TEST(ex12_sdpa, a_float_mask_of_another_dtype_is_converted) {
+  COURSE_REQUIRES("a_float_mask_is_added_to_the_scores");
+  Generator gen(6);
+  const Tensor q = randn({1, 1, 3, 4}, DType::Float32, &gen), k = randn({1, 1, 4, 4}, DType::Float32, &gen);
+  const Tensor v = randn({1, 1, 4, 2}, DType::Float32, &gen);
+  const Tensor mask64 = tensor({0, -1, -2, 0.5, -0.25, 0, 1, -3, 2, 0, -0.5, -1.5}, {3, 4}, DType::Float64);
+  nn::AttentionOptions as64, as32;
+  as64.mask = mask64;
+  as32.mask = to(mask64, DType::Float32);
+  Tensor got;
+  try {
+    got = nn::scaled_dot_product_attention(q, k, v, as64);
+  } catch (const NotImplemented&) {
+    throw;
+  } catch (const Error& e) {
+    ADD_FAILURE() << "float32 q, k, v with a float64 float mask raised an error: " << e.what()
+                  << " (the mask is converted to the scores' dtype, float32)";
+    return;
+  }
+  const Tensor want = nn::scaled_dot_product_attention(q, k, v, as32);
+  if (got.dtype() != DType::Float32) {
+    ADD_FAILURE() << "float32 q, k, v with a float64 float mask give a " << dtype_name(got.dtype())
+                  << " output, expected float32 (the mask converted to the scores' dtype)";
+    return;
+  }
+  if (all_close(got, want, {0, 0})) return;
+  expect_values(got, want, {0, 0},
+                "float32 q, k, v with a float64 float mask, against the same mask given in float32 (a mask of "
+                "another dtype is converted to the scores' before it is added; its bytes read as float32 are "
+                "other numbers)");
+}
+
 TEST(ex12_sdpa, a_query_that_may_attend_no_key_gives_zeros_not_nan) {
   for (const bool bool_mask : {true, false}) {
     const std::string what = bool_mask ? "bool mask all false" : "additive mask all -inf";

@@ -67,7 +67,8 @@ class Mutations:
             for cause in causes():
                 others += [cut(f"[{cause}] {line}", 200) for line in output.split("\n") if not line.startswith("hint:")
                            and cause.lower() in line.lower() and expect.lower() not in line.lower()]
-        fails = [line for line in output.split("\n") if line.startswith("  FAIL ")]
+        # A check that crashed the process (course-check's CRASH line) failed too.
+        fails = [line for line in output.split("\n") if line.startswith("  FAIL ") or line.startswith("  CRASH ")]
         if rc != 0 and fails and expect.lower() in output.lower() and not others:
             return f"  ok    {name}: caught by {exercise_id} ({re.sub(r'^ *FAIL *', '', cut(fails[0], 110))})"
         if others:

@@ -108,13 +108,6 @@ TEST(ex09_rope, pair_k_turns_by_base_to_the_minus_2k_over_dh_per_position) {
                   << " rad per position, expected base^(-2k/dh) = 1, 0.1, 0.01, 0.001" << form;
     return;
   }
-  // And the table the rotation uses: pair 1 of e_2 at position 3 turns by 0.3 rad.
-  const Tensor x = reshape(tensor({0, 0, 1, 0, 0, 0, 0, 0}, {8}, DType::Float64), {1, 8});
-  expect_values(rope.forward(x, tensor_i64({3}, {1})),
-                reshape(tensor({0, 0, std::cos(0.3), std::sin(0.3), 0, 0, 0, 0}, {8}, DType::Float64), {1, 8}),
-                f64_tol(),
-                "the frequencies are right (1, 0.1, 0.01, 0.001), the rotation that uses them is not: e_2 at "
-                "position 3");
 }
 
 TEST(ex09_rope, pairs_are_adjacent_dims) {
@@ -199,16 +192,30 @@ TEST(ex09_rope, a_pair_turns_as_a_complex_number) {
                 << (second ? ", right" : ", where a sin t + b cos t belongs") << ")" << (map.empty() ? "" : "; " + map);
 }
 
+// The table the rotation uses, once the frequencies and one pair's rotation
+// are right: pair 1 of e_2 at position 3 turns by 0.3 rad.
+TEST(ex09_rope, the_rotation_uses_each_pairs_frequency) {
+  COURSE_REQUIRES("pair_k_turns_by_base_to_the_minus_2k_over_dh_per_position", "pairs_are_adjacent_dims",
+                  "a_pair_turns_as_a_complex_number");
+  nn::RotaryEmbedding rope(config(8), DType::Float64);
+  const Tensor x = reshape(tensor({0, 0, 1, 0, 0, 0, 0, 0}, {8}, DType::Float64), {1, 8});
+  expect_values(rope.forward(x, tensor_i64({3}, {1})),
+                reshape(tensor({0, 0, std::cos(0.3), std::sin(0.3), 0, 0, 0, 0}, {8}, DType::Float64), {1, 8}),
+                f64_tol(),
+                "the frequencies are right (1, 0.1, 0.01, 0.001), the rotation that uses them is not: e_2 at "
+                "position 3");
+}
+
 // Then the whole forward against torch.
 TEST(ex09_rope, forward_of_interleaved_pairs_matches_torch_float64) {
   COURSE_REQUIRES("pair_k_turns_by_base_to_the_minus_2k_over_dh_per_position", "pairs_are_adjacent_dims",
-                  "a_pair_turns_as_a_complex_number");
+                  "a_pair_turns_as_a_complex_number", "the_rotation_uses_each_pairs_frequency");
   expect_f64_case("rope_interleaved", false, Part::Forward);
 }
 
 TEST(ex09_rope, forward_with_positions_of_shape_b_t_matches_torch_float64) {
   COURSE_REQUIRES("pair_k_turns_by_base_to_the_minus_2k_over_dh_per_position", "pairs_are_adjacent_dims",
-                  "a_pair_turns_as_a_complex_number");
+                  "a_pair_turns_as_a_complex_number", "the_rotation_uses_each_pairs_frequency");
   expect_f64_case("rope_positions_bt", true, Part::Forward);
 }
 

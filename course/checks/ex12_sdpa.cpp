@@ -127,6 +127,25 @@ TEST(ex12_sdpa, scores_are_scaled_by_one_over_the_square_root_of_the_head_size) 
                   << sigmoid(2) << ", 1/scale = 4 gives " << sigmoid(16) << ")";
 }
 
+// The weights of q, k, v (one head, 3 queries, 4 keys) under a bool mask all
+// true, against those without a mask: every key allowed, they must be the
+// same (Plain); all 0 (a true entry takes its key away); or other.
+enum class AllTrue { Plain, AllZero, Other };
+AllTrue under_an_all_true_mask(const Tensor& q, const Tensor& k, const Tensor& v) {
+  nn::AttentionOptions all_true;
+  all_true.mask = tensor_bool(std::vector<bool>(12, true), {3, 4});
+  Tensor open_weights, plain_weights;
+  nn::scaled_dot_product_attention(q, k, v, all_true, &open_weights);
+  nn::scaled_dot_product_attention(q, k, v, {}, &plain_weights);
+  const std::vector<double> open = open_weights.to_vector<double>(), plain = plain_weights.to_vector<double>();
+  bool same = true, zero = true;
+  for (size_t e = 0; e < open.size(); ++e) {
+    same = same && std::abs(open[e] - plain[e]) <= 1e-12;
+    zero = zero && open[e] == 0;
+  }
+  return same ? AllTrue::Plain : zero ? AllTrue::AllZero : AllTrue::Other;
+}
+
 TEST(ex12_sdpa, a_bool_mask_is_true_where_a_query_may_attend) {
   Generator gen(3);
   const Tensor q = randn({1, 1, 3, 4}, DType::Float64, &gen), k = randn({1, 1, 4, 4}, DType::Float64, &gen);
@@ -137,24 +156,12 @@ TEST(ex12_sdpa, a_bool_mask_is_true_where_a_query_may_attend) {
   Tensor weights;
   nn::scaled_dot_product_attention(q, k, v, o, &weights);
   const std::vector<double> w = weights.to_vector<double>();
-  // A mask all true leaves every key: the weights without a mask.
-  const auto all_true_is_plain = [&] {
-    nn::AttentionOptions all_true;
-    all_true.mask = tensor_bool(std::vector<bool>(12, true), {3, 4});
-    Tensor open_weights, plain_weights;
-    nn::scaled_dot_product_attention(q, k, v, all_true, &open_weights);
-    nn::scaled_dot_product_attention(q, k, v, {}, &plain_weights);
-    const std::vector<double> open = open_weights.to_vector<double>(), plain = plain_weights.to_vector<double>();
-    for (size_t e = 0; e < open.size(); ++e)
-      if (!(std::abs(open[e] - plain[e]) <= 1e-12)) return false;
-    return true;
-  };
   for (size_t e = 0; e < keep.size(); ++e) {
     if (!keep[e] && w[e] != 0) {
       const bool all_nan = std::all_of(w.begin(), w.end(), [](double x) { return std::isnan(x); });
       ADD_FAILURE() << "query " << e / 4 << " gives key " << e % 4 << " weight " << fmt::format("{:.6g}", w[e])
                     << " though the mask marks it false (bool masks: true = may attend, false = masked)"
-                    << (all_nan && all_true_is_plain()
+                    << (all_nan && under_an_all_true_mask(q, k, v) == AllTrue::Plain
                             ? "; every weight is nan (each query has a masked key), and with a mask all true the "
                               "weights are right: a false entry gives its key the score +inf or nan, where -inf "
                               "belongs"
@@ -165,21 +172,10 @@ TEST(ex12_sdpa, a_bool_mask_is_true_where_a_query_may_attend) {
   for (int i = 0; i < 3; ++i) {
     const double total = w[4 * i] + w[4 * i + 1] + w[4 * i + 2] + w[4 * i + 3];
     if (std::abs(total - 1) <= 1e-12) continue;
-    // The same with a mask all true: every key allowed, so the weights are those without a mask.
-    nn::AttentionOptions all_true;
-    all_true.mask = tensor_bool(std::vector<bool>(12, true), {3, 4});
-    Tensor open_weights, plain_weights;
-    nn::scaled_dot_product_attention(q, k, v, all_true, &open_weights);
-    nn::scaled_dot_product_attention(q, k, v, {}, &plain_weights);
-    const std::vector<double> open = open_weights.to_vector<double>(), plain = plain_weights.to_vector<double>();
-    bool same_as_plain = true, all_zero = true;
-    for (size_t e = 0; e < open.size(); ++e) {
-      same_as_plain = same_as_plain && std::abs(open[e] - plain[e]) <= 1e-12;
-      all_zero = all_zero && open[e] == 0;
-    }
+    const AllTrue open = under_an_all_true_mask(q, k, v);
     ADD_FAILURE() << "the weights of query " << i << " sum to " << total << ", not 1"
-                  << (same_as_plain ? ""
-                      : all_zero    ? "; with a mask all true (every key allowed) every weight is 0 as well: a true "
+                  << (open == AllTrue::Plain ? ""
+                      : open == AllTrue::AllZero ? "; with a mask all true (every key allowed) every weight is 0 as well: a true "
                                       "entry takes its key away, where it must leave its score as it is (add 0)"
                                     : "; with a mask all true (every key allowed) the weights differ from those "
                                       "without a mask: a true entry changes its key's score, where it must add 0");

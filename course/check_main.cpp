@@ -37,6 +37,7 @@
 #include "course/paths.h"
 #include "course/tool_options.h"
 #include "io/flags.h"
+#include "tensor/storage.h"
 #ifdef ROPEGRAD_COURSE_MPI
 #include "course/mpi_world.h"
 #endif
@@ -360,6 +361,7 @@ int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) return RUN_ALL_TESTS();  // plain GoogleTest (CTest); InitGoogleTest took its own flags
   ropegrad::course::install_crash_report();  // a crash still shows the checks' lines, and which one was running
+  ropegrad::set_fill_fresh_storage_with_nan(true);  // an element never written reads nan, the same every run
   std::optional<ropegrad::course::CheckOptions> options;
   try {
     options = ropegrad::course::read_check_options(args);  // the one flag reader (course/tool_options.h)

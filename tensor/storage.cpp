@@ -12,6 +12,7 @@
 namespace ropegrad {
 namespace {
 
+std::atomic<bool> g_fill_with_nan{false};
 std::atomic<int64_t> g_current_bytes{0};
 std::atomic<int64_t> g_peak_bytes{0};
 
@@ -87,7 +88,11 @@ Storage::Storage(size_t nbytes, bool zero) : nbytes_(nbytes) {
   const size_t padded = padded_size(nbytes);
   data_ = allocate_block(padded);
   if (data_ == nullptr) throw std::bad_alloc();
-  if (zero) std::memset(data_, 0, padded);
+  if (zero) {
+    std::memset(data_, 0, padded);
+  } else if (g_fill_with_nan.load(std::memory_order_relaxed)) {
+    std::memset(data_, 0xFF, padded);  // all ones: a nan in float32 and float64
+  }
   record_allocation(static_cast<int64_t>(nbytes));
 }
 
@@ -103,6 +108,8 @@ int64_t cached_bytes() {
 }
 
 bool block_cache_enabled() { return kCacheMinBytes != SIZE_MAX; }
+
+void set_fill_fresh_storage_with_nan(bool on) { g_fill_with_nan.store(on); }
 
 void release_cached_memory() {
   BlockCache& cache = block_cache();

@@ -47,4 +47,11 @@ void release_cached_memory();
 int64_t cached_bytes();
 bool block_cache_enabled();
 
+// Fills every storage that is not zero-filled with all-ones bytes when it is
+// made (nan in float32 and float64), so that an element nobody wrote reads
+// the same nan every run instead of what the memory held. For course-check:
+// a learner's code that leaves part of an output unwritten then shows where,
+// the same way each time. Off by default (it costs a pass over the memory).
+void set_fill_fresh_storage_with_nan(bool on);
+
 }  // namespace ropegrad

@@ -1260,6 +1260,19 @@ TEST(Memory, OneMebibyteTensorIsCounted) {
   EXPECT_EQ(memory_stats().current_bytes, before);
 }
 
+// Fresh storage filled with nan (course-check's setting): an element never
+// written reads nan in float32 and float64, and zero-filled tensors stay 0.
+TEST(Memory, FreshStorageFilledWithNanWhenAsked) {
+  set_fill_fresh_storage_with_nan(true);
+  const std::vector<double> f64 = Tensor::empty({5}, DType::Float64).to_vector<double>();
+  const std::vector<double> f32 = Tensor::empty({3}, DType::Float32).to_vector<double>();
+  const std::vector<double> z = zeros({4}, DType::Float64).to_vector<double>();
+  set_fill_fresh_storage_with_nan(false);
+  for (double v : f64) EXPECT_TRUE(std::isnan(v));
+  for (double v : f32) EXPECT_TRUE(std::isnan(v));
+  for (double v : z) EXPECT_EQ(v, 0.0);
+}
+
 // =====================================================================================
 // bad input: every op names itself and the offending shape / value
 // =====================================================================================

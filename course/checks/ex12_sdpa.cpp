@@ -286,29 +286,27 @@ TEST(ex12_sdpa, a_query_that_may_attend_no_key_gives_zeros_not_nan) {
                        "output_matches_torch_float64_for_cross_attention")
 
 // The whole forward against torch, after its parts: these run no backward.
+#define AFTER_SDPA_PARTS()                                                                                    \
+  COURSE_REQUIRES("a_bool_mask_is_true_where_a_query_may_attend", "a_float_mask_is_added_to_the_scores", \
+                  "scores_are_scaled_by_one_over_the_square_root_of_the_head_size")
 TEST(ex12_sdpa, output_matches_torch_float64_without_a_mask) {
-  COURSE_REQUIRES("a_bool_mask_is_true_where_a_query_may_attend", "a_float_mask_is_added_to_the_scores",
-                  "scores_are_scaled_by_one_over_the_square_root_of_the_head_size");
+  AFTER_SDPA_PARTS();
   expect_sdpa_torch_f64(kNoMask.name, kNoMask.has_mask, kNoMask.causal, Part::Forward);
 }
 TEST(ex12_sdpa, output_matches_torch_float64_with_a_causal_mask) {
-  COURSE_REQUIRES("a_bool_mask_is_true_where_a_query_may_attend", "a_float_mask_is_added_to_the_scores",
-                  "scores_are_scaled_by_one_over_the_square_root_of_the_head_size");
+  AFTER_SDPA_PARTS();
   expect_sdpa_torch_f64(kCausal.name, kCausal.has_mask, kCausal.causal, Part::Forward);
 }
 TEST(ex12_sdpa, output_matches_torch_float64_with_a_bool_padding_mask) {
-  COURSE_REQUIRES("a_bool_mask_is_true_where_a_query_may_attend", "a_float_mask_is_added_to_the_scores",
-                  "scores_are_scaled_by_one_over_the_square_root_of_the_head_size");
+  AFTER_SDPA_PARTS();
   expect_sdpa_torch_f64(kBoolPadding.name, kBoolPadding.has_mask, kBoolPadding.causal, Part::Forward);
 }
 TEST(ex12_sdpa, output_matches_torch_float64_with_an_additive_mask) {
-  COURSE_REQUIRES("a_bool_mask_is_true_where_a_query_may_attend", "a_float_mask_is_added_to_the_scores",
-                  "scores_are_scaled_by_one_over_the_square_root_of_the_head_size");
+  AFTER_SDPA_PARTS();
   expect_sdpa_torch_f64(kAdditive.name, kAdditive.has_mask, kAdditive.causal, Part::Forward);
 }
 TEST(ex12_sdpa, output_matches_torch_float64_for_cross_attention) {
-  COURSE_REQUIRES("a_bool_mask_is_true_where_a_query_may_attend", "a_float_mask_is_added_to_the_scores",
-                  "scores_are_scaled_by_one_over_the_square_root_of_the_head_size");
+  AFTER_SDPA_PARTS();
   expect_sdpa_torch_f64(kCross.name, kCross.has_mask, kCross.causal, Part::Forward);
 }
 

@@ -157,6 +157,7 @@ TEST(ex17_block, each_step_is_the_residual_of_its_normalised_sublayer) {
        add(g, attn(block->ln1->forward(g)))},
       {"the residual around attention is missing (h = attention alone)", add(a, ffn(block->ln2->forward(a)))},
       {"the residual around the feed-forward is missing", ffn(block->ln2->forward(h))},
+      {"the feed-forward step is missing: the block returns h = x + attn(ln1(x))", h},
       {"the second step calls attention again (h + attn(ln2(h))): the feed-forward is never used",
        add(h, attn(block->ln2->forward(h)))},
   };

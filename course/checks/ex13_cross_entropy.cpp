@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "course/checks/check_util.h"
+#include "course/checks/linear_form.h"
 #include "nn/functional.h"
 
 namespace ropegrad::course {
@@ -20,6 +21,38 @@ NamedTensors ce_run(const std::string& c, const Tensor& logits_in, const Tensor&
   if (!with_backward) return {{"out", loss.detach()}};
   backward(mul(loss, to(w, logits_in.dtype())));
   return {{"out", loss.detach()}, {"grad_logits", logits.grad()}};
+}
+
+// "each counted row's gradient, over w / N, is -(one-hot / p) ..." when
+// the rows whose target is ignored get 0 and the counted rows' entries are one
+// combination of p = softmax(z), the one-hot, one-hot / p, log p, z and 1 (at
+// most two of them; linear_form.h); "" otherwise.
+std::string gradient_form(const std::vector<double>& g, double scale, const std::vector<int64_t>& targets,
+                          int64_t ignore, const std::string& c, size_t v) {
+  const std::vector<double> z = nn_fixture(c, "f64", "logits").to_vector<double>();
+  std::vector<double> got;
+  std::vector<FormTerm> terms = {{"p", {}}, {"one-hot", {}}, {"one-hot / p", {}}, {"log p", {}}, {"z", {}}, {"1", {}}};
+  for (size_t r = 0; r * v < g.size(); ++r) {
+    if (targets[r] == ignore) {
+      for (size_t j = 0; j < v; ++j)
+        if (g[r * v + j] != 0) return "";
+      continue;
+    }
+    double top = -INFINITY, sum = 0;
+    for (size_t j = 0; j < v; ++j) top = std::max(top, z[r * v + j]);
+    for (size_t j = 0; j < v; ++j) sum += std::exp(z[r * v + j] - top);
+    for (size_t j = 0; j < v; ++j) {
+      const double log_p = z[r * v + j] - top - std::log(sum), p = std::exp(log_p);
+      const double one_hot = static_cast<int64_t>(j) == targets[r] ? 1.0 : 0.0;
+      got.push_back(g[r * v + j] / scale);
+      const double values[] = {p, one_hot, one_hot / p, log_p, z[r * v + j], 1.0};
+      for (size_t t = 0; t < terms.size(); ++t) terms[t].values.push_back(values[t]);
+    }
+  }
+  const std::string form = linear_form(got, terms, 2);
+  if (form.empty() || form == "p - one-hot") return "";
+  return "each counted row's gradient, over the upstream w / N, is " + form +
+         " at every entry (p = softmax(z) of the row, one-hot = its target's), where p - one-hot belongs; ";
 }
 
 // Where a wrong gradient of the logits is wrong, against the targets: exactly
@@ -59,6 +92,7 @@ std::string gradient_against_targets(const Tensor& got, const Tensor& want, cons
     probs[i] = w[i] / scale + one_hot;
     wrong[i] = !(std::abs(implied[i] - probs[i]) <= 1e-9 + 1e-9 * std::abs(probs[i]));
   }
+  if (const std::string form = gradient_form(g, scale, targets, ignore, c, v); !form.empty()) return form;
   const std::string structure = difference_structure(implied, probs, got.shape(), wrong);
   if (structure.empty()) return "";
   return "the probabilities it implies (grad / (w / N) + one-hot, each counted row) against softmax(z): " +

@@ -49,8 +49,13 @@ std::string gradient_form(const std::vector<double>& g, double scale, const std:
       for (size_t t = 0; t < terms.size(); ++t) terms[t].values.push_back(values[t]);
     }
   }
+  // A multiple of p - one-hot is said better by difference_structure (a factor, a sign).
+  std::vector<double> right(got.size());
+  std::vector<size_t> every(got.size());
+  for (size_t i = 0; i < got.size(); ++i) right[i] = terms[0].values[i] - terms[1].values[i], every[i] = i;
+  if (!std::isnan(findings_detail::common_ratio(got, right, every))) return "";
   const std::string form = linear_form(got, terms, 2);
-  if (form.empty() || form == "p - one-hot") return "";
+  if (form.empty()) return "";
   return "each counted row's gradient, over the upstream w / N, is " + form +
          " at every entry (p = softmax(z) of the row, one-hot = its target's), where p - one-hot belongs; ";
 }

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "course/checks/check_util.h"
+#include "course/checks/linear_form.h"
 #include "course/checks/ops_fixture.h"
 
 namespace ropegrad::course {
@@ -394,6 +395,40 @@ TEST(ex12_softmax, log_softmax_gradcheck) {
                    "log_softmax over the last dim");
 }
 
+// The backward measured on four rows of five (distinct x and g per row): each
+// dx_j as the one combination of at most two of the row's quantities that
+// gives every entry (linear_form.h): y = the op's softmax, g, S = sum_i g_i
+// y_i, G = sum_i g_i. "on 4 rows of 5 ..., dx is y g - y S at every entry"; ""
+// when none fits, or no gradient comes.
+std::string backward_form(Tensor (*op)(const Tensor&, int64_t), const std::string& right) {
+  Generator gen(12);
+  const Tensor x0 = randn({4, 5}, kF64, &gen), g0 = randn({4, 5}, kF64, &gen);
+  Tensor x = clone(x0).requires_grad_();
+  backward(op(x, -1), g0);
+  if (!x.grad().defined()) return "";
+  const std::vector<double> got = x.grad().to_vector<double>(), xs = x0.to_vector<double>(), gs = g0.to_vector<double>();
+  std::vector<FormTerm> terms = {{"y g", {}}, {"y S", {}}, {"g", {}},   {"y G", {}}, {"y", {}},
+                                 {"y^2 g", {}}, {"S", {}}, {"G", {}}, {"g S", {}}, {"x g", {}}};
+  for (size_t r = 0; r < 4; ++r) {
+    double top = -INFINITY, z = 0, S = 0, G = 0;
+    for (size_t j = 0; j < 5; ++j) top = std::max(top, xs[r * 5 + j]);
+    for (size_t j = 0; j < 5; ++j) z += std::exp(xs[r * 5 + j] - top);
+    for (size_t j = 0; j < 5; ++j) {
+      const double y = std::exp(xs[r * 5 + j] - top) / z;
+      S += gs[r * 5 + j] * y, G += gs[r * 5 + j];
+    }
+    for (size_t j = 0; j < 5; ++j) {
+      const double y = std::exp(xs[r * 5 + j] - top) / z, g = gs[r * 5 + j];
+      const double values[] = {y * g, y * S, g, y * G, y, y * y * g, S, G, g * S, xs[r * 5 + j] * g};
+      for (size_t t = 0; t < terms.size(); ++t) terms[t].values.push_back(values[t]);
+    }
+  }
+  const std::string form = linear_form(got, terms, 2);
+  if (form.empty()) return "";
+  return "; measured on 4 rows of 5 (x and g random), dx is " + form +
+         " at every entry (y the softmax of the row, S = sum_i g_i y_i, G = sum_i g_i), where " + right + " belongs";
+}
+
 // d log_softmax: g - softmax * sum(g). With g = 1 everywhere (the gradient of
 // sum(log_softmax(x))) sum(g) = 3 per row, so the gradient is 1 - 3 softmax.
 TEST(ex12_softmax, log_softmax_backward_scales_softmax_by_the_sum_of_g) {
@@ -415,7 +450,7 @@ TEST(ex12_softmax, log_softmax_backward_scales_softmax_by_the_sum_of_g) {
     ADD_FAILURE() << fmt::format("d sum(log_softmax(x)) / dx[{}] is {:.10g}, expected 1 - 3 softmax = {:.10g}{}", i,
                                  got[i], want,
                                  unscaled ? ": that is g - softmax; the rule is g - softmax * sum(g), and sum(g) = 3 here"
-                                          : "");
+                                          : backward_form(log_softmax, "g - y G"));
     return;
   }
 }
@@ -476,9 +511,9 @@ TEST(ex12_softmax, softmax_backward_is_y_times_g_minus_its_weighted_sum) {
     }
   }
   ADD_FAILURE() << fmt::format("softmax's backward on x = 0.5, -1, 2 with g = 1.5, -0.5, 0.25 gives {:.8g}, {:.8g}, "
-                               "{:.8g}{}, expected y_j (g_j - sum_i g_i y_i) = {:.8g}, {:.8g}, {:.8g}",
+                               "{:.8g}{}, expected y_j (g_j - sum_i g_i y_i) = {:.8g}, {:.8g}, {:.8g}{}",
                                got[0], got[1], got[2], g_note, y[0] * (gs[0] - gy), y[1] * (gs[1] - gy),
-                               y[2] * (gs[2] - gy));
+                               y[2] * (gs[2] - gy), backward_form(softmax, "y g - y S"));
 }
 
 }  // namespace

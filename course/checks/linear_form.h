@@ -119,7 +119,9 @@ inline std::string linear_form(const std::vector<double>& got, const std::vector
         for (size_t i = 0; i < k; ++i) {
           const std::string num = coefficient(std::abs(c[i]));
           const std::string& name = terms[pick[i]].name;
-          const std::string term = name.find(' ') == std::string::npos ? name : "(" + name + ")";
+          const bool sum_or_ratio = name.find(" + ") != std::string::npos || name.find(" - ") != std::string::npos ||
+                                    name.find(" / ") != std::string::npos;
+          const std::string term = sum_or_ratio ? "(" + name + ")" : name;
           found += (i == 0 ? (c[i] < 0 ? "-" : "") : (c[i] < 0 ? " - " : " + ")) + (num == "1" ? term : num + " x " + term);
         }
       }

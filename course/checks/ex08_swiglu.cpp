@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "course/checks/check_util.h"
+#include "course/checks/linear_form.h"
 #include "nn/layers.h"
 
 namespace ropegrad::course {
@@ -99,6 +100,19 @@ TEST(ex08_swiglu, gate_gradients_at_five_points) {
   }
   const bool a_right = same_values(got_a, want_a), b_right = same_values(got_b, want_b);
   const size_t n = as.size();
+  // The one combination of at most two of the quantities the rule is
+  // built from that gives all 5 points (linear_form.h): tried after the named forms.
+  const auto gate_form = [&](const std::vector<double>& got, const char* which, const char* right) -> std::string {
+    std::vector<FormTerm> terms = {{"b s", {}}, {"b a s (1 - s)", {}}, {"a s", {}}, {"b", {}}, {"a", {}}, {"s", {}},
+                                   {"b s (1 - s)", {}}, {"a s (1 - s)", {}}, {"b a s", {}}, {"1", {}}};
+    for (size_t i = 0; i < n; ++i) {
+      const double a = as[i], b = bs[i], s = sigmoid_of(a);
+      const double values[] = {b * s, b * a * s * (1 - s), a * s, b, a, s, b * s * (1 - s), a * s * (1 - s), b * a * s, 1};
+      for (size_t t = 0; t < terms.size(); ++t) terms[t].values.push_back(values[t]);
+    }
+    const std::string form = linear_form(got, terms, 2);
+    return form.empty() ? "" : fmt::format("{} is {} at all 5 points (s = sigmoid(a)), where {} belongs", which, form, right);
+  };
   // A form of d a that gives all 5 points, tried in turn: the sigmoid taken at
   // another input than a, or another input in (1 + a (1 - s)); silu'(a) times
   // another function of b than b; one of silu's two terms right and the other
@@ -210,10 +224,12 @@ TEST(ex08_swiglu, gate_gradients_at_five_points) {
       if (same_values(got_b, form))
         return fmt::format("d b is {} at all 5 points, where silu(a) = a sigmoid(a) was expected", f.first);
     }
+    if (const std::string form = gate_form(got_b, "d b", "a s"); !form.empty()) return form;
     return fmt::format("d b is wrong: at a = {}, b = {} it is {:.6g}, expected silu(a) = {:.6g}", as[0], bs[0],
                        got_b[0], want_b[0]);
   };
   std::string a_text = a_right ? "d a is right" : describe_a();
+  if (a_text.empty()) a_text = gate_form(got_a, "d a", "b s + b a s (1 - s)");
   if (a_text.empty()) {  // no form fits: what the rule gives for silu'(a) (d a / b) beside the true values
     a_text = "d a / b, your silu'(a), at ";
     for (size_t i = 0; i < n; ++i)

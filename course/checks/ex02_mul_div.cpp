@@ -1,5 +1,8 @@
 // ex02-mul-div: the backward rules of mul and div (autograd/ops_elementwise.cpp).
+#include <tuple>
+
 #include "course/checks/check_util.h"
+#include "course/checks/linear_form.h"
 
 namespace ropegrad::course {
 namespace {
@@ -9,6 +12,65 @@ Tensor divisor64(Shape shape, uint64_t seed) {
   Generator gen(seed);
   Tensor u = rand(std::move(shape), DType::Float64, &gen);
   return add(u, 0.5).detach().requires_grad_();
+}
+
+// Each rule measured alone: op(a, b) on eight elements of distinct a, b (|b|
+// in [0.5, 2]) and output gradient g, same shapes (no broadcasting). A wrong
+// gradient is said as the one combination of at most two of the quantities a
+// rule could be made of that gives all eight (linear_form.h); its values
+// otherwise.
+// The right gradients: sign x one of the terms below, for a and for b.
+struct RightRule {
+  double sign;
+  size_t term;
+};
+
+void expect_rule_at_eight_points(Tensor (*op)(const Tensor&, const Tensor&), const char* name, RightRule right_a,
+                                 RightRule right_b) {
+  const std::vector<double> av = {1.3, -0.7, 2.1, 0.4, -1.8, 0.9, -0.3, 1.6},
+                            bv = {0.8, -1.5, 1.2, -0.6, 1.9, 0.55, -1.1, 1.4},
+                            gv = {0.5, 1.7, -0.9, 1.1, 0.35, -1.4, 2.2, -0.6};
+  Tensor a = param(av, {8}), b = param(bv, {8});
+  backward(op(a, b), tensor(gv, {8}, kF64));
+  std::vector<FormTerm> terms = {{"g b", {}},     {"g a", {}},         {"g / b", {}},   {"g a / b^2", {}},
+                                 {"g", {}},       {"b", {}},           {"a", {}},       {"1 / b", {}},
+                                 {"a / b^2", {}}, {"b / g", {}},       {"g / a", {}},   {"g b / a^2", {}},
+                                 {"g^2", {}},     {"g a b", {}},       {"g b^2", {}},   {"g a^2", {}},
+                                 {"g / b^2", {}}, {"g a / b", {}},     {"g b / a", {}}, {"g a^2 / b^2", {}}};
+  for (size_t i = 0; i < 8; ++i) {
+    const double x = av[i], y = bv[i], g = gv[i];
+    const double values[] = {g * y, g * x, g / y, g * x / (y * y), g, y, x, 1 / y, x / (y * y), y / g,
+                             g / x, g * y / (x * x), g * g, g * x * y, g * y * y, g * x * x, g / (y * y), g * x / y,
+                             g * y / x, g * x * x / (y * y)};
+    for (size_t t = 0; t < terms.size(); ++t) terms[t].values.push_back(values[t]);
+  }
+  const std::tuple<const Tensor*, const char*, RightRule> inputs[] = {{&a, "a", right_a}, {&b, "b", right_b}};
+  for (const auto& [t, input, rule] : inputs) {
+    const std::string right = (rule.sign < 0 ? "-" : "") + terms[rule.term].name;
+    if (!t->grad().defined()) {
+      ADD_FAILURE() << name << "(a, b) with both needing a gradient: no gradient reached " << input;
+      continue;
+    }
+    const std::vector<double> got = t->grad().to_vector<double>();
+    bool same = true;
+    for (size_t i = 0; i < 8; ++i) {
+      const double want = rule.sign * terms[rule.term].values[i];
+      same = same && std::abs(got[i] - want) <= 1e-12 + 1e-10 * std::abs(want);
+    }
+    if (same) continue;
+    const std::string form = linear_form(got, terms, 2);
+    ADD_FAILURE() << name << "'s gradient for " << input << ", at eight points of distinct a, b and g: "
+                  << (form.empty() ? fmt::format("{:.6g}, {:.6g}, {:.6g}, ... (no combination of two of a, b, g's "
+                                                 "simple products fits all eight)",
+                                                 got[0], got[1], got[2])
+                                   : "it is " + form + " at every point")
+                  << ", where " << right << " belongs";
+  }
+}
+
+TEST(ex02_mul_div, each_rule_at_eight_points) {
+  expect_rule_at_eight_points(mul, "mul", {1, 0}, {1, 1});     // g b, g a
+  expect_rule_at_eight_points(div, "div", {1, 2}, {-1, 3});    // g / b, -g a / b^2
 }
 
 TEST(ex02_mul_div, mul_gradient_values) {  // d(a*b)/da = b, d(a*b)/db = a

@@ -121,7 +121,8 @@ inline std::string linear_form(const std::vector<double>& got, const std::vector
           const std::string& name = terms[pick[i]].name;
           const bool sum_or_ratio = name.find(" + ") != std::string::npos || name.find(" - ") != std::string::npos ||
                                     name.find(" / ") != std::string::npos;
-          const std::string term = sum_or_ratio ? "(" + name + ")" : name;
+          const bool alone = k == 1 && c[i] > 0 && num == "1";
+          const std::string term = sum_or_ratio && !alone ? "(" + name + ")" : name;
           found += (i == 0 ? (c[i] < 0 ? "-" : "") : (c[i] < 0 ? " - " : " + ")) + (num == "1" ? term : num + " x " + term);
         }
       }

@@ -108,23 +108,31 @@ TEST(ex12_sdpa, scores_are_scaled_by_one_over_the_square_root_of_the_head_size) 
                   << ", expected sigmoid(sqrt(dh)) = " << fmt::format("{:.6g}", sigmoid(2)) << " and "
                   << fmt::format("{:.6g}", sigmoid(std::sqrt(8.0))) << ")";
   }
-  nn::AttentionOptions o;
-  o.scale = 0.25;  // an explicit scale replaces 1/sqrt(dh)
-  const double explicit_scale = nn::scaled_dot_product_attention(q, k, v, o).item<double>();
-  // The weight of key 1 is sigmoid(4 x the factor the scores are multiplied
-  // by): sigmoid(1) for 0.25, sigmoid(2) for the default 1/sqrt(dh) = 0.5 (the
-  // scale ignored), sigmoid(16) for 1/0.25 = 4 (the scale used as a divisor).
-  if (std::abs(explicit_scale - sigmoid(1)) <= 1e-12) return;
-  if (std::abs(explicit_scale - sigmoid(2)) <= 1e-12)
-    ADD_FAILURE() << "options.scale = 0.25 is ignored: weight " << explicit_scale << ", expected " << sigmoid(1)
-                  << " (the weight is that of the default scale 1/sqrt(dh) = 0.5, sigmoid(4 x 0.5))";
-  else if (std::abs(explicit_scale - sigmoid(16)) <= 1e-12)
-    ADD_FAILURE() << "options.scale = 0.25 is used as a divisor (1/scale = 4 multiplies the scores): weight "
-                  << explicit_scale << " = sigmoid(4 / 0.25), expected sigmoid(4 x 0.25) = " << sigmoid(1);
-  else
-    ADD_FAILURE() << "with options.scale = 0.25 (q.k0 = 0, q.k1 = 4): weight of key 1 " << explicit_scale
-                  << ", expected sigmoid(4 x 0.25) = " << sigmoid(1) << " (the default scale 1/sqrt(dh) = 0.5 gives "
-                  << sigmoid(2) << ", 1/scale = 4 gives " << sigmoid(16) << ")";
+  // An explicit scale replaces 1/sqrt(dh), whatever its value (torch uses 0
+  // and a negative one as given). The weight of key 1 is sigmoid(4 x the
+  // factor the scores are multiplied by): sigmoid(4 s) for s, sigmoid(2) for
+  // the default 1/sqrt(dh) = 0.5 (the scale ignored), sigmoid(4 / s) for s
+  // used as a divisor.
+  for (const double s : {0.25, 0.0, -0.5}) {
+    nn::AttentionOptions o;
+    o.scale = s;
+    const double got_s = nn::scaled_dot_product_attention(q, k, v, o).item<double>();
+    if (std::abs(got_s - sigmoid(4 * s)) <= 1e-12) continue;
+    if (std::abs(got_s - sigmoid(2)) <= 1e-12)
+      ADD_FAILURE() << fmt::format("options.scale = {} is ignored: weight {:.6g}, expected sigmoid(4 x {}) = {:.6g} (the "
+                                   "weight is that of the default scale 1/sqrt(dh) = 0.5, sigmoid(4 x 0.5)){}",
+                                   s, got_s, s, sigmoid(4 * s), s == 0.25 ? "" : "; an explicit scale is used as given, "
+                                   "0 and negative values too (torch's scale)");
+    else if (s != 0 && std::abs(got_s - sigmoid(4 / s)) <= 1e-12)
+      ADD_FAILURE() << fmt::format("options.scale = {} is used as a divisor (1/scale = {} multiplies the scores): weight "
+                                   "{:.6g} = sigmoid(4 / {}), expected sigmoid(4 x {}) = {:.6g}",
+                                   s, 1 / s, got_s, s, s, sigmoid(4 * s));
+    else
+      ADD_FAILURE() << fmt::format("with options.scale = {} (q.k0 = 0, q.k1 = 4): weight of key 1 {:.6g}, expected "
+                                   "sigmoid(4 x {}) = {:.6g} (the default scale 1/sqrt(dh) = 0.5 gives {:.6g})",
+                                   s, got_s, s, sigmoid(4 * s), sigmoid(2));
+    return;
+  }
 }
 
 // The weights of q, k, v (one head, 3 queries, 4 keys) under a bool mask all

@@ -5,6 +5,7 @@
 
 #include "autograd/engine.h"
 #include "course/checks/attention_check_util.h"
+#include "nn/functional.h"
 #include "nn/transformer.h"
 #include "tensor/kernels.h"
 
@@ -192,6 +193,38 @@ TEST(ex17_block, each_step_is_the_residual_of_its_normalised_sublayer) {
                    "give when the feed-forward adds 0"
                 << (added != nullptr ? fmt::format(": it is that plus {}", added)
                                      : std::string(" (either step may add something else there)"));
+}
+
+// The norms carry the block's own eps (config.norm_eps, here 0.25 on inputs
+// of rms about 0.1, so that eps moves every value): the block equals its
+// pieces ln1->forward and ln2->forward, which hold it.
+TEST(ex17_block, the_norms_use_the_blocks_eps) {
+  COURSE_REQUIRES("each_step_is_the_residual_of_its_normalised_sublayer");
+  nn::TransformerConfig c = block_config();
+  c.norm_eps = 0.25;
+  nn::RopeConfig rc;
+  rc.head_dim = 4;
+  rc.max_seq_len = 16;
+  Generator gen(5);
+  nn::TransformerBlock block(c, std::make_shared<nn::RotaryEmbedding>(rc, DType::Float64), &gen, DType::Float64);
+  const Tensor x = mul(randn({1, 4, 16}, DType::Float64, &gen), 0.1);
+  const nn::AttentionCall call = nn::AttentionCall::causal();
+  const auto built = [&](const std::function<Tensor(const Tensor&, const nn::RMSNorm&)>& norm) {
+    const Tensor h = add(x, block.attn->forward(norm(x, *block.ln1), call));
+    return add(h, block.ffn->forward(norm(h, *block.ln2)));
+  };
+  const Tensor got = block.forward(x, call);
+  if (same(got, built([](const Tensor& t, const nn::RMSNorm& n) { return n.forward(t); }))) return;
+  for (const double eps : {1e-5, 1e-6, 0.0}) {
+    if (!same(got, built([eps](const Tensor& t, const nn::RMSNorm& n) { return nn::rms_norm(t, n.weight, eps); })))
+      continue;
+    ADD_FAILURE() << fmt::format("with config.norm_eps = 0.25 the block's output is that of its norms with eps {} "
+                                 "(the gains right): the block's eps does not reach its norms (ln1 and ln2 hold it)",
+                                 eps);
+    return;
+  }
+  ADD_FAILURE() << "with config.norm_eps = 0.25 the block's output is not x + attn(ln1(x)) then h + ffn(ln2(h)) built "
+                   "from its own pieces, though it is with the default eps";
 }
 
 // The call the block is given is the one its attention gets: with a

@@ -606,5 +606,60 @@ TEST(ex21_zero_adamw, n_ranks_give_the_weights_of_one_adamw_bit_for_bit) {
   }
 }
 
+// Every option the optimizer is built with reaches the update: lr 0.05, betas
+// (0.8, 0.9), eps 0.5 and weight_decay 0.3, none a default nor the value the
+// checks above use, on one rank for three steps against nn::AdamW with the
+// same options. A wrong one is named when the weights are those of AdamW with
+// that one option at AdamW's default or at the checks' value.
+TEST(ex21_zero_adamw, every_option_reaches_the_update) {
+  COURSE_REQUIRES("n_ranks_give_the_weights_of_one_adamw_bit_for_bit");
+  const nn::AdamWOptions options{.lr = 0.05, .betas = {0.8, 0.9}, .eps = 0.5, .weight_decay = 0.3};
+  const auto run = [](const nn::AdamWOptions& o, bool sharded) {
+    const std::vector<Tensor> ps = zero_params();
+    PretendRanks group(0, 1);
+    std::unique_ptr<tasks::ZeroAdamW> zero;
+    std::unique_ptr<nn::AdamW> adamw;
+    if (sharded) zero = std::make_unique<tasks::ZeroAdamW>(ps, o, group);
+    else adamw = std::make_unique<nn::AdamW>(ps, o);
+    for (int step = 1; step <= 3; ++step) {
+      set_zero_grads(ps, step);
+      if (sharded) zero->step();
+      else adamw->step();
+    }
+    return flat(ps);
+  };
+  const std::vector<float> got = run(options, true);
+  if (got == run(options, false)) return;
+  using O = nn::AdamWOptions;
+  struct Field {
+    const char* name;
+    double (*get)(const O&);
+    void (*set)(O&, double);
+  };
+  const Field fields[] = {
+      {"lr", [](const O& o) { return o.lr; }, [](O& o, double v) { o.lr = v; }},
+      {"beta1", [](const O& o) { return o.betas.first; }, [](O& o, double v) { o.betas.first = v; }},
+      {"beta2", [](const O& o) { return o.betas.second; }, [](O& o, double v) { o.betas.second = v; }},
+      {"eps", [](const O& o) { return o.eps; }, [](O& o, double v) { o.eps = v; }},
+      {"weight_decay", [](const O& o) { return o.weight_decay; }, [](O& o, double v) { o.weight_decay = v; }}};
+  const O defaults;
+  const std::pair<const char*, const O*> sources[] = {{"AdamW's default", &defaults},
+                                                      {"the value the other checks use", &kZeroOptions}};
+  for (const Field& f : fields)
+    for (const auto& [source, from] : sources) {
+      O o = options;
+      f.set(o, f.get(*from));
+      if (got != run(o, false)) continue;
+      ADD_FAILURE() << fmt::format("built with lr 0.05, betas (0.8, 0.9), eps 0.5, weight_decay 0.3, the weights after "
+                                   "3 steps on one rank are exactly AdamW's with {} = {:g} ({}) and every other "
+                                   "option as given: the update does not use the optimizer's {}",
+                                   f.name, f.get(*from), source, f.name);
+      return;
+    }
+  ADD_FAILURE() << "built with lr 0.05, betas (0.8, 0.9), eps 0.5, weight_decay 0.3, the weights after 3 steps on one "
+                   "rank differ from AdamW's with those options, though with the options of the checks above they "
+                   "agree";
+}
+
 }  // namespace
 }  // namespace ropegrad::course

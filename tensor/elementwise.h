@@ -8,6 +8,7 @@
 #pragma once
 
 #include <array>
+#include <string>
 #include <utility>
 
 #include "tensor/parallel.h"
@@ -20,9 +21,22 @@ namespace ropegrad::kernels {
 // Elements per chunk below which splitting across threads costs more than it saves.
 inline constexpr int64_t kParallelGrain = 1 << 15;
 
+// Tensor k of a map (0 the output) holds the element type T it is read as:
+// one of another dtype would have its bytes reinterpreted, and read past its
+// end when its elements are narrower. Once per call, outside the loop.
+template <typename T>
+void check_read_as(const Tensor& t, size_t k) {
+  RG_CHECK(t.dtype() == dtype_of<T>(), "elementwise map",
+           "{} is {} but the kernel reads it as {}: convert it first (kernels::to, or like(saved, g) in a backward)",
+           k == 0 ? std::string("the output") : "input " + std::to_string(k - 1), dtype_name(t.dtype()),
+           dtype_name(dtype_of<T>()));
+}
+
 template <typename Out, typename... In, typename F, size_t... I>
 void map_into_impl(const Tensor& out, F& f, const std::array<Tensor, sizeof...(In)>& ins,
                    std::index_sequence<I...>) {
+  check_read_as<Out>(out, 0);
+  (check_read_as<In>(ins[I], I + 1), ...);
   constexpr size_t N = 1 + sizeof...(In);
   std::array<std::byte*, N> base{out.raw_data(), ins[I].raw_data()...};
   std::array<Shape, N> strides;

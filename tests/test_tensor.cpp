@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "autograd/ops.h"
+#include "tensor/elementwise.h"
 #include "tests/support/test_util.h"
 
 using namespace ropegrad;
@@ -1520,4 +1521,17 @@ TEST(BadInput, ZeroAndClampInPlaceNameThemselves) {
   EXPECT_RG_ERROR(zero_(w), "zero_", "requires grad");
   EXPECT_RG_ERROR(clamp_(w, 0.0, 1.0), "clamp_", "requires grad");
   expect_values(w, {1, 1});
+}
+
+// An elementwise map reads each tensor as the element type it is given: a
+// tensor of another dtype is refused before any element is read (its bytes
+// would be reinterpreted, and read past its end when wider than it holds).
+TEST(BadInput, ElementwiseMapRefusesATensorOfAnotherDtype) {
+  const Tensor a = ones({4}, DType::Float32), b = ones({4}, DType::Float64);
+  const auto add_as_float = [](float x, float y) { return x + y; };
+  EXPECT_RG_ERROR((kernels::map<float, float, float>(add_as_float, {a, b})), "elementwise map",
+                  "input 1 is float64 but the kernel reads it as float32");
+  Tensor out = Tensor::empty({4}, DType::Float64);
+  EXPECT_RG_ERROR((kernels::map_into<float, float, float>(out, add_as_float, {a, a})), "elementwise map",
+                  "the output is float64 but the kernel reads it as float32");
 }

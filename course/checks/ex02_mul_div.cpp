@@ -149,5 +149,35 @@ TEST(ex02_mul_div, div_gradcheck_broadcast_summed_back) {  // (3, 4) / (4): the 
                    {randn64({3, 4}, 7), divisor64({4}, 8)}, "div with broadcasting");
 }
 
+// Inputs of two dtypes (a float64, b float32): the output is float64 (type
+// promotion), and each gradient is computed in the output's dtype and reaches
+// its input in that input's dtype: exactly the all-float64 gradients, b's
+// rounded to float32 once.
+void expect_mixed_dtypes(Tensor (*op)(const Tensor&, const Tensor&), const char* name) {
+  const std::vector<double> av = {1.3, -0.7, 2.1, 0.4}, bv = {0.8, -1.5, 1.2, -0.6};
+  const Tensor b32 = tensor(bv, {4}, DType::Float32);
+  Tensor a = param(av, {4}), b = clone(b32).requires_grad_();
+  Tensor a64 = param(av, {4}), b64 = to(b32, kF64).detach().requires_grad_();
+  const Tensor g = tensor({0.5, 1.7, -0.9, 1.1}, {4}, kF64);
+  const std::string label = fmt::format("{}(a float64, b float32)", name);
+  try {
+    backward(op(a, b), g);
+  } catch (const NotImplemented&) {
+    throw;
+  } catch (const Error& e) {
+    ADD_FAILURE() << label << ": backward raised an error (with both float64 it runs): " << e.what();
+    return;
+  }
+  backward(op(a64, b64), g);
+  expect_values(a.grad(), a64.grad(), {0, 0}, label + ": grad a (expected: the all-float64 one)");
+  expect_values(b.grad(), to(b64.grad(), DType::Float32), {0, 0},
+                label + ": grad b (expected: the all-float64 one, rounded to b's float32)");
+}
+
+TEST(ex02_mul_div, inputs_of_two_dtypes) {
+  expect_mixed_dtypes(mul, "mul");
+  expect_mixed_dtypes(div, "div");
+}
+
 }  // namespace
 }  // namespace ropegrad::course

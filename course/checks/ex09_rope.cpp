@@ -351,5 +351,38 @@ TEST(ex09_rope, the_gradient_passes_gradcheck) {  // the backward turns the grad
       },
       {randn({2, 3, 6}, DType::Float64, &gen).requires_grad_()}, "RoPE");  // (B, T, dh)
 }
+// cos and sin tables of another dtype than x (float64 tables, a float32 x)
+// are converted to x's dtype, in the forward and in what the backward
+// saves: the same as with the tables converted by the caller, bit for bit.
+TEST(ex09_rope, tables_of_another_dtype_are_converted_to_the_inputs) {
+  AFTER_ROPE_FORWARD();
+  Generator gen(33);
+  const Tensor angles = mul(rand({3, 4}, DType::Float64, &gen), 6.0);  // (T, dh/2)
+  const Tensor cos64 = cos(angles), sin64 = sin(angles);
+  const Tensor x0 = randn({2, 3, 8}, DType::Float32, &gen), w = randn({2, 3, 8}, DType::Float32, &gen);
+  const auto run = [&](const Tensor& c, const Tensor& s) {
+    Tensor x = clone(x0).requires_grad_();
+    const Tensor out = nn::rope_rotate(x, c, s, nn::RopePairing::Interleaved);
+    backward(out, w);
+    return std::make_pair(out.detach(), x.grad());
+  };
+  const auto [want_out, want_grad] = run(to(cos64, DType::Float32), to(sin64, DType::Float32));
+  const std::string label = "rope_rotate of a float32 x with float64 cos and sin tables";
+  std::pair<Tensor, Tensor> got;
+  try {
+    got = run(cos64, sin64);
+  } catch (const NotImplemented&) {
+    throw;
+  } catch (const Error& e) {
+    ADD_FAILURE() << label << " raised an error (with the tables converted to float32 first it runs): " << e.what();
+    return;
+  }
+  expect_values(got.first, want_out, {0, 0}, label + ": out (expected: that with the tables converted first)");
+  if (!got.second.defined()) {
+    ADD_FAILURE() << label << ": x got no gradient";
+    return;
+  }
+  expect_values(got.second, want_grad, {0, 0}, label + ": grad x (expected: that with the tables converted first)");
+}
 }  // namespace
 }  // namespace ropegrad::course

@@ -108,31 +108,50 @@ TEST(ex12_sdpa, scores_are_scaled_by_one_over_the_square_root_of_the_head_size) 
                   << ", expected sigmoid(sqrt(dh)) = " << fmt::format("{:.6g}", sigmoid(2)) << " and "
                   << fmt::format("{:.6g}", sigmoid(std::sqrt(8.0))) << ")";
   }
-  // An explicit scale replaces 1/sqrt(dh), whatever its value (torch uses 0
-  // and a negative one as given). The weight of key 1 is sigmoid(4 x the
-  // factor the scores are multiplied by): sigmoid(4 s) for s, sigmoid(2) for
-  // the default 1/sqrt(dh) = 0.5 (the scale ignored), sigmoid(4 / s) for s
-  // used as a divisor.
-  for (const double s : {0.25, 0.0, -0.5}) {
+  // An explicit scale s replaces 1/sqrt(dh), whatever its value (torch uses
+  // 0 and a negative one as given): the weight of key 1 is sigmoid(4 s). A
+  // wrong one is named as the factor the scores were multiplied by when one
+  // form of s gives the weight at each of the four scales (dh = 4); forms
+  // that agree at one scale differ at another.
+  const std::vector<double> scales = {0.25, 0.7, 0.0, -0.5};
+  std::vector<double> got_at;
+  for (const double s : scales) {
     nn::AttentionOptions o;
     o.scale = s;
-    const double got_s = nn::scaled_dot_product_attention(q, k, v, o).item<double>();
-    if (std::abs(got_s - sigmoid(4 * s)) <= 1e-12) continue;
-    if (std::abs(got_s - sigmoid(2)) <= 1e-12)
-      ADD_FAILURE() << fmt::format("options.scale = {} is ignored: weight {:.6g}, expected sigmoid(4 x {}) = {:.6g} (the "
-                                   "weight is that of the default scale 1/sqrt(dh) = 0.5, sigmoid(4 x 0.5)){}",
-                                   s, got_s, s, sigmoid(4 * s), s == 0.25 ? "" : "; an explicit scale is used as given, "
-                                   "0 and negative values too (torch's scale)");
-    else if (s != 0 && std::abs(got_s - sigmoid(4 / s)) <= 1e-12)
-      ADD_FAILURE() << fmt::format("options.scale = {} is used as a divisor (1/scale = {} multiplies the scores): weight "
-                                   "{:.6g} = sigmoid(4 / {}), expected sigmoid(4 x {}) = {:.6g}",
-                                   s, 1 / s, got_s, s, s, sigmoid(4 * s));
-    else
-      ADD_FAILURE() << fmt::format("with options.scale = {} (q.k0 = 0, q.k1 = 4): weight of key 1 {:.6g}, expected "
-                                   "sigmoid(4 x {}) = {:.6g} (the default scale 1/sqrt(dh) = 0.5 gives {:.6g})",
-                                   s, got_s, s, sigmoid(4 * s), sigmoid(2));
-    return;
+    got_at.push_back(nn::scaled_dot_product_attention(q, k, v, o).item<double>());
   }
+  const auto gives = [&](const std::function<double(double)>& factor) {
+    for (size_t i = 0; i < scales.size(); ++i) {
+      const double f = factor(scales[i]);
+      const bool fits = std::isfinite(f) ? std::abs(got_at[i] - sigmoid(4 * f)) <= 1e-12 : std::isnan(got_at[i]);
+      if (!fits) return false;
+    }
+    return true;
+  };
+  if (gives([](double s) { return s; })) return;
+  const std::vector<std::pair<std::string, std::function<double(double)>>> forms = {
+      {"1/sqrt(dh) = 0.5 at every scale: options.scale is ignored", [](double) { return 0.5; }},
+      {"1/scale: options.scale is used as a divisor", [](double s) { return 1 / s; }},
+      {"1/sqrt(scale): options.scale stands where dh belongs in 1/sqrt(dh)", [](double s) { return 1 / std::sqrt(s); }},
+      {"sqrt(scale)", [](double s) { return std::sqrt(s); }},
+      {"scale / sqrt(dh): both the explicit and the default scale are applied", [](double s) { return s * 0.5; }},
+      {"scale x sqrt(dh)", [](double s) { return s * 2; }},
+      {"scale^2: the scale is applied twice", [](double s) { return s * s; }},
+      {"scale where it is above 0, 1/sqrt(dh) = 0.5 otherwise: a scale of 0 or below is replaced by the default",
+       [](double s) { return s > 0 ? s : 0.5; }}};
+  std::vector<std::string> fitting;
+  for (const auto& [text, factor] : forms)
+    if (gives(factor)) fitting.push_back(text);
+  size_t first = 0;
+  while (std::abs(got_at[first] - sigmoid(4 * scales[first])) <= 1e-12) ++first;
+  const std::string seen = fmt::format("with options.scale = {} (q.k0 = 0, q.k1 = 4): weight of key 1 {:.6g}, expected "
+                                       "sigmoid(4 x {}) = {:.6g}",
+                                       scales[first], got_at[first], scales[first], sigmoid(4 * scales[first]));
+  if (fitting.size() == 1)
+    ADD_FAILURE() << "at scales 0.25, 0.7, 0 and -0.5 the scores are multiplied by " << fitting[0] << " (" << seen
+                  << "; an explicit scale is used as given, as torch's scale)";
+  else
+    ADD_FAILURE() << seen << " (the default scale 1/sqrt(dh) = 0.5 gives " << fmt::format("{:.6g}", sigmoid(2)) << ")";
 }
 
 // The weights of q, k, v (one head, 3 queries, 4 keys) under a bool mask all

@@ -122,9 +122,10 @@ TEST(ex12_sdpa, scores_are_scaled_by_one_over_the_square_root_of_the_head_size) 
   }
   const auto gives = [&](const std::function<double(double)>& factor) {
     for (size_t i = 0; i < scales.size(); ++i) {
-      // The scores f q.k = 0 f and 4 f (0 x an infinite factor is nan, as in the scores).
-      const double f = factor(scales[i]), s0 = 0 * f, s1 = 4 * f;
-      const double w = std::isnan(s0) || std::isnan(s1) ? NAN : 1 / (1 + std::exp(s0 - s1));
+      // The weight of the scores f q.k = 0 f and 4 f, through softmax itself
+      // (an infinite or nan factor gives there what the attention gives).
+      const double f = factor(scales[i]);
+      const double w = softmax(tensor({0 * f, 4 * f}, {2}, DType::Float64), 0).to_vector<double>()[1];
       const bool fits = std::isnan(w) ? std::isnan(got_at[i]) : std::abs(got_at[i] - w) <= 1e-12;
       if (!fits) return false;
     }
@@ -147,8 +148,10 @@ TEST(ex12_sdpa, scores_are_scaled_by_one_over_the_square_root_of_the_head_size) 
   size_t first = 0;
   while (std::abs(got_at[first] - sigmoid(4 * scales[first])) <= 1e-12) ++first;
   const std::string seen = fmt::format("with options.scale = {} (q.k0 = 0, q.k1 = 4): weight of key 1 {:.6g}, expected "
-                                       "sigmoid(4 x {}) = {:.6g}",
-                                       scales[first], got_at[first], scales[first], sigmoid(4 * scales[first]));
+                                       "sigmoid(4 x {}) = {:.6g}; at scales 0.25, 0.7, 0, -0.5 the weights are {:.6g}, "
+                                       "{:.6g}, {:.6g}, {:.6g}",
+                                       scales[first], got_at[first], scales[first], sigmoid(4 * scales[first]),
+                                       got_at[0], got_at[1], got_at[2], got_at[3]);
   if (fitting.size() == 1)
     ADD_FAILURE() << "at scales 0.25, 0.7, 0 and -0.5 the scores are multiplied by " << fitting[0] << " (" << seen
                   << "; an explicit scale is used as given, as torch's scale)";

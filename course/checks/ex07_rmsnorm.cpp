@@ -56,6 +56,13 @@ TEST(ex07_rmsnorm, each_row_is_divided_by_its_rms) {
        "the mean of x^2",
        [](double s, double, double m, double d, double e) { return 1 / std::sqrt(s / d - (m / d) * (m / d) + e); }},
       {"sqrt(mean(x^2) + eps): the RMS itself, multiplied where its inverse belongs", [](double s, double, double, double d, double e) { return std::sqrt(s / d + e); }},
+      {"1 / sqrt(mean(x)^2 + eps): the square of the mean, not the mean of the squares",
+       [](double, double, double m, double d, double e) { return 1 / std::sqrt((m / d) * (m / d) + e); }},
+      {"1 / sqrt(mean(|x|) + eps): the mean of |x| under the root, not the mean of x^2",
+       [](double, double a, double, double d, double e) { return 1 / std::sqrt(a / d + e); }},
+      {"1 / sqrt(mean(x^2) + eps^2): eps squared", [](double s, double, double, double d, double e) { return 1 / std::sqrt(s / d + e * e); }},
+      {"1 / sqrt(mean(x^2) + sqrt(eps)): the root of eps", [](double s, double, double, double d, double e) { return 1 / std::sqrt(s / d + std::sqrt(e)); }},
+      {"1 / sqrt(mean(x^2) / D + eps): divided by D twice", [](double s, double, double, double d, double e) { return 1 / std::sqrt(s / d / d + e); }},
   };
   std::vector<double> r_seen(kRows, NAN), sum_sq(kRows, 0), sum_abs(kRows, 0), sum(kRows, 0);
   bool per_row = true;

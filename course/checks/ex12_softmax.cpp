@@ -205,6 +205,56 @@ TEST(ex12_softmax, log_softmax_of_three_rows) {
   expect_values(y, expected, f64_tol(), "log_softmax of 3 rows");
 }
 
+// softmax (or log_softmax) of a contiguous (3, 4, 5) x along dim d, in double.
+std::vector<double> normalised_along(const std::vector<double>& x, size_t d, bool log) {
+  const int64_t shape[] = {3, 4, 5}, strides[] = {20, 5, 1};
+  std::vector<double> y(x.size());
+  for (int64_t flat = 0; flat < 60; ++flat) {
+    const int64_t at = (flat / strides[d]) % shape[d];  // this element's index along d
+    if (at != 0) continue;                              // each fibre once, from its first element
+    double top = -INFINITY, z = 0;
+    for (int64_t k = 0; k < shape[d]; ++k) top = std::max(top, x[flat + k * strides[d]]);
+    for (int64_t k = 0; k < shape[d]; ++k) z += std::exp(x[flat + k * strides[d]] - top);
+    for (int64_t k = 0; k < shape[d]; ++k) {
+      const double v = x[flat + k * strides[d]] - top;
+      y[flat + k * strides[d]] = log ? v - std::log(z) : std::exp(v) / z;
+    }
+  }
+  return y;
+}
+
+// Each op normalises along the dim it is given: softmax and log_softmax of a
+// (3, 4, 5) x along dims 0, 1, 2 and -2. A wrong one is named as the dim it
+// normalised along when one dim gives every element.
+TEST(ex12_softmax, each_op_normalises_along_the_dim_it_is_given) {
+  COURSE_REQUIRES("softmax_of_three_rows", "log_softmax_of_three_rows");
+  Generator gen(5);
+  const Tensor x = randn({3, 4, 5}, kF64, &gen);
+  const std::vector<double> xs = x.to_vector<double>();
+  const std::pair<const char*, Tensor (*)(const Tensor&, int64_t)> ops[] = {{"softmax", softmax},
+                                                                            {"log_softmax", log_softmax}};
+  for (const auto& [name, op] : ops) {
+    const bool log = std::string(name) == "log_softmax";
+    for (const int64_t dim : {0, 1, 2, -2}) {
+      const std::vector<double> got = op(x, dim).to_vector<double>();
+      const auto same = [&](size_t d) {
+        const std::vector<double> want = normalised_along(xs, d, log);
+        for (size_t i = 0; i < got.size(); ++i)
+          if (!(std::abs(got[i] - want[i]) <= 1e-12 + 1e-10 * std::abs(want[i]))) return false;
+        return true;
+      };
+      const auto d = static_cast<size_t>(dim < 0 ? dim + 3 : dim);
+      if (same(d)) continue;
+      std::string along;
+      for (size_t other = 0; other < 3; ++other)
+        if (other != d && same(other)) along = fmt::format(": it is {} along dim {}{}", name, other, other == 2 ? " (the last)" : "");
+      ADD_FAILURE() << fmt::format("{}(x, {}) of x (3, 4, 5) is not normalised along dim {}{}", name, dim, d,
+                                   along.empty() ? std::string(" (nor along another dim)") : along + ", not dim " + std::to_string(d));
+      return;
+    }
+  }
+}
+
 TEST(ex12_softmax, softmax_matches_torch_float64) { softmax_cases("f64", Part::Forward); }
 TEST(ex12_softmax, log_softmax_matches_torch_float64) { log_softmax_cases("f64", Part::Forward); }
 // The edge cases once the plain forward is right: a wrong forward fails them

@@ -410,7 +410,8 @@ TEST(ex12_softmax, log_softmax_shifts_each_row_by_its_own_max) {
 
 // The gradients, once the forward is right.
 #define AFTER_SOFTMAX_FORWARD()                                                                      \
-  COURSE_AFTER_FORWARD("softmax_of_three_rows", "log_softmax_of_three_rows", "softmax_matches_torch_float64", \
+  COURSE_AFTER_FORWARD("softmax_of_three_rows", "log_softmax_of_three_rows",                                 \
+                       "each_op_normalises_along_the_dim_it_is_given", "softmax_matches_torch_float64",            \
                        "log_softmax_matches_torch_float64")
 
 TEST(ex12_softmax, gradients_match_torch_float64) {
@@ -458,25 +459,30 @@ std::string backward_form(Tensor (*op)(const Tensor&, int64_t), const std::strin
   if (!x.grad().defined()) return "";
   const std::vector<double> got = x.grad().to_vector<double>(), xs = x0.to_vector<double>(), gs = g0.to_vector<double>();
   std::vector<FormTerm> terms = {{"y g", {}}, {"y S", {}}, {"g", {}},   {"y G", {}}, {"y", {}},
-                                 {"y^2 g", {}}, {"S", {}}, {"G", {}}, {"g S", {}}, {"x g", {}}};
+                                 {"y^2 g", {}}, {"S", {}}, {"G", {}}, {"g S", {}}, {"x g", {}},
+                                 {"y g_n y_n", {}}, {"y g_1 y_1", {}}};
   for (size_t r = 0; r < 4; ++r) {
-    double top = -INFINITY, z = 0, S = 0, G = 0;
+    double top = -INFINITY, z = 0, S = 0, G = 0, first = 0, last = 0;  // first, last: S's first and last terms
     for (size_t j = 0; j < 5; ++j) top = std::max(top, xs[r * 5 + j]);
     for (size_t j = 0; j < 5; ++j) z += std::exp(xs[r * 5 + j] - top);
     for (size_t j = 0; j < 5; ++j) {
       const double y = std::exp(xs[r * 5 + j] - top) / z;
       S += gs[r * 5 + j] * y, G += gs[r * 5 + j];
+      if (j == 0) first = gs[r * 5 + j] * y;
+      if (j == 4) last = gs[r * 5 + j] * y;
     }
     for (size_t j = 0; j < 5; ++j) {
       const double y = std::exp(xs[r * 5 + j] - top) / z, g = gs[r * 5 + j];
-      const double values[] = {y * g, y * S, g, y * G, y, y * y * g, S, G, g * S, xs[r * 5 + j] * g};
+      const double values[] = {y * g, y * S, g, y * G, y, y * y * g, S, G, g * S, xs[r * 5 + j] * g,
+                               y * last, y * first};
       for (size_t t = 0; t < terms.size(); ++t) terms[t].values.push_back(values[t]);
     }
   }
   const std::string form = linear_form(got, terms, 2);
   if (form.empty()) return "";
   return "; measured on 4 rows of 5 (x and g random), dx is " + form +
-         " at every entry (y the softmax of the row, S = sum_i g_i y_i, G = sum_i g_i), where " + right + " belongs";
+         " at every entry (y the softmax of the row, S = sum_i g_i y_i, G = sum_i g_i; g_1 y_1 and g_n y_n: S's first and "
+         "last terms), where " + right + " belongs";
 }
 
 // d log_softmax: g - softmax * sum(g). With g = 1 everywhere (the gradient of

@@ -192,27 +192,44 @@ std::string fitted_update_form(const std::vector<std::vector<double>>& moves,
     const double p2 = std::log(v[1][0] / (root * root)) / std::log(bc2);
     fits.push_back({lr, 1, p2, fmt::format("v^ = v / (1 - beta2^t)^{:.4g} where v / (1 - beta2^t) belongs", p2)});
   }
-  // The corrections taken as beta^t, where 1 - beta^t belongs (both, or one).
-  const auto with = [&](size_t t, size_t i, bool raw1, bool raw2) {
-    const double tt = static_cast<double>(t);
-    const double bc1 = raw1 ? std::pow(kBeta1, tt) : 1 - std::pow(kBeta1, tt);
-    const double bc2 = raw2 ? std::pow(kBeta2, tt) : 1 - std::pow(kBeta2, tt);
-    return lr / bc1 * m[t][i] / (std::sqrt(v[t][i] / bc2) + kEps);
+  // Each correction in another form, where 1 - beta^t belongs (one or both):
+  // beta^t, (1 - beta)^t, 1 - beta (the first step's at every step), none.
+  struct Correction {
+    const char* text;  // with {b} for beta1 or beta2
+    double (*of)(double beta, double t);
   };
-  const std::tuple<bool, bool, const char*> raw_forms[] = {
-      {true, true, "the corrections beta1^t and beta2^t where 1 - beta1^t and 1 - beta2^t belong"},
-      {true, false, "m's correction beta1^t where 1 - beta1^t belongs"},
-      {false, true, "v's correction beta2^t where 1 - beta2^t belongs"}};
-  for (const auto& [raw1, raw2, text] : raw_forms) {
-    bool all = true;
-    for (size_t t = 1; t <= 2 && all; ++t) {
-      for (size_t i = 0; i < 3 && all; ++i) {
-        const double u = with(t, i, raw1, raw2);
-        all = std::abs(moves[t - 1][i] - u) <= 1e-6 * std::max(std::abs(u), 1e-3);
-      }
+  const Correction corrections[] = {
+      {"1 - {b}^t", [](double b, double t) { return 1 - std::pow(b, t); }},
+      {"{b}^t", [](double b, double t) { return std::pow(b, t); }},
+      {"(1 - {b})^t", [](double b, double t) { return std::pow(1 - b, t); }},
+      {"1 - {b} (the first step's, at every step)", [](double b, double) { return 1 - b; }},
+      {"1 (none)", [](double, double) { return 1.0; }}};
+  const auto with = [&](size_t t, size_t i, const Correction& c1, const Correction& c2) {
+    const double tt = static_cast<double>(t);
+    return lr / c1.of(kBeta1, tt) * m[t][i] / (std::sqrt(v[t][i] / c2.of(kBeta2, tt)) + kEps);
+  };
+  const auto named = [](const Correction& c, const char* beta) {
+    return fmt::format(fmt::runtime(c.text), fmt::arg("b", beta));
+  };
+  for (const Correction& c1 : corrections) {
+    for (const Correction& c2 : corrections) {
+      if (&c1 == &corrections[0] && &c2 == &corrections[0]) continue;
+      bool all = true;
+      for (size_t t = 1; t <= 2 && all; ++t)
+        for (size_t i = 0; i < 3 && all; ++i) {
+          const double u = with(t, i, c1, c2);
+          all = std::abs(moves[t - 1][i] - u) <= 1e-6 * std::max(std::abs(u), 1e-3);
+        }
+      if (!all) continue;
+      std::string text;
+      if (&c1 != &corrections[0]) text = "m's correction " + named(c1, "beta1") + " where 1 - beta1^t belongs";
+      if (&c2 != &corrections[0])
+        text += (text.empty() ? "" : ", and ") + std::string("v's correction ") + named(c2, "beta2") +
+                " where 1 - beta2^t belongs";
+      fits.insert(fits.begin(), {NAN, NAN, NAN, text});
+      break;
     }
-    if (all) fits.insert(fits.begin(), {NAN, NAN, NAN, text});
-    if (all) break;
+    if (!fits.empty() && std::isnan(fits.front().step)) break;
   }
   if (!fits.empty() && std::isnan(fits.front().step)) {
     return fmt::format("m and v are right after each of two steps, and each weight moved by the update computed with "

@@ -480,6 +480,57 @@ const DecayForm kDecayForms[] = {
      [](double p, double g) { return (p - adam_update(g)) * (1 + kDecayLr * kDecayWd); }},
 };
 
+// The second step (gradients 2, -0.3, 0.7, then -1, 0.5, 1.5; lr 0.1, no
+// decay), once the first is right: m, v and the weights after it against
+// AdamW's formulas in double; a wrong update is said as the form of it that
+// gives both steps' moves (update_form_over_two_steps), when one does.
+TEST(ex13_adamw, moments_and_update_of_the_second_step) {
+  COURSE_REQUIRES("moments_and_update_of_the_first_step");
+  const std::vector<double> p0 = {1.0, -0.5, 2.0};
+  const std::vector<std::vector<double>> grads = {{2.0, -0.3, 0.7}, {-1.0, 0.5, 1.5}};
+  Tensor p = tensor(p0, {3}, DType::Float64).requires_grad_();
+  nn::AdamW opt({p}, {.lr = 0.1, .betas = {kBeta1, kBeta2}, .eps = kEps, .weight_decay = 0.0});
+  std::vector<double> w = p0, m(3, 0.0), v(3, 0.0);
+  for (size_t t = 1; t <= 2; ++t) {
+    p.set_grad(tensor(grads[t - 1], {3}, DType::Float64));
+    opt.step();
+    const double c1 = 1 - std::pow(kBeta1, static_cast<double>(t)), c2 = 1 - std::pow(kBeta2, static_cast<double>(t));
+    for (size_t i = 0; i < 3; ++i) {
+      m[i] = kBeta1 * m[i] + (1 - kBeta1) * grads[t - 1][i];
+      v[i] = kBeta2 * v[i] + (1 - kBeta2) * grads[t - 1][i] * grads[t - 1][i];
+      w[i] -= 0.1 * (m[i] / c1) / (std::sqrt(v[i] / c2) + kEps);
+    }
+  }
+  const nn::StateDict state = opt.state_dict();
+  const auto kept = [&](const char* name) {
+    const auto it = state.find(std::string("state.0.") + name);
+    return it == state.end() ? std::vector<double>() : it->second.to_vector<double>();
+  };
+  const std::vector<double> got_w = p.to_vector<double>(), got_m = kept("exp_avg"), got_v = kept("exp_avg_sq");
+  const auto close = [](const std::vector<double>& a, const std::vector<double>& b, double tol) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (!(std::abs(a[i] - b[i]) <= tol * std::max(1.0, std::abs(b[i])))) return false;
+    return true;
+  };
+  const auto listed = [](const std::vector<double>& got, const std::vector<double>& want) {
+    std::string out;
+    for (size_t i = 0; i < want.size(); ++i)
+      out += fmt::format("{}{:.6g} (expected {:.6g})", i ? ", " : "", i < got.size() ? got[i] : NAN, want[i]);
+    return out;
+  };
+  const bool moments_right = close(got_m, m, 1e-12) && close(got_v, v, 1e-12);
+  if (moments_right && close(got_w, w, 1e-6)) return;  // 1e-6: where eps sits moves a weight by about 1e-8
+  if (!moments_right) {
+    ADD_FAILURE() << "the first step is right; after the second, m = " << listed(got_m, m) << ", v = "
+                  << listed(got_v, v) << " (m = beta1 m + (1 - beta1) g, v = beta2 v + (1 - beta2) g^2)";
+    return;
+  }
+  const std::string form = update_form_over_two_steps();
+  ADD_FAILURE() << "the first step is right, and m and v after the second; the weights after it are "
+                << listed(got_w, w) << (form.empty() ? "" : ": " + form);
+}
+
 TEST(ex13_adamw, weight_decay_is_decoupled_and_scaled_by_lr) {
   COURSE_REQUIRES("moments_and_update_of_the_first_step");
   // Both are AdamW (chapter 13: they differ by lr wd u = O(lr^2 wd)):

@@ -109,6 +109,8 @@ struct Replay {
   // Settings, each alone (every one gives other weights than the right step here):
   bool eps_and_weight_decay_exchanged = false;  // the update told eps = weight_decay and weight_decay = eps
   bool betas_exchanged = false;                 // the update told beta1 = beta2 and beta2 = beta1
+  bool beta1_for_both = false;                  // the update told beta2 = beta1
+  bool beta2_for_both = false;                  // the update told beta1 = beta2
   bool no_weight_decay = false;                 // the update told weight_decay = 0
   bool decay_times_lr = false;                  // the update told weight_decay = lr x weight_decay
   bool last_piece_skipped = false;              // the last parameter piece of each rank's range not updated
@@ -138,6 +140,12 @@ std::string replay_text(const Replay& r) {
                                 kZeroOptions.eps, kZeroOptions.weight_decay));
   if (r.betas_exchanged)
     parts.push_back(fmt::format("beta1 and beta2 in each other's places (m decays by beta2 = {:g}, v by beta1 = {:g})",
+                                kZeroOptions.betas.second, kZeroOptions.betas.first));
+  if (r.beta1_for_both)
+    parts.push_back(fmt::format("beta1 = {:g} for both moments (v decays by beta1 where beta2 = {:g} belongs)",
+                                kZeroOptions.betas.first, kZeroOptions.betas.second));
+  if (r.beta2_for_both)
+    parts.push_back(fmt::format("beta2 = {:g} for both moments (m decays by beta2 where beta1 = {:g} belongs)",
                                 kZeroOptions.betas.second, kZeroOptions.betas.first));
   if (r.no_weight_decay)
     parts.push_back(fmt::format("no weight decay (weight_decay 0 instead of {:g})", kZeroOptions.weight_decay));
@@ -180,13 +188,15 @@ std::vector<Replay> look_alikes() {
   for (int mask = 1; mask < 8; ++mask)
     out.push_back({(mask & 1) != 0, (mask & 2) != 0, (mask & 4) != 0 ? 1 : 0});
   out.push_back({false, false, -1});
-  Replay exchanged, betas, no_decay, decay_lr, last_skipped, split_skipped, last_element, gathered_from_start,
+  Replay exchanged, betas, beta1_both, beta2_both, no_decay, decay_lr, last_skipped, split_skipped, last_element, gathered_from_start,
       last_parameter, reset, over_ranks, decay_twice;
   decay_twice.decay_applied_twice = true;
   reset.moments_reset_each_step = true;
   over_ranks.gradient_over_ranks = true;
   exchanged.eps_and_weight_decay_exchanged = true;
   betas.betas_exchanged = true;
+  beta1_both.beta1_for_both = true;
+  beta2_both.beta2_for_both = true;
   no_decay.no_weight_decay = true;
   decay_lr.decay_times_lr = true;
   last_skipped.last_piece_skipped = true;
@@ -194,7 +204,7 @@ std::vector<Replay> look_alikes() {
   last_element.last_element_skipped = true;
   gathered_from_start.gathered_from_parameter_start = true;
   last_parameter.last_parameter_skipped = true;
-  out.insert(out.end(), {exchanged, betas, no_decay, decay_lr, last_skipped, split_skipped, last_element,
+  out.insert(out.end(), {exchanged, betas, beta1_both, beta2_both, no_decay, decay_lr, last_skipped, split_skipped, last_element,
                          gathered_from_start, last_parameter, reset, over_ranks, decay_twice});
   return out;
 }
@@ -241,8 +251,10 @@ std::vector<std::vector<float>> replay_zero(int n, const Replay& how, int steps)
                              : how.eps_and_weight_decay_exchanged ? kZeroOptions.eps
                              : how.decay_times_lr                 ? kZeroOptions.lr * kZeroOptions.weight_decay
                                                                   : kZeroOptions.weight_decay;
-        const double beta1 = how.betas_exchanged ? kZeroOptions.betas.second : kZeroOptions.betas.first;
-        const double beta2 = how.betas_exchanged ? kZeroOptions.betas.first : kZeroOptions.betas.second;
+        const double beta1 =
+            how.betas_exchanged || how.beta2_for_both ? kZeroOptions.betas.second : kZeroOptions.betas.first;
+        const double beta2 =
+            how.betas_exchanged || how.beta1_for_both ? kZeroOptions.betas.first : kZeroOptions.betas.second;
         nn::adamw_update_elements(w.data() + lo, g.data() + (how.grad_from_parameter_start ? 0 : at),
                                   m[r].data() + slot, v[r].data() + slot, hi - lo, kZeroOptions.lr, beta1, beta2, eps,
                                   decay, step + how.step_shift);

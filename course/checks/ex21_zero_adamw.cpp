@@ -470,6 +470,21 @@ std::string scaled_gradient_note(const std::string& m_is, const std::string& v_i
                      cm, std::abs(cm - 1.0 / 3) <= 1e-5 ? " (1/3: the number of ranks, 3)" : "");
 }
 
+// After one step from zero m = (1 - beta1) g and v = (1 - beta2) g^2: a
+// moment that is AdamW's times (1 - the other beta) / (1 - its beta) was
+// made with the other moment's beta ("" otherwise).
+std::string other_beta_note(const std::string& m_is, const std::string& v_is) {
+  const double b1 = kZeroOptions.betas.first, b2 = kZeroOptions.betas.second;
+  const auto is = [](const std::string& text, double c) {
+    return text.ends_with(" x AdamW's") && std::abs(std::stod(text) - c) <= 1e-5 * c;
+  };
+  if (m_is == "AdamW's m" && is(v_is, (1 - b1) / (1 - b2)))
+    return fmt::format(": v = (1 - beta1) g^2, v made with beta1 = {:g} where beta2 = {:g} belongs", b1, b2);
+  if (v_is == "AdamW's v" && is(m_is, (1 - b2) / (1 - b1)))
+    return fmt::format(": m = (1 - beta2) g, m made with beta2 = {:g} where beta1 = {:g} belongs", b2, b1);
+  return "";
+}
+
 TEST(ex21_zero_adamw, the_moments_of_its_range_are_adamws) {
   const RankOneStep r = rank_one_step();
   if (r.m.size() != 9 || r.v.size() != 9) {
@@ -507,7 +522,7 @@ TEST(ex21_zero_adamw, the_moments_of_its_range_are_adamws) {
                 << (v_is.empty() ? "" : " (" + v_is + ")") << "; AdamW's m = " << values(r.adamw_m)
                 << ", v = " << values(r.adamw_v)
                 << (m_is == "AdamW's v" && v_is == "0" ? ": the second moment is written in m's slot, and v's is never written" : "")
-                << scaled_gradient_note(m_is, v_is);
+                << scaled_gradient_note(m_is, v_is) << other_beta_note(m_is, v_is);
 }
 
 TEST(ex21_zero_adamw, the_gathered_ranges_become_every_parameter) {

@@ -1,5 +1,6 @@
 // ex17-block: the pre-norm transformer block (nn/transformer.cpp,
 // TransformerBlock::forward): h = x + attn(ln1(x)), then h + ffn(ln2(h)).
+#include <bit>
 #include <functional>
 #include <memory>
 
@@ -312,9 +313,9 @@ bool same_gradients(const std::vector<Tensor>& a, const std::vector<Tensor>& b) 
 // graph), which path: "" otherwise, or when the block's own gradients are
 // those of the pieces' right composition.
 std::string gradient_cut(nn::TransformerBlock& b, const Tensor& x, const nn::AttentionCall& call) {
-  const auto built = [&](int cut) {
-    return [&b, &call, cut](const Tensor& in) {
-      const auto d = [cut](const Tensor& t, int k) { return cut == k ? t.detach() : t; };
+  const auto built = [&](int cuts) {  // bit k - 1 of cuts: path k detached
+    return [&b, &call, cuts](const Tensor& in) {
+      const auto d = [cuts](const Tensor& t, int k) { return (cuts >> (k - 1)) & 1 ? t.detach() : t; };
       const Tensor h = add(d(in, 1), d(b.attn->forward(b.ln1->forward(d(in, 2)), call), 3));
       return add(d(h, 4), d(b.ffn->forward(b.ln2->forward(d(h, 5))), 6));
     };
@@ -329,11 +330,17 @@ std::string gradient_cut(nn::TransformerBlock& b, const Tensor& x, const nn::Att
       "h where it is added to the feed-forward's output: the second residual's identity path, dh += dout, is missing",
       "h where it enters ln2: no gradient reaches h through the feed-forward",
       "the feed-forward's output where it is added to h: the feed-forward and ln2 get no gradient"};
-  for (int cut = 1; cut <= 6; ++cut)
-    if (same_gradients(got, block_gradients(b, x, built(cut))))
-      return std::string("the output is right, but the gradients of x and of every weight are exactly those of the "
-                         "same block with ") +
-             paths[cut - 1] + " (a detached tensor, or a value computed outside the graph)";
+  // One path cut, then two, then three (the fewest that explain every gradient).
+  for (int count = 1; count <= 3; ++count)
+    for (int cuts = 1; cuts < 64; ++cuts) {
+      if (std::popcount(static_cast<unsigned>(cuts)) != count) continue;
+      if (!same_gradients(got, block_gradients(b, x, built(cuts)))) continue;
+      std::string which;
+      for (int k = 0; k < 6; ++k)
+        if ((cuts >> k) & 1) which += std::string(which.empty() ? "" : "; and with ") + paths[k];
+      return "the output is right, but the gradients of x and of every weight are exactly those of the same block "
+             "with " + which + " (a detached tensor, or a value computed outside the graph)";
+    }
   return "";
 }
 

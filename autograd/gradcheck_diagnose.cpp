@@ -551,6 +551,28 @@ std::string added_term_meaning(const Structure& s, const Grouping* g, const std:
   return "a term the rule adds, or misses, with these values";
 }
 
+// When the numerical derivative takes only two values on s (a piecewise
+// linear function: one slope per branch), an added term and a wrong slope on
+// each branch give the same numbers: "where the numerical derivative is
+// -0.3 the analytical one is -0.7, where it is 0.7, 0.3 ...", naming neither;
+// "" when it takes one value or more than two.
+std::string piecewise_slopes(const Entries& e, const Structure& s, double c) {
+  std::vector<double> slopes;
+  for (int64_t r = 0; r < e.a.rows; ++r)
+    for (int64_t col = 0; col < e.a.cols; ++col) {
+      if (!s.contains(r, col)) continue;
+      const double n = e.n.at(r, col);
+      if (std::none_of(slopes.begin(), slopes.end(), [&](double v) { return std::abs(v - n) <= e.o.atol; }))
+        slopes.push_back(n);
+      if (slopes.size() > 2) return "";
+    }
+  if (slopes.size() != 2) return "";
+  return fmt::format("the function is piecewise linear here (its derivative takes two values, one per branch): where "
+                     "the numerical derivative is {} the analytical one is {}, where it is {}, {}; each branch's "
+                     "slope is off by the same c (a wrong slope on each branch, or an added term, gives this)",
+                     number(slopes[0]), number(slopes[0] + c), number(slopes[1]), number(slopes[1] + c));
+}
+
 // A = N + c_k on the entries of s, one constant per group (g, or s's blocks
 // when g is null); each group has at least two entries in s.
 std::optional<Fit> added_per_group(const Entries& e, const Structure& s, const Grouping* g) {
@@ -577,6 +599,12 @@ std::optional<Fit> added_per_group(const Entries& e, const Structure& s, const G
   }
   if (!nonzero || !added_fits(e, s, [&](int64_t r, int64_t c) { return term[group(r, c)]; })) return std::nullopt;
   const std::string per = shown.size() == 1 ? "one constant c" : "one constant c per " + (g ? g->each : s.each);
+  if (s.kind == Structure::Diagonal && shown.size() == 1) {
+    if (std::string branches = piecewise_slopes(e, s, shown[0]); !branches.empty())
+      return Fit{1, fmt::format("off by a constant: analytical = numerical + c at every entry {}{}{}, one constant c "
+                                "(c = {}), and equal elsewhere: {}",
+                                e.entry_names(), s.where.empty() ? "" : " ", s.where, list_values(shown), branches)};
+  }
   return Fit{static_cast<int64_t>(shown.size()),
              fmt::format("off by an added term: analytical = numerical + c at every entry {}{}{}, {} (c = {}){}: {}",
                          e.entry_names(), s.where.empty() ? "" : " ", s.where, per, list_values(shown),

@@ -601,7 +601,7 @@ std::optional<Fit> added_per_group(const Entries& e, const Structure& s, const G
   const std::string per = shown.size() == 1 ? "one constant c" : "one constant c per " + (g ? g->each : s.each);
   if (s.kind == Structure::Diagonal && shown.size() == 1) {
     if (std::string branches = piecewise_slopes(e, s, shown[0]); !branches.empty())
-      return Fit{1, fmt::format("off by a constant: analytical = numerical + c at every entry {}{}{}, one constant c "
+      return Fit{1, fmt::format("each branch's slope off: analytical = numerical + c at every entry {}{}{}, one constant c "
                                 "(c = {}), and equal elsewhere: {}",
                                 e.entry_names(), s.where.empty() ? "" : " ", s.where, list_values(shown), branches)};
   }

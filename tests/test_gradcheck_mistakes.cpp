@@ -47,7 +47,7 @@ const std::vector<std::string>& diagnosis_names() {
       "the Jacobian transposed",
       "off by a varying factor",
       "off by an added term",
-      "off by a constant",
+      "each branch's slope off",
       "a coupling term missing",
       "the coupling in the wrong place",
       "the diagonal right, the coupling wrong",

@@ -1807,9 +1807,9 @@ std::string derivative_form(const Entries& e) {
   if (!finite(inv_a) || !finite(inv_n)) return "";
   candidates.back() = {"1 / numerical", inv_n};
   const std::optional<SimpleForm> inverse = simple_form(e, inv_a, inv_n, candidates);
-  if (!inverse || inverse->of_numerical || inverse->numerical.empty()) return "";
-  return "the analytical derivative is 1 / (" + inverse->analytical + ") at every element, the numerical one 1 / (" +
-         inverse->numerical + ")";
+  if (!inverse || inverse->of_numerical) return "";
+  return "the analytical derivative is 1 / (" + inverse->analytical + ") at every element" +
+         (inverse->numerical.empty() ? "" : ", the numerical one 1 / (" + inverse->numerical + ")");
 }
 
 // Some entries wrong, the others right, and the analytical Jacobian 0 at

@@ -233,6 +233,22 @@ inline std::string function_of_expected(const std::vector<double>& got, const st
   return "";
 }
 
+// Every wrong element within float32's rounding of the expected (relative
+// 1e-6: a few roundings of 6e-8 each) in a float64 comparison: "each wrong
+// element is the expected to float32 precision only (...)"; "" otherwise.
+inline std::string float32_precision(const std::vector<double>& got, const std::vector<double>& want,
+                                     const std::vector<size_t>& bad) {
+  double worst = 0;
+  for (size_t i : bad) {
+    const double off = std::abs(got[i] - want[i]), scale = std::abs(want[i]);
+    if (!(off <= 1e-6 * scale)) return "";
+    worst = std::max(worst, off / scale);
+  }
+  return fmt::format("each wrong element is the expected to float32 precision only (relative differences up to "
+                     "{:.2g}, where float64 keeps 1e-16): a value passes through float",
+                     worst);
+}
+
 }  // namespace findings_detail
 
 // The structure of the difference of `got` from `want` (same shape), where
@@ -258,6 +274,7 @@ inline std::string difference_structure(const std::vector<double>& got, const st
     return fmt::format("first non-finite value at {}: {} ({} of {} elements are not finite; every expected value is "
                        "finite)",
                        index_text(unravel(shape, first)), got[first], non_finite, got.size());
+  if (const std::string f = float32_precision(got, want, bad); !f.empty()) return f;
   double c = common_ratio(got, want, bad);
   if (bad.size() == 1 && c != -1) c = NAN;  // one value has a ratio to anything: no structure unless a sign
   if (bad.size() == got.size() && !std::isnan(c)) return "every element is " + ratio_text(c);

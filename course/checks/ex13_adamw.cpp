@@ -416,6 +416,24 @@ TEST(ex13_adamw, moments_and_update_of_the_first_step) {
                   << "corrections are for the update only)";
     return;
   }
+  // Everything right to float32's rounding (relative 1e-6) in float64: the update computes in float.
+  {
+    bool float_close = m.size() == 3 && v.size() == 3;
+    for (size_t i = 0; i < 3 && float_close; ++i) {
+      const double want = 0.1 * g[i] / (std::abs(g[i]) + 1e-8);
+      float_close = std::abs(m[i] - 0.1 * g[i]) <= 1e-6 * std::abs(0.1 * g[i]) &&
+                    std::abs(v[i] - 0.05 * g[i] * g[i]) <= 1e-6 * 0.05 * g[i] * g[i] &&
+                    std::abs(p1[i] - (p0[i] - want)) <= 1e-6 * std::abs(p0[i] - want);
+    }
+    if (float_close) {
+      ADD_FAILURE() << "float64 weights: after one step m = " << fmt::format("{:.17g}", m[1]) << " (expected "
+                    << fmt::format("{:.17g}", 0.1 * g[1]) << "), v = " << fmt::format("{:.17g}", v[1]) << " (expected "
+                    << fmt::format("{:.17g}", 0.05 * g[1] * g[1]) << ") and each weight are right to float32 precision "
+                    << "only (relative 1e-6, where float64 keeps 1e-16): the update computes in float, not in the "
+                    << "parameter's dtype";
+      return;
+    }
+  }
   if (!m_right || !v_right) {
     // A state that holds the other moment's values: v written with m (or m with v).
     bool v_is_m = v.size() == 3 && !v_right, m_is_v = m.size() == 3 && !m_right;

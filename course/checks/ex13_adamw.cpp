@@ -540,8 +540,25 @@ TEST(ex13_adamw, moments_and_update_of_the_second_step) {
   const bool moments_right = close(got_m, m, 1e-12) && close(got_v, v, 1e-12);
   if (moments_right && close(got_w, w, 1e-6)) return;  // 1e-6: where eps sits moves a weight by about 1e-8
   if (!moments_right) {
+    // Each moment's average made with another pair (kept, added) of the betas' forms, both steps replayed.
+    const auto average = [&](double keep, double add, bool square) {
+      std::vector<double> out(3, 0.0);
+      for (const auto& gt : grads)
+        for (size_t i = 0; i < 3; ++i) out[i] = keep * out[i] + add * (square ? gt[i] * gt[i] : gt[i]);
+      return out;
+    };
+    const std::tuple<double, double, const char*> forms[] = {
+        {kBeta1, 1 - kBeta2, "{} = beta1 {} + (1 - beta2) {}"}, {kBeta2, 1 - kBeta1, "{} = beta2 {} + (1 - beta1) {}"},
+        {kBeta1, 1 - kBeta1, "{} = beta1 {} + (1 - beta1) {}"}, {kBeta2, 1 - kBeta2, "{} = beta2 {} + (1 - beta2) {}"}};
+    std::string said;
+    for (const auto& [keep, add, text] : forms) {
+      if (!close(got_m, m, 1e-12) && close(got_m, average(keep, add, false), 1e-12))
+        said += fmt::format(fmt::runtime(std::string("; m follows ") + text), "m", "m", "g");
+      if (!close(got_v, v, 1e-12) && close(got_v, average(keep, add, true), 1e-12))
+        said += fmt::format(fmt::runtime(std::string("; v follows ") + text), "v", "v", "g^2");
+    }
     ADD_FAILURE() << "the first step is right; after the second, m = " << listed(got_m, m) << ", v = "
-                  << listed(got_v, v) << " (m = beta1 m + (1 - beta1) g, v = beta2 v + (1 - beta2) g^2)";
+                  << listed(got_v, v) << said << " (m = beta1 m + (1 - beta1) g, v = beta2 v + (1 - beta2) g^2)";
     return;
   }
   const std::string form = update_form_over_two_steps();

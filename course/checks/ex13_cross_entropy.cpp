@@ -315,6 +315,10 @@ TEST(ex13_cross_entropy, the_gradient_is_proportional_to_the_output_gradient) {
   if (same)
     ADD_FAILURE() << "the gradient does not scale with the output gradient: d logits is the same for " << given
                   << (both_unit ? ", and both are the gradient for g = 1" : "") << " (expected g x d loss / d logits)";
+  else if (one_ratio && std::abs(ratio - (g2 / g1) * (g2 / g1)) <= 1e-9 * std::abs(ratio))
+    ADD_FAILURE() << "for " << given << " d logits differs by the factor " << fmt::format("{:.6g}", ratio)
+                  << " = (" << g2 << " / " << g1 << ")^2 at every entry: it scales with g^2, the output gradient "
+                  << "applied twice (expected g x d loss / d logits, the ratio " << g2 / g1 << ")";
   else if (one_ratio)
     ADD_FAILURE() << "for " << given << " d logits differs by the factor " << fmt::format("{:.6g}", ratio)
                   << " at every entry, not by their ratio " << g2 / g1;

@@ -60,7 +60,7 @@ std::unique_ptr<nn::TransformerBlock> probe_block() {
 
 bool same(const Tensor& a, const Tensor& b) { return all_close(a, b, f64_tol()); }
 
-// One step of a block, written out of its pieces: outer(base + post(S(pre(src)))),
+// One step of a block, written out of its pieces: outer(base +- post(S(pre(src)))),
 // each choice a norm (ln1, ln2) or none; `changes` counts the choices that
 // differ from the pre-norm block's.
 struct StepForm {
@@ -88,12 +88,18 @@ std::vector<StepForm> step_forms(const std::vector<std::pair<std::string, Tensor
       for (const auto& [post, fpost] : norms) {
         const Tensor branch = fpost(inner);
         for (size_t bi = 0; bi <= bases.size(); ++bi) {  // bi == size: no residual
-          const Tensor sum = bi < bases.size() ? add(bases[bi].second, branch) : branch;
-          const std::string sum_text = bi < bases.size() ? bases[bi].first + " + " + wrap(post, inner_text)
-                                                         : wrap(post, inner_text);
-          for (const auto& [outer, fouter] : norms) {
-            const int changes = (si != 0) + (pre != right_pre) + !post.empty() + (bi != 0) + !outer.empty();
-            out.push_back({outer.empty() ? sum_text : outer + "(" + sum_text + ")", fouter(sum), changes});
+          for (const bool minus : {false, true}) {         // the branch added, or subtracted
+            if (minus && bi == bases.size()) continue;
+            const Tensor sum = bi == bases.size() ? branch
+                               : minus            ? sub(bases[bi].second, branch)
+                                                  : add(bases[bi].second, branch);
+            const std::string sum_text = bi < bases.size()
+                                             ? bases[bi].first + (minus ? " - " : " + ") + wrap(post, inner_text)
+                                             : wrap(post, inner_text);
+            for (const auto& [outer, fouter] : norms) {
+              const int changes = (si != 0) + (pre != right_pre) + !post.empty() + (bi != 0) + minus + !outer.empty();
+              out.push_back({outer.empty() ? sum_text : outer + "(" + sum_text + ")", fouter(sum), changes});
+            }
           }
         }
       }

@@ -602,6 +602,7 @@ TEST(ex21_zero_adamw, n_ranks_give_the_weights_of_one_adamw_bit_for_bit) {
       for (int step = 1; step <= 3; ++step) {
         set_zero_grads(ps, step);
         set_zero_grads(whole, step);
+        const std::vector<float> before = flat(ps);
         zero.step();
         adamw.step();
         const std::vector<float> got = flat(ps), want = flat(whole);
@@ -612,8 +613,11 @@ TEST(ex21_zero_adamw, n_ranks_give_the_weights_of_one_adamw_bit_for_bit) {
         for (size_t e = 0; e < got.size(); ++e)
           if (got[e] != want[e]) {
             if (count++ == 0)
-              first = fmt::format("after step {}, {} = {}, AdamW's = {} (this rank owns [{}, {}))", step,
-                                  placed(n, static_cast<int64_t>(e)), got[e], want[e], zero.begin(), zero.end());
+              first = fmt::format("after step {}, {} = {}, AdamW's = {} (this rank owns [{}, {})){}", step,
+                                  placed(n, static_cast<int64_t>(e)), got[e], want[e], zero.begin(), zero.end(),
+                                  same_bits(got[e], before[e]) ? "; it kept its value from before the step: the "
+                                                                 "gathered weights never updated it"
+                                                               : "");
             wrong += (wrong.empty() ? "" : ", ") + element_name(static_cast<int64_t>(e));
           }
         if (count > 1) first += fmt::format("; wrong after step {}: {}", step, wrong);

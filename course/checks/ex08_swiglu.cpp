@@ -105,11 +105,12 @@ TEST(ex08_swiglu, gate_gradients_at_five_points) {
   const auto gate_form = [&](const std::vector<double>& got, const char* which, const char* right) -> std::string {
     std::vector<FormTerm> terms = {{"b s", {}}, {"b a s (1 - s)", {}}, {"a s", {}}, {"b", {}}, {"a", {}}, {"s", {}},
                                    {"b s (1 - s)", {}}, {"a s (1 - s)", {}}, {"b a s", {}}, {"1", {}},
-                                   {"b a s^2", {}}, {"b s^2", {}}, {"a s^2", {}}};
+                                   {"b a s^2", {}}, {"b s^2", {}}, {"a s^2", {}}, {"b silu'(a)", {}}};
     for (size_t i = 0; i < n; ++i) {
       const double a = as[i], b = bs[i], s = sigmoid_of(a);
       const double values[] = {b * s,         b * a * s * (1 - s), a * s, b, a, s, b * s * (1 - s), a * s * (1 - s),
-                               b * a * s,     1,                   b * a * s * s, b * s * s, a * s * s};
+                               b * a * s,     1,                   b * a * s * s, b * s * s, a * s * s,
+                               b * s * (1 + a * (1 - s))};
       for (size_t t = 0; t < terms.size(); ++t) terms[t].values.push_back(values[t]);
     }
     const std::string form = linear_form(got, terms, 2);

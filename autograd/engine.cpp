@@ -49,6 +49,12 @@ std::string shape_hint(const Shape& got, const Shape& want) {
   if (got.size() == 2 && reversed == want) {
     return " (it looks transposed)";
   }
+  if (got.size() > 2 && got.size() == want.size()) {  // the last two dims swapped: the gradient of a transpose
+    Shape swapped = want;
+    std::swap(swapped[swapped.size() - 1], swapped[swapped.size() - 2]);
+    if (swapped == got && swapped != want)
+      return " (the input's shape with its last two dims swapped: the gradient of its transpose, not of the input)";
+  }
   if (numel_of(got) == numel_of(want)) {
     return fmt::format(" (as many elements as the input, {}, in another shape)", numel_of(want));
   }

@@ -659,6 +659,22 @@ struct Cube : Function<Cube> {
 };
 
 // a * b with a record of which gradients backward was asked for.
+// A backward that returns the gradient of its input's transpose (its last
+// two dims swapped): the error says so.
+struct ReturnsTransposedGradient : Function<ReturnsTransposedGradient> {
+  static constexpr const char* name = "returns_transposed_gradient";
+  static Tensor forward(FunctionCtx&, const Tensor& x) { return x * 2.0; }
+  static Grads backward(FunctionCtx&, const Tensor& grad) { return {contiguous(transpose(grad, -1, -2))}; }
+};
+
+TEST(Backward, AGradientOfTheInputsTransposeIsNamed) {
+  Tensor x = randn({2, 3, 4}, kF64).requires_grad_();
+  const std::string msg = error_of([&] { backward(sum(ReturnsTransposedGradient::apply(x))); });
+  EXPECT_THAT(msg, HasSubstr("returns_transposed_gradient"));
+  EXPECT_THAT(msg, HasSubstr("[2, 4, 3]"));
+  EXPECT_THAT(msg, HasSubstr("the input's shape with its last two dims swapped"));
+}
+
 struct RecordingMul : Function<RecordingMul> {
   static constexpr const char* name = "recording_mul";
   static inline std::vector<bool> asked;

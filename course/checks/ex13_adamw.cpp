@@ -595,8 +595,14 @@ TEST(ex13_adamw, weight_decay_is_decoupled_and_scaled_by_lr) {
   for (const DecayForm& f : kDecayForms) {
     if (fits(f.after)) named = f.text;
   }
+  // The weight whose gradient is 0 left as it was, the others right: the step skipped it.
+  const bool zero_skipped = got[1] == p0[1] && (std::abs(got[0] - first(p0[0], g[0])) <= 1e-8 ||
+                                                std::abs(got[0] - after(p0[0], g[0])) <= 1e-8);
   ADD_FAILURE() << "after one step with lr 0.05, weight_decay 0.5 from p = 1, -2, 0.5 (gradients 2, 0, -1): "
-                << (named.empty() ? "" : named + ", on each of the three; ") << "p = " << seen;
+                << (named.empty() ? "" : named + ", on each of the three; ") << "p = " << seen
+                << (zero_skipped ? "; the weight whose gradient is 0 kept its value -2: it was skipped, where the "
+                                   "decay still moves it (and its moments still decay)"
+                                 : "");
 }
 
 // One step (lr 0.1, no decay) with gradients 1e-6, -3e-7, 2e-6, where eps =

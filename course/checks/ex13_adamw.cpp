@@ -445,8 +445,35 @@ TEST(ex13_adamw, moments_and_update_of_the_first_step) {
                               : v_is_m          ? " (v holds m's values, (1 - beta1) g: the state of v written with m)"
                               : m_is_v          ? " (m holds v's values, (1 - beta2) g^2: the state of m written with v)"
                                                 : "";
+    // A moment of another form of g (beta1 = 0.9, beta2 = 0.95), named when it gives all three.
+    const auto form_of = [&](const std::vector<double>& kept, bool of_v) -> std::string {
+      if (kept.size() != 3) return "";
+      const std::vector<std::pair<const char*, std::function<double(double)>>> forms =
+          of_v ? std::vector<std::pair<const char*, std::function<double(double)>>>{
+                     {"((1 - beta2) g)^2", [](double x) { return 0.05 * 0.05 * x * x; }},
+                     {"(1 - beta2) g", [](double x) { return 0.05 * x; }},
+                     {"(1 - beta2) |g|", [](double x) { return 0.05 * std::abs(x); }},
+                     {"(1 - beta1) g^2", [](double x) { return 0.1 * x * x; }},
+                     {"beta2 g^2", [](double x) { return 0.95 * x * x; }},
+                     {"g^2", [](double x) { return x * x; }}}
+               : std::vector<std::pair<const char*, std::function<double(double)>>>{
+                     {"(1 - beta2) g", [](double x) { return 0.05 * x; }},
+                     {"beta1 g", [](double x) { return 0.9 * x; }},
+                     {"g", [](double x) { return x; }},
+                     {"(1 - beta1) g^2", [](double x) { return 0.1 * x * x; }},
+                     {"(1 - beta1)^2 g", [](double x) { return 0.01 * x; }}};
+      for (const auto& [text, f] : forms) {
+        bool all = true;
+        for (size_t i = 0; i < 3; ++i) all = all && std::abs(kept[i] - f(g[i])) <= 1e-12 * std::max(1.0, std::abs(f(g[i])));
+        if (all) return fmt::format(" ({} = {} at all three, where {} belongs)", of_v ? "v" : "m", text,
+                                    of_v ? "(1 - beta2) g^2" : "(1 - beta1) g");
+      }
+      return "";
+    };
+    const std::string m_form = m_right ? "" : form_of(m, false), v_form = v_right ? "" : form_of(v, true);
     ADD_FAILURE() << "after one step (gradients 2, -0.3, 0.7) the moments are "
-                  << (m_right ? "" : "m = " + seen_m + (v_right ? "" : "; ")) << (v_right ? "" : "v = " + seen_v) << other
+                  << (m_right ? "" : "m = " + seen_m + m_form + (v_right ? "" : "; "))
+                  << (v_right ? "" : "v = " + seen_v + v_form) << other
                   << " (m = (1 - beta1) g, v = (1 - beta2) g^2 from zero); the weights moved by " << moved;
   } else if (is_uncorrected) {
     ADD_FAILURE() << "the bias correction is missing: m and v are right, and each weight moved by lr m / (sqrt(v) + "

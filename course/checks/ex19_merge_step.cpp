@@ -45,6 +45,22 @@ Counts maintained(const MergeState& state, const BpeModel& model) {
 
 std::string pair_str(const std::string& a, const std::string& b) { return "(" + literal(a) + ", " + literal(b) + ")"; }
 
+// "merge 3: merge_step found no pair, though a recount finds 4 pairs in the
+// words, the most frequent ("c", "d") 1 time": what was left when it stopped.
+std::string no_pair_found(size_t rank, const Counts& before) {
+  std::string out = fmt::format("merge {}: merge_step found no pair", rank);
+  if (before.empty()) return out + " (a recount finds none either)";
+  auto top = before.begin();
+  for (auto it = before.begin(); it != before.end(); ++it)
+    if (it->second > top->second) top = it;
+  return out + fmt::format(", though a recount finds {} pairs in the words, the most frequent {} {} time{}{}",
+                           before.size(), pair_str(top->first.first, top->first.second), top->second,
+                           top->second == 1 ? "" : "s",
+                           top->second == 1 ? " (every pair left occurs once: a pair seen once is merged too, until "
+                                              "no pair is left)"
+                                            : "");
+}
+
 std::string merge_str(const BpeModel& model, size_t rank) {
   return pair_str(model.vocab[model.merges[rank].first], model.vocab[model.merges[rank].second]);
 }
@@ -260,7 +276,7 @@ TEST(ex19_merge_step, merges_match_the_python_reference_on_the_corpus) {
   for (size_t rank = 0; rank < reference.size(); ++rank) {
     const Counts before = recount(state.words, model);
     if (!tok::merge_step(state, model)) {
-      ADD_FAILURE() << "merge " << rank << ": merge_step found no pair, the reference merges "
+      ADD_FAILURE() << no_pair_found(rank, before) << "; the reference merges "
                     << pair_str(reference[rank].first, reference[rank].second);
       return;
     }
@@ -301,7 +317,7 @@ TEST(ex19_merge_step, ties_go_to_the_lexicographically_greater_pair) {
     const size_t rank = model.merges.size();
     const Counts before = recount(state.words, model);
     if (!tok::merge_step(state, model)) {
-      ADD_FAILURE() << "merge " << rank << ": merge_step found no pair";
+      ADD_FAILURE() << no_pair_found(rank, before);
       return;
     }
     if (model.vocab[model.merges[rank].first] != ea || model.vocab[model.merges[rank].second] != eb) {
@@ -327,7 +343,7 @@ TEST(ex19_merge_step, ties_compare_unsigned_bytes_not_token_ids) {
   for (size_t rank = 0; rank < expected.size(); ++rank) {
     const Counts before = recount(state.words, model);
     if (!tok::merge_step(state, model)) {
-      ADD_FAILURE() << "merge " << rank << ": merge_step found no pair";
+      ADD_FAILURE() << no_pair_found(rank, before);
       return;
     }
     const auto& [ea, eb] = expected[rank];

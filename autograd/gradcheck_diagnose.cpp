@@ -345,6 +345,18 @@ std::vector<Feature> features(const Entries& e) {
       out.push_back(std::move(f));
     }
   }
+  // The output over an input read at the output's index (y / x: the quotient
+  // rule's term of a sin(x) / x, say).
+  if (!out.empty() && out[0].symbol.rfind("output", 0) == 0) {
+    const Feature y = out[0];
+    for (size_t k = 1; k < placed; ++k) {
+      const Feature& f = out[k];
+      if (!f.by_row || f.symbol.rfind("input", 0) != 0 || f.v.size() != y.v.size()) continue;
+      Feature q{y.symbol + " / " + f.symbol, true, {}};
+      for (size_t i = 0; i < y.v.size(); ++i) q.v.push_back(y.v[i] / f.v[i]);
+      out.push_back(std::move(q));
+    }
+  }
   std::erase_if(out, [](const Feature& f) {
     return !std::all_of(f.v.begin(), f.v.end(), [](double v) { return std::isfinite(v); });
   });

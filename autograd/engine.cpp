@@ -236,6 +236,23 @@ Tensor root_gradient(const Tensor& root, const Tensor& grad_in) {
   return grad;
 }
 
+// "[3, 8]" -> {3, 8}; {} when it is not a list of whole numbers.
+Shape parse_shape(const std::string& quoted) {
+  Shape out;
+  size_t at = 1;
+  while (at < quoted.size() && quoted[at] != ']') {
+    size_t used = 0;
+    try {
+      out.push_back(std::stoll(quoted.substr(at), &used));
+    } catch (const std::exception&) {
+      return {};
+    }
+    at += used;
+    while (at < quoted.size() && (quoted[at] == ',' || quoted[at] == ' ')) ++at;
+  }
+  return out;
+}
+
 // The shapes "[3, 4]" a kernel's error quotes, each named by what has it
 // among the rule's own tensors: "[4, 3] is input 0's shape transposed; [3, 5]
 // the output gradient's". A shape nothing here has is left unnamed; one that
@@ -259,7 +276,33 @@ std::string name_quoted_shapes(const std::string& message, const Shape& grad_sha
       if (inputs[i].size() >= 2 && inputs[i] != transposed(inputs[i]) && shape_str(transposed(inputs[i])) == quoted)
         whose.push_back(fmt::format("input {}'s transposed (its last two dims in the other order)", i));
     }
-    if (whose.empty()) continue;
+    // Then a flattening of one of them, (prod of the leading dims, last), or its transpose.
+    std::vector<std::pair<std::string, Shape>> named_shapes = {{"the output gradient", grad_shape}};
+    for (size_t i = 0; i < inputs.size(); ++i) named_shapes.push_back({fmt::format("input {}", i), inputs[i]});
+    if (whose.empty()) {
+      for (const auto& [name, shape] : named_shapes) {
+        if (shape.size() < 3) continue;
+        const Shape flat = {numel_of(shape) / shape.back(), shape.back()};
+        if (shape_str(flat) == quoted) whose.push_back(name + "'s with its leading dims flattened");
+        if (shape_str(transposed(flat)) == quoted)
+          whose.push_back(name + "'s with its leading dims flattened, then transposed");
+      }
+    }
+    // Else as many elements as some of them, in another shape (a reshape of one?).
+    if (whose.empty()) {
+      const Shape q = parse_shape(quoted);
+      std::vector<std::string> same_count;
+      for (const auto& [name, shape] : named_shapes)
+        if (!q.empty() && numel_of(q) == numel_of(shape) && shape.size() >= 2)
+          same_count.push_back(name + " " + shape_str(shape));
+      if (!same_count.empty()) {
+        std::string list;
+        for (size_t k = 0; k < same_count.size(); ++k)
+          list += (k == 0 ? "" : k + 1 == same_count.size() ? " and " : ", ") + same_count[k];
+        named.push_back(fmt::format("{} has the {} elements of {}, in another shape", quoted, numel_of(q), list));
+      }
+      continue;
+    }
     std::string list;
     for (size_t k = 0; k < whose.size(); ++k) list += (k == 0 ? "" : k + 1 == whose.size() ? " and " : ", ") + whose[k];
     named.push_back(quoted + " is " + list);

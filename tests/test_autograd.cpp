@@ -947,6 +947,30 @@ struct MultipliesByTheWrongOperand : Function<MultipliesByTheWrongOperand> {
   }
 };
 
+// A batched product whose backward reshapes a (2, 3, 4) input to (3, 8)
+// where its flattening (6, 4) belongs, and multiplies it by the flattened
+// output gradient (6, 5): the quoted shapes are named by what they are made of.
+struct ReshapesTheWrongWay : Function<ReshapesTheWrongWay> {
+  static constexpr const char* name = "wrong_reshape";
+  static Tensor forward(FunctionCtx& ctx, const Tensor& a, const Tensor& b) {
+    ctx.save_for_backward({a});
+    return matmul(a, b);
+  }
+  static Grads backward(FunctionCtx& ctx, const Tensor& g) {
+    const Tensor a = ctx.saved_tensors()[0];
+    return {Tensor(), matmul(reshape(a, {3, 8}), reshape(g, {6, 5}))};
+  }
+};
+
+TEST(Backward, AQuotedShapeIsNamedAsAFlatteningOrAsAnotherShapeOfTheSameElements) {
+  const Tensor a = ones({2, 3, 4}, DType::Float64);
+  Tensor b = ones({4, 5}, DType::Float64).requires_grad_();
+  const Tensor y = ReshapesTheWrongWay::apply(a, b);
+  EXPECT_RG_ERROR(backward(y, ones({2, 3, 5}, DType::Float64)), "in the backward of 'wrong_reshape'",
+                  "[3, 8] has the 24 elements of input 0 [2, 3, 4], in another shape",
+                  "[6, 5] is the output gradient's with its leading dims flattened");
+}
+
 TEST(Backward, TheShapesAKernelQuotesAreNamedByWhatHasThem) {
   Tensor a = ones({3, 4}, DType::Float64).requires_grad_();
   const Tensor b = ones({4, 5}, DType::Float64);

@@ -225,6 +225,26 @@ TEST(ex19_merge_step, merge_step_merges_a_run_of_one_token_left_to_right) {
   if (!mismatch.empty()) ADD_FAILURE() << mismatch << " (\"aaa\" after merging (a, a): only (aa, a) is left, once)";
 }
 
+// With two special tokens after the 256 bytes (ids 256, 257), the first
+// merge's token takes the next id, 258: the vocabulary's size before it.
+TEST(ex19_merge_step, the_new_token_takes_the_next_id_after_the_specials) {
+  COURSE_REQUIRES("merge_step_merges_a_run_of_one_token_left_to_right");
+  BpeModel model = byte_model({"<|a|>", "<|b|>"});
+  MergeState state(words_of({{"xy", 3}}), model.vocab);
+  if (!tok::merge_step(state, model)) {
+    ADD_FAILURE() << "merge_step on the one word \"xy\" (3 times) found no pair";
+    return;
+  }
+  const std::vector<int32_t>& ids = state.words[0].ids;
+  if (model.vocab.size() == 259 && ids == std::vector<int32_t>{258}) return;
+  std::string said;
+  if (ids.size() == 1 && ids[0] != 258 && ids[0] >= 0 && static_cast<size_t>(ids[0]) < model.vocab.size())
+    said = fmt::format(": id {} is {} in the vocabulary", ids[0], literal(model.vocab[static_cast<size_t>(ids[0])]));
+  ADD_FAILURE() << "with the specials <|a|>, <|b|> at ids 256 and 257, merging (\"x\", \"y\") leaves the word "
+                << tokcheck::id_list(ids) << " and " << model.vocab.size() << " tokens, expected [258] and 259 (the new "
+                << "token's id is the vocabulary's size before the merge: 256 bytes + 2 specials)" << said;
+}
+
 TEST(ex19_merge_step, each_merge_is_made_everywhere_and_the_counts_equal_a_recount) {
   COURSE_REQUIRES("merge_pair_in_word_merges_every_occurrence_left_to_right");
   BpeModel model = byte_model();

@@ -110,6 +110,19 @@ TEST(ex07_rmsnorm, each_row_is_divided_by_its_rms) {
       return;
     }
   }
+  // r = 1 / sqrt(mean(x^2) + e) with one other e in every row: eps fixed, not the one given.
+  {
+    const double e = 1 / (r_seen[0] * r_seen[0]) - sum_sq[0] / kD;
+    bool fits_e = std::isfinite(e);
+    for (int64_t r = 1; r < kRows && fits_e; ++r)
+      fits_e = std::abs(r_seen[r] - 1 / std::sqrt(sum_sq[r] / kD + e)) <= 1e-9 * std::abs(r_seen[r]);
+    if (fits_e) {
+      ADD_FAILURE() << fmt::format("y = x g r with r = 1 / sqrt(mean(x^2) + e), e = {:.6g} in every row, where the "
+                                   "eps given, 1e-3, belongs: the code uses its own eps ({})",
+                                   e, rows);
+      return;
+    }
+  }
   ADD_FAILURE() << "y = x g r with r one number per row, as it should be, but r = " << fmt::format("{:.6g}, {:.6g}, {:.6g}", r_seen[0], r_seen[1], r_seen[2])
                 << " (" << rows << ")";
 }

@@ -516,22 +516,29 @@ TEST(ex12_softmax, log_softmax_backward_scales_softmax_by_the_sum_of_g) {
 // with distinct g, they all differ).
 TEST(ex12_softmax, softmax_backward_is_y_times_g_minus_its_weighted_sum) {
   AFTER_SOFTMAX_FORWARD();
-  const std::vector<double> xs = {0.5, -1, 2}, gs = {1.5, -0.5, 0.25};
-  Tensor x = param(xs, {3});
-  backward(softmax(x, 0), tensor(gs, {3}, kF64));
-  if (!x.grad().defined()) {
+  // The row x = 0.5, -1, 2 with g = 1.5, -0.5, 0.25, then a second row with
+  // larger g (3, -2.5, 4) where a look-alike is confirmed before it is named.
+  std::vector<double> xs = {0.5, -1, 2}, gs = {1.5, -0.5, 0.25}, y(3), ey(3), got;
+  double gy = 0, gey = 0, gsum = 0;
+  const auto measure = [&](const std::vector<double>& x_values, const std::vector<double>& g_values) {
+    xs = x_values, gs = g_values;
+    Tensor x = param(xs, {3});
+    backward(softmax(x, 0), tensor(gs, {3}, kF64));
+    if (!x.grad().defined()) return false;
+    double z = 0;
+    for (double v : xs) z += std::exp(v);
+    gy = gey = gsum = 0;
+    for (size_t i = 0; i < 3; ++i) {
+      y[i] = std::exp(xs[i]) / z, ey[i] = std::exp(y[i]);
+      gy += gs[i] * y[i], gey += gs[i] * ey[i], gsum += gs[i];
+    }
+    got = x.grad().to_vector<double>();
+    return true;
+  };
+  if (!measure({0.5, -1, 2}, {1.5, -0.5, 0.25})) {
     ADD_FAILURE() << "softmax: no gradient reached x";
     return;
   }
-  double z = 0;
-  for (double v : xs) z += std::exp(v);
-  std::vector<double> y(3), ey(3);
-  double gy = 0, gey = 0, gsum = 0;
-  for (size_t i = 0; i < 3; ++i) {
-    y[i] = std::exp(xs[i]) / z, ey[i] = std::exp(y[i]);
-    gy += gs[i] * y[i], gey += gs[i] * ey[i], gsum += gs[i];
-  }
-  const std::vector<double> got = x.grad().to_vector<double>();
   const auto gives = [&](const std::function<double(size_t)>& f) {
     for (size_t i = 0; i < 3; ++i)
       if (std::abs(got[i] - f(i)) > 1e-12 + 1e-10 * std::abs(f(i))) return false;
@@ -558,8 +565,13 @@ TEST(ex12_softmax, softmax_backward_is_y_times_g_minus_its_weighted_sum) {
   bool ignores_g = true;
   for (size_t i = 0; i < 3; ++i) ignores_g = ignores_g && std::abs(got2[i] - got[i]) <= 1e-12 + 1e-10 * std::abs(got[i]);
   const std::string g_note = ignores_g ? " (with g doubled it gives the same values: the incoming gradient g is not read)" : "";
+  const auto confirmed = [&](const std::function<double(size_t)>& f) {  // on the second row, then back
+    const bool there = measure({1.2, -0.4, 0.3}, {3, -2.5, 4}) && gives(f);
+    measure({0.5, -1, 2}, {1.5, -0.5, 0.25});
+    return there;
+  };
   for (const auto& [text, f] : look_alikes) {
-    if (gives(f)) {
+    if (gives(f) && confirmed(f)) {
       ADD_FAILURE() << fmt::format("softmax's backward on x = 0.5, -1, 2 with g = 1.5, -0.5, 0.25 gives {:.8g}, "
                                    "{:.8g}, {:.8g}: that is {}{}; dx_j = y_j (g_j - sum_i g_i y_i)",
                                    got[0], got[1], got[2], text, g_note);

@@ -121,6 +121,8 @@ struct Replay {
   bool moments_reset_each_step = false;         // m and v zeroed at the start of every step (the count t kept)
   bool gradient_over_ranks = false;             // the (already averaged) gradient divided by the number of ranks
   bool decay_applied_twice = false;             // p *= 1 - lr wd before the update, which decays p itself too
+  bool update_at_parameter_start = false;       // a piece's update written at p[0..], not at p[at..]
+  bool piece_from_before_range_skipped = false;  // a piece of a parameter that starts before the range not updated
 };
 
 std::string replay_text(const Replay& r) {
@@ -177,6 +179,14 @@ std::string replay_text(const Replay& r) {
                     "the average)");
   if (r.decay_applied_twice)
     parts.push_back("the weight decay applied twice: p (1 - lr wd) before an update that decays p by itself");
+  if (r.update_at_parameter_start)
+    parts.push_back("each piece's update written from the parameter's first element, p[0..], where its offset in "
+                    "the parameter, p[at..], belongs (the gradient read at its offset): a piece that starts inside "
+                    "a parameter updates the wrong elements and keeps its own");
+  if (r.piece_from_before_range_skipped)
+    parts.push_back("the piece of a parameter that starts before the rank's range left out of the update (the "
+                    "piece's start not clipped to the range's begin: the rank where the parameter starts updates it "
+                    "only up to its own end)");
   std::string out;
   for (size_t i = 0; i < parts.size(); ++i) out += (i ? "; and " : "") + parts[i];
   return out;
@@ -188,6 +198,10 @@ std::vector<Replay> look_alikes() {
   for (int mask = 1; mask < 8; ++mask)
     out.push_back({(mask & 1) != 0, (mask & 2) != 0, (mask & 4) != 0 ? 1 : 0});
   out.push_back({false, false, -1});
+  Replay at_start, before_range;
+  at_start.update_at_parameter_start = true;
+  before_range.piece_from_before_range_skipped = true;
+  out.insert(out.end(), {at_start, before_range});
   Replay exchanged, betas, beta1_both, beta2_both, no_decay, decay_lr, last_skipped, split_skipped, last_element, gathered_from_start,
       last_parameter, reset, over_ranks, decay_twice;
   decay_twice.decay_applied_twice = true;
@@ -227,7 +241,8 @@ std::vector<std::vector<float>> replay_zero(int n, const Replay& how, int steps)
     const std::vector<float> before = w;  // every rank's copy at the step's start
     std::vector<float> gathered = w;      // what the gather makes of the ranks' pieces
     for (int r = 0; r < n; ++r) {
-      if (how.gathered_from_parameter_start) w = before;  // this rank's own copy, updated in its range alone
+      // This rank's own copy, updated in its range alone (a write outside it reaches no other rank).
+      if (how.gathered_from_parameter_start || how.update_at_parameter_start) w = before;
       const int64_t begin = total * r / n, end = total * (r + 1) / n;
       size_t last = 0;  // the last parameter with a piece in this range
       for (size_t i = 0; i < 3; ++i) {
@@ -238,6 +253,7 @@ std::vector<std::vector<float>> replay_zero(int n, const Replay& how, int steps)
         const int64_t hi = std::min(how.last_element_skipped ? end - 1 : end, offsets[i] + sizes[i]);
         if (lo >= hi || (how.last_piece_skipped && i == last) || (how.last_parameter_skipped && i == 2)) continue;
         if (how.split_pieces_skipped && (lo != offsets[i] || hi != offsets[i] + sizes[i])) continue;
+        if (how.piece_from_before_range_skipped && offsets[i] < begin) continue;
         std::vector<float> g = ps[i].grad().to_vector<float>();
         if (how.decay_applied_twice) {
           for (int64_t j = lo; j < hi; ++j)
@@ -255,7 +271,8 @@ std::vector<std::vector<float>> replay_zero(int n, const Replay& how, int steps)
             how.betas_exchanged || how.beta2_for_both ? kZeroOptions.betas.second : kZeroOptions.betas.first;
         const double beta2 =
             how.betas_exchanged || how.beta1_for_both ? kZeroOptions.betas.first : kZeroOptions.betas.second;
-        nn::adamw_update_elements(w.data() + lo, g.data() + (how.grad_from_parameter_start ? 0 : at),
+        nn::adamw_update_elements(w.data() + (how.update_at_parameter_start ? offsets[i] : lo),
+                                  g.data() + (how.grad_from_parameter_start ? 0 : at),
                                   m[r].data() + slot, v[r].data() + slot, hi - lo, kZeroOptions.lr, beta1, beta2, eps,
                                   decay, step + how.step_shift);
         const int64_t from = how.gathered_from_parameter_start ? offsets[i] : lo;

@@ -258,6 +258,44 @@ struct OneNeedsGrad {
   std::function<std::string(const std::string& error)> explain = [](const std::string&) { return std::string(); };
 };
 
+// Asked directly for input i's gradient alone (its node's rule called with
+// needs true for i only), which slots the rule fills: " (asked directly,
+// with needs = [true, false] the rule of 'silu_mul' returns a gradient for b
+// and none for a)". "" when the output's node is not one op over these
+// inputs, or the rule fills input i's slot.
+inline std::string rule_slots(const std::function<Tensor(const std::vector<Tensor>&)>& f,
+                              const std::vector<Tensor>& values, size_t i, const std::vector<std::string>& names) {
+  std::vector<Tensor> in;
+  for (size_t k = 0; k < values.size(); ++k) {
+    Tensor t = clone(values[k].detach());
+    if (k == i) t.requires_grad_();
+    in.push_back(t);
+  }
+  Grads grads;
+  std::shared_ptr<Node> node;
+  NeedsGrad needs(values.size(), false);
+  needs[i] = true;
+  try {
+    const Tensor out = f(in);
+    node = out.grad_fn();
+    if (!node || !node->backward || node->next.size() != values.size()) return "";
+    for (size_t k = 0; k < values.size(); ++k)
+      if ((node->next[k] != nullptr) != (k == i)) return "";  // the node's inputs are not these, in this order
+    grads = node->backward(ones(out.shape(), out.dtype()), needs);
+  } catch (const NotImplemented&) {
+    throw;
+  } catch (const Error&) {
+    return "";
+  }
+  if (grads.size() > i && grads[i].defined()) return "";
+  std::string filled, flags;
+  for (size_t k = 0; k < grads.size(); ++k)
+    if (grads[k].defined()) filled += (filled.empty() ? "" : " and ") + names[k];
+  for (size_t k = 0; k < needs.size(); ++k) flags += (k ? ", " : "") + std::string(needs[k] ? "true" : "false");
+  return fmt::format(" (asked directly, with needs = [{}] the rule of '{}' returns {} and none for {})", flags,
+                     node->name, filled.empty() ? "no gradient at all" : "a gradient for " + filled, names[i]);
+}
+
 inline void expect_one_needs_grad(const OneNeedsGrad& c, int which, const std::vector<double>& want) {
   const char* self = c.names[which];
   const char* other = c.names[1 - which];
@@ -293,8 +331,13 @@ inline void expect_one_needs_grad(const OneNeedsGrad& c, int which, const std::v
   }
   const Tensor g = which == 0 ? a.grad() : b.grad();
   if (!g.defined()) {
+    const std::string slots = rule_slots(
+        [&](const std::vector<Tensor>& in) { return c.op(in[0], in[1]); },
+        {tensor(c.a_values, c.a_shape, DType::Float64), tensor(c.b_values, c.b_shape, DType::Float64)},
+        static_cast<size_t>(which), {c.names[0], c.names[1]});
     ADD_FAILURE() << label << ": " << self << " got no gradient"
-                  << (right ? fmt::format(" (with {} requiring one too, {} gets the right one)", other, self) : "");
+                  << (right ? fmt::format(" (with {} requiring one too, {} gets the right one)", other, self) : "")
+                  << slots;
     return;
   }
   expect_values(g, wanted, f64_tol(), label + ": grad " + self);
@@ -346,8 +389,10 @@ inline void expect_each_input_alone(const std::string& call, const std::vector<s
     std::string listed;
     for (size_t k = 0; k < none_alone.size(); ++k)
       listed += (k == 0 ? "" : k + 1 == none_alone.size() ? " and " : ", ") + none_alone[k];
+    std::string slots;
+    for (size_t i = 0; i < values.size(); ++i) slots += rule_slots(f, values, i, names);
     ADD_FAILURE() << call << ": " << listed << " each get no gradient when they alone require one (the other inputs "
-                  << "constants), and each gets one when every input requires one";
+                  << "constants), and each gets one when every input requires one" << slots;
     return;
   }
   for (size_t i = 0; i < values.size(); ++i) {
@@ -367,7 +412,7 @@ inline void expect_each_input_alone(const std::string& call, const std::vector<s
     }
     if (!alone[i].defined()) {
       ADD_FAILURE() << label << ": " << names[i] << " got no gradient (with every input requiring one it gets "
-                    << (all[i].defined() ? "one" : "none either") << ")";
+                    << (all[i].defined() ? "one" : "none either") << ")" << rule_slots(f, values, i, names);
       continue;
     }
     if (!all[i].defined()) continue;  // the parity checks say this one

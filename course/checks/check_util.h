@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "autograd/gradcheck.h"
+#include "autograd/node.h"
 #include "course/checks/findings.h"
 #include "tensor/exercise.h"
 #include "nn/module.h"

@@ -2055,7 +2055,7 @@ std::string row_totals(const Entries& e) {
     const int64_t fibres = e.a.cols / in[d];
     std::vector<int64_t> key(e.a.cols);
     for (int64_t c = 0; c < e.a.cols; ++c) key[c] = fibre_of(e.in_index[c], in, d);
-    std::vector<double> sum_n, sum_a;
+    std::vector<double> sum_n, sum_a, out_of;  // out_of: the output value of each sum's row
     for (int64_t r = 0; r < e.a.rows; ++r) {
       std::vector<double> n(fibres, 0), a(fibres, 0);
       std::vector<char> live(fibres, 0);
@@ -2065,7 +2065,9 @@ std::string row_totals(const Entries& e) {
         live[key[c]] = live[key[c]] || !is_zero(e.n.at(r, c), e.o);
       }
       for (int64_t f = 0; f < fibres; ++f) {
-        if (live[f]) sum_n.push_back(n[f]), sum_a.push_back(a[f]);
+        if (!live[f]) continue;
+        sum_n.push_back(n[f]), sum_a.push_back(a[f]);
+        out_of.push_back(e.b.output.size() == static_cast<size_t>(e.a.rows) ? e.b.output[r] : NAN);
       }
     }
     if (sum_n.size() < 2) continue;
@@ -2077,11 +2079,17 @@ std::string row_totals(const Entries& e) {
     const std::string shift = k == 0   ? "shifting the row by a constant leaves the output as it is"
                               : k == 1 ? "shifting the row by t moves the output by t"
                                        : fmt::format("shifting the row by t moves the output by {} t", number(k));
+    // The analytical sums as one multiple of the output at their rows, when that fits all.
+    const double c = sum_a.front() / out_of.front();
+    bool of_output = std::isfinite(c) && !a_constant;
+    for (size_t i = 0; i < sum_a.size() && of_output; ++i) of_output = close(sum_a[i], c * out_of[i], e.o);
+    const std::string sums = a_constant ? fmt::format("to {}", number(std::round(ka * 1e6) / 1e6 + 0.0))
+                             : of_output ? fmt::format("does not (it sums to {} x the output at each row: {})",
+                                                       number(std::round(c * 1e6) / 1e6), list_values(sum_a))
+                                         : fmt::format("does not (it sums to {})", list_values(sum_a));
     return fmt::format("over each row of input {} along dim {}, the numerical Jacobian sums to {} ({}) and the "
                        "analytical one {}",
-                       e.b.input, d, number(k), shift,
-                       a_constant ? fmt::format("to {}", number(std::round(ka * 1e6) / 1e6 + 0.0))
-                                  : fmt::format("does not (it sums to {})", list_values(sum_a)));
+                       e.b.input, d, number(k), shift, sums);
   }
   return "";
 }

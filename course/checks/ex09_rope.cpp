@@ -122,6 +122,27 @@ TEST(ex09_rope, pair_k_turns_by_base_to_the_minus_2k_over_dh_per_position) {
   }
 }
 
+// The base is the config's: with base 100 and dh = 8 the pairs turn by
+// 100^(-2k/8) = 1, 0.316228, 0.1, 0.0316228 rad per position.
+TEST(ex09_rope, the_frequencies_follow_the_configured_base) {
+  COURSE_REQUIRES("pair_k_turns_by_base_to_the_minus_2k_over_dh_per_position");
+  nn::RopeConfig c = config(8);
+  c.base = 100.0;
+  nn::RotaryEmbedding rope(c, DType::Float64);
+  std::string seen;
+  bool right = true, as_10000 = true;
+  for (int64_t k = 0; k < 4; ++k) {
+    const double got = rope.frequencies()[k], want = std::pow(100.0, -2.0 * k / 8);
+    right = right && std::abs(got - want) <= 1e-15 * want;
+    as_10000 = as_10000 && std::abs(got - std::pow(10000.0, -2.0 * k / 8)) <= 1e-15;
+    seen += fmt::format("{}{:.6g}", k ? ", " : "", got);
+  }
+  if (right) return;
+  ADD_FAILURE() << "with base 100 (dh = 8) the pairs k = 0..3 turn by " << seen
+                << " rad per position, expected 100^(-2k/dh) = 1, 0.316228, 0.1, 0.0316228"
+                << (as_10000 ? ": those of base 10000, whatever the config's base" : "");
+}
+
 TEST(ex09_rope, pairs_are_adjacent_dims) {
   COURSE_REQUIRES("pair_k_turns_by_base_to_the_minus_2k_over_dh_per_position");
   // x = e_0 (dh = 4) at position 1: pair (x0, x1) turns by theta_0 = 1 rad,

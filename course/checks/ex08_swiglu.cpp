@@ -242,6 +242,30 @@ TEST(ex08_swiglu, gate_gradients_at_five_points) {
   ADD_FAILURE() << (a_right ? b_text + "; " + a_text : a_text + "; " + b_text);
 }
 
+// Where b = 0 the gate's output is 0 whatever a, yet d b = silu(a) is not:
+// each gradient is computed from the inputs, never recovered from the output.
+TEST(ex08_swiglu, a_zero_b_still_gets_silu_a) {
+  COURSE_REQUIRES("gate_gradients_at_five_points");
+  const std::vector<double> as = {1.5, -0.7, 2.0}, bs = {0.0, 1.2, 0.0};
+  Tensor a = tensor(as, {3}, DType::Float64).requires_grad_(), b = tensor(bs, {3}, DType::Float64).requires_grad_();
+  backward(nn::silu_mul(a, b), ones({3}, DType::Float64));
+  if (!b.grad().defined()) {
+    ADD_FAILURE() << "no gradient for b";
+    return;
+  }
+  const std::vector<double> got = b.grad().to_vector<double>();
+  for (size_t i = 0; i < 3; ++i) {
+    const double want = as[i] * sigmoid_of(as[i]);
+    if (std::abs(got[i] - want) <= 1e-12 * std::max(1.0, std::abs(want))) continue;
+    ADD_FAILURE() << fmt::format("at a = {}, b = {}: d b = {}, expected silu(a) = {:.6g}{}", as[i], bs[i], got[i], want,
+                                 bs[i] == 0 && !std::isfinite(got[i])
+                                     ? " (not finite where b = 0, and right where b = 1.2: silu(a) recovered from "
+                                       "the output as out / b, which is 0 / 0 there)"
+                                     : "");
+    return;
+  }
+}
+
 TEST(ex08_swiglu, gradients_of_the_gate_pass_gradcheck) {
   COURSE_AFTER_FORWARD("silu_is_x_times_sigmoid_x", "swiglu_forward_matches_torch_float32");
   Generator gen(8);

@@ -352,7 +352,7 @@ std::vector<Feature> features(const Entries& e) {
     for (size_t k = 1; k < placed; ++k) {
       const Feature& f = out[k];
       if (!f.by_row || f.symbol.rfind("input", 0) != 0 || f.v.size() != y.v.size()) continue;
-      Feature q{y.symbol + " / " + f.symbol, true, {}};
+      Feature q{"(" + y.symbol + " / " + f.symbol + ")", true, {}};
       for (size_t i = 0; i < y.v.size(); ++i) q.v.push_back(y.v[i] / f.v[i]);
       out.push_back(std::move(q));
     }

@@ -253,6 +253,21 @@ Shape parse_shape(const std::string& quoted) {
   return out;
 }
 
+// "dims 0 and 1" when QUOTED is SHAPE with two dims swapped, other than its
+// last two (those are named as the transpose): a transpose of the wrong pair.
+std::string dims_exchanged(const Shape& shape, const std::string& quoted) {
+  const int64_t n = static_cast<int64_t>(shape.size());
+  for (int64_t a = 0; a < n; ++a) {
+    for (int64_t b = a + 1; b < n; ++b) {
+      if ((a == n - 2 && b == n - 1) || shape[a] == shape[b]) continue;
+      Shape swapped = shape;
+      std::swap(swapped[a], swapped[b]);
+      if (shape_str(swapped) == quoted) return fmt::format("dims {} and {}", a, b);
+    }
+  }
+  return "";
+}
+
 // The shapes "[3, 4]" a kernel's error quotes, each named by what has it
 // among the rule's own tensors: "[4, 3] is input 0's shape transposed; [3, 5]
 // the output gradient's". A shape nothing here has is left unnamed; one that
@@ -275,6 +290,8 @@ std::string name_quoted_shapes(const std::string& message, const Shape& grad_sha
       if (shape_str(inputs[i]) == quoted) whose.push_back(fmt::format("input {}'s", i));
       if (inputs[i].size() >= 2 && inputs[i] != transposed(inputs[i]) && shape_str(transposed(inputs[i])) == quoted)
         whose.push_back(fmt::format("input {}'s transposed (its last two dims in the other order)", i));
+      if (const std::string dims = dims_exchanged(inputs[i], quoted); !dims.empty())
+        whose.push_back(fmt::format("input {}'s with {} in the other order", i, dims));
     }
     // Then a flattening of one of them, (prod of the leading dims, last), or its transpose.
     std::vector<std::pair<std::string, Shape>> named_shapes = {{"the output gradient", grad_shape}};

@@ -971,6 +971,28 @@ TEST(Backward, AQuotedShapeIsNamedAsAFlatteningOrAsAnotherShapeOfTheSameElements
                   "[6, 5] is the output gradient's with its leading dims flattened");
 }
 
+// A batched product whose backward transposes b's dims 0 and 1 where its
+// last two belong: b (2, 4, 5) becomes (4, 2, 5), which the error names.
+struct TransposesTheWrongDims : Function<TransposesTheWrongDims> {
+  static constexpr const char* name = "wrong_dims";
+  static Tensor forward(FunctionCtx& ctx, const Tensor& a, const Tensor& b) {
+    ctx.save_for_backward({b});
+    return matmul(a, b);
+  }
+  static Grads backward(FunctionCtx& ctx, const Tensor& g) {
+    const Tensor b = ctx.saved_tensors()[0];
+    return {matmul(g, transpose(b, 0, 1)), Tensor()};  // B^T is transpose(b, -1, -2)
+  }
+};
+
+TEST(Backward, AQuotedShapeIsNamedAsAnInputWithTwoDimsInTheOtherOrder) {
+  Tensor a = ones({2, 3, 4}, DType::Float64).requires_grad_();
+  const Tensor b = ones({2, 4, 5}, DType::Float64);
+  const Tensor y = TransposesTheWrongDims::apply(a, b);
+  EXPECT_RG_ERROR(backward(y, ones({2, 3, 5}, DType::Float64)), "in the backward of 'wrong_dims'",
+                  "[4, 2, 5] is input 1's with dims 0 and 1 in the other order");
+}
+
 TEST(Backward, TheShapesAKernelQuotesAreNamedByWhatHasThem) {
   Tensor a = ones({3, 4}, DType::Float64).requires_grad_();
   const Tensor b = ones({4, 5}, DType::Float64);

@@ -149,17 +149,20 @@ TEST(ex02_mul_div, div_gradcheck_broadcast_summed_back) {  // (3, 4) / (4): the 
                    {randn64({3, 4}, 7), divisor64({4}, 8)}, "div with broadcasting");
 }
 
-// Inputs of two dtypes (a float64, b float32): the output is float64 (type
-// promotion), and each gradient is computed in the output's dtype and reaches
-// its input in that input's dtype: exactly the all-float64 gradients, b's
-// rounded to float32 once.
-void expect_mixed_dtypes(Tensor (*op)(const Tensor&, const Tensor&), const char* name) {
+// Inputs of two dtypes, each way round (a float64 and b float32, then a
+// float32 and b float64): the output is float64 (type promotion), and each
+// gradient is computed in the output's dtype and reaches its input in that
+// input's dtype: exactly the all-float64 gradients, the float32 input's rounded
+// to float32 once.
+void expect_mixed_dtypes(Tensor (*op)(const Tensor&, const Tensor&), const char* name, bool a_is_float32) {
   const std::vector<double> av = {1.3, -0.7, 2.1, 0.4}, bv = {0.8, -1.5, 1.2, -0.6};
-  const Tensor b32 = tensor(bv, {4}, DType::Float32);
-  Tensor a = param(av, {4}), b = clone(b32).requires_grad_();
-  Tensor a64 = param(av, {4}), b64 = to(b32, kF64).detach().requires_grad_();
+  const DType a_dtype = a_is_float32 ? DType::Float32 : kF64, b_dtype = a_is_float32 ? kF64 : DType::Float32;
+  // The values as the narrow input holds them, so that both runs see the same numbers.
+  const Tensor a_in = tensor(av, {4}, a_dtype), b_in = tensor(bv, {4}, b_dtype);
+  Tensor a = clone(a_in).requires_grad_(), b = clone(b_in).requires_grad_();
+  Tensor a64 = to(a_in, kF64).detach().requires_grad_(), b64 = to(b_in, kF64).detach().requires_grad_();
   const Tensor g = tensor({0.5, 1.7, -0.9, 1.1}, {4}, kF64);
-  const std::string label = fmt::format("{}(a float64, b float32)", name);
+  const std::string label = fmt::format("{}(a {}, b {})", name, dtype_name(a_dtype), dtype_name(b_dtype));
   try {
     backward(op(a, b), g);
   } catch (const NotImplemented&) {
@@ -169,14 +172,17 @@ void expect_mixed_dtypes(Tensor (*op)(const Tensor&, const Tensor&), const char*
     return;
   }
   backward(op(a64, b64), g);
-  expect_values(a.grad(), a64.grad(), {0, 0}, label + ": grad a (expected: the all-float64 one)");
-  expect_values(b.grad(), to(b64.grad(), DType::Float32), {0, 0},
-                label + ": grad b (expected: the all-float64 one, rounded to b's float32)");
+  expect_values(a.grad(), to(a64.grad(), a_dtype), {0, 0},
+                label + fmt::format(": grad a (expected: the all-float64 one, in a's {})", dtype_name(a_dtype)));
+  expect_values(b.grad(), to(b64.grad(), b_dtype), {0, 0},
+                label + fmt::format(": grad b (expected: the all-float64 one, in b's {})", dtype_name(b_dtype)));
 }
 
 TEST(ex02_mul_div, inputs_of_two_dtypes) {
-  expect_mixed_dtypes(mul, "mul");
-  expect_mixed_dtypes(div, "div");
+  for (const bool a_is_float32 : {false, true}) {
+    expect_mixed_dtypes(mul, "mul", a_is_float32);
+    expect_mixed_dtypes(div, "div", a_is_float32);
+  }
 }
 
 }  // namespace

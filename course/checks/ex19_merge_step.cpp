@@ -133,6 +133,11 @@ std::string pair_left_in_a_word(const MergeState& state, const BpeModel& model, 
       while (since > 0 && holds(history[since - 1][wi], a, b)) --since;
       out += fmt::format("; where[{}] does not list this word (index {}), which has held the pair since {}", merge_str(model, rank),
                          wi, since == 0 ? "the start (before merge 0)" : fmt::format("merge {} {}", since - 1, merge_str(model, since - 1)));
+      // Which side of the pair that merge's new token is on (a pair it made).
+      const size_t made = model.vocab.size() - (model.merges.size() - (since - 1));
+      if (since > 0 && (static_cast<size_t>(a) == made) != (static_cast<size_t>(b) == made))
+        out += fmt::format(", which made the pair's {} token {}", static_cast<size_t>(b) == made ? "right" : "left",
+                           literal(model.vocab[made]));
       return out;
     }
   }
@@ -209,6 +214,58 @@ TEST(ex19_merge_step, merge_pair_in_word_merges_every_occurrence_left_to_right) 
   if (tok::merge_pair_in_word(ids, 'b', 'a', 256) || ids != std::vector<int32_t>{'a', 'b', 'c'})
     ADD_FAILURE() << "merge_pair_in_word of (b, a) in \"abc\", which does not hold it, gives "
                   << tokcheck::id_list(ids) << "; expected false and the word unchanged";
+}
+
+// Which of two pairs PairOrder merges first: "x", "y", "neither (equal)" or
+// "both (x before y and y before x)".
+std::string merged_first(const tok::PairOrder& order, const tok::PairEntry& x, const tok::PairEntry& y) {
+  const bool x_later = order(x, y), y_later = order(y, x);
+  if (x_later && y_later) return "both";
+  if (!x_later && !y_later) return "neither";
+  return x_later ? "y" : "x";
+}
+
+TEST(ex19_merge_step, pair_order_compares_counts_then_left_bytes_then_right_bytes) {
+  // PairOrder alone, on pairs of merged tokens: 256 "zb", 257 "ab", 258 "bc".
+  std::vector<std::string> vocab = byte_model().vocab;
+  for (const char* t : {"zb", "ab", "bc"}) vocab.push_back(t);
+  const tok::PairOrder order{&vocab};
+  const auto entry = [](int64_t count, int32_t a, int32_t b) { return tok::PairEntry{count, tok::pair_key(a, b)}; };
+  const auto name = [&](const tok::PairEntry& e) {
+    return fmt::format("{} (count {})", pair_str(vocab[tok::left_of(e.pair)], vocab[tok::right_of(e.pair)]), e.count);
+  };
+  // x, y, which one merges first ("x" or "y"), and what a concatenation of the two tokens' bytes would say.
+  struct Probe {
+    tok::PairEntry x, y;
+    const char* first;
+    const char* by_concatenation;
+  };
+  const Probe probes[] = {
+      {entry(2, 'z', 'z'), entry(3, 'a', 'b'), "y", "y"},  // the count decides first
+      {entry(5, 'a', 256), entry(5, 257, 'c'), "y", "x"},  // ("a", "zb") vs ("ab", "c"): "ab" > "a" decides
+      {entry(5, 'a', 258), entry(5, 257, 'c'), "y", "neither"},  // ("a", "bc") vs ("ab", "c"): same bytes joined
+      {entry(4, 'b', 'a'), entry(4, 'b', 'c'), "y", "y"}};       // the same left: the right decides
+  std::vector<std::string> wrong;
+  bool all_concatenation = true;
+  for (const Probe& p : probes) {
+    const std::string got = merged_first(order, p.x, p.y);
+    all_concatenation = all_concatenation && got == p.by_concatenation;
+    if (got == p.first) continue;
+    const std::string said = got == "x"         ? name(p.x) + " first"
+                             : got == "y"       ? name(p.y) + " first"
+                             : got == "neither" ? "neither before the other (a tie)"
+                                                : "each before the other";
+    wrong.push_back(fmt::format("{} vs {}: PairOrder says {}, expected {} first", name(p.x), name(p.y), said,
+                                name(p.first[0] == 'x' ? p.x : p.y)));
+  }
+  if (wrong.empty()) return;
+  std::string text;
+  for (const std::string& w : wrong) text += (text.empty() ? "" : "; ") + w;
+  ADD_FAILURE() << text << " (the greater count merges first; at equal counts the greater left token's bytes, "
+                << "then the greater right token's)"
+                << (all_concatenation ? ": every answer is that of comparing the two tokens' bytes joined into one "
+                                        "string, where the left bytes decide first"
+                                      : "");
 }
 
 TEST(ex19_merge_step, merge_step_merges_a_run_of_one_token_left_to_right) {

@@ -351,6 +351,7 @@ std::string gradient_cut(nn::TransformerBlock& b, const Tensor& x, const nn::Att
 }
 
 TEST(ex17_block, gradients_of_the_input_and_every_weight_pass_gradcheck) {
+  COURSE_AFTER_FORWARD("output_matches_torch_float64", "each_step_is_the_residual_of_its_normalised_sublayer");
   Generator gen(17);
   nn::TransformerConfig c = block_config();
   c.d_model = 8, c.num_heads = 2, c.d_ff = 8;

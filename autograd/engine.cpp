@@ -330,6 +330,17 @@ std::string name_quoted_shapes(const std::string& message, const Shape& grad_sha
   return out + ")";
 }
 
+// For a kernel's "dtypes differ" error: the dtypes the rule had, the output
+// gradient's and each input's, so that the error says which tensor brought
+// which one (a saved input used without converting it to the gradient's dtype
+// shows as an input's dtype among the kernel's). "" for any other error.
+std::string dtypes_when_they_differ(const std::string& message, DType grad, const std::vector<DType>& inputs) {
+  if (message.find("dtypes differ") == std::string::npos || inputs.empty()) return "";
+  std::string out = fmt::format(" (the output gradient is {}", dtype_name(grad));
+  for (size_t i = 0; i < inputs.size(); ++i) out += fmt::format("; input {} is {}", i, dtype_name(inputs[i]));
+  return out + ")";
+}
+
 // One node's rule applied to its output gradient g: its inputs' gradients.
 Grads run_rule(Node& node, const Tensor& g) {
   NeedsGrad needs;
@@ -349,9 +360,10 @@ Grads run_rule(Node& node, const Tensor& g) {
     for (size_t i = 0; i < node.input_shapes.size(); ++i) {
       inputs += (i ? ", " : "") + shape_str(node.input_shapes[i]);
     }
-    throw Error(fmt::format("in the backward of '{}' (output gradient of shape {}; input{} of shape {}): {}{}",
+    throw Error(fmt::format("in the backward of '{}' (output gradient of shape {}; input{} of shape {}): {}{}{}",
                             node.name, shape_str(g.shape()), node.input_shapes.size() == 1 ? "" : "s", inputs,
-                            e.what(), name_quoted_shapes(e.what(), g.shape(), node.input_shapes)));
+                            e.what(), name_quoted_shapes(e.what(), g.shape(), node.input_shapes),
+                            dtypes_when_they_differ(e.what(), g.dtype(), node.input_dtypes)));
   }
   RG_CHECK(input_grads.size() == node.next.size(), "backward",
            "the backward of '{}' returned {} gradients for {} inputs", node.name,

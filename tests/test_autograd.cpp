@@ -13,6 +13,7 @@
 #include "autograd/dot.h"
 #include "autograd/function.h"
 #include "autograd/ops.h"
+#include "tensor/elementwise.h"
 #include "tests/support/test_util.h"
 
 using namespace ropegrad;
@@ -991,6 +992,29 @@ TEST(Backward, AQuotedShapeIsNamedAsAnInputWithTwoDimsInTheOtherOrder) {
   const Tensor y = TransposesTheWrongDims::apply(a, b);
   EXPECT_RG_ERROR(backward(y, ones({2, 3, 5}, DType::Float64)), "in the backward of 'wrong_dims'",
                   "[4, 2, 5] is input 1's with dims 0 and 1 in the other order");
+}
+
+// x * y with x float32 and y float64 (the output float64): its backward
+// multiplies g by the saved x as it is, a float32 tensor among float64 ones.
+struct UsesASavedInputUnconverted : Function<UsesASavedInputUnconverted> {
+  static constexpr const char* name = "unconverted";
+  static Tensor forward(FunctionCtx& ctx, const Tensor& x, const Tensor& y) {
+    ctx.save_for_backward({x});
+    return x * y;
+  }
+  static Grads backward(FunctionCtx& ctx, const Tensor& g) {
+    const Tensor x = ctx.saved_tensors()[0];
+    return {Tensor(), kernels::map_float(g, x, [](auto gg, auto xx) { return gg * xx; })};
+  }
+};
+
+TEST(Backward, AKernelsDtypeErrorSaysEachTensorsDtype) {
+  const Tensor x = ones({3}, DType::Float32);
+  Tensor y = ones({3}, DType::Float64).requires_grad_();
+  const Tensor out = UsesASavedInputUnconverted::apply(x, y);
+  EXPECT_RG_ERROR(backward(out, ones({3}, DType::Float64)), "in the backward of 'unconverted'",
+                  "dtypes differ: float64 vs float32",
+                  "(the output gradient is float64; input 0 is float32; input 1 is float64)");
 }
 
 TEST(Backward, TheShapesAKernelQuotesAreNamedByWhatHasThem) {

@@ -426,6 +426,12 @@ std::string group_statistic(const Entries& e, const Grouping& g, const std::vect
     }
   }
   using Stat = std::function<double(const std::vector<double>&)>;
+  const auto variance = [](const std::vector<double>& v) {
+    const double mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+    double sq = 0;
+    for (const double x : v) sq += (x - mean) * (x - mean);
+    return sq / static_cast<double>(v.size());
+  };
   const auto sum = [](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0); };
   const auto sum_sq = [](const std::vector<double>& v) {
     return std::inner_product(v.begin(), v.end(), v.begin(), 0.0);
@@ -437,6 +443,9 @@ std::string group_statistic(const Entries& e, const Grouping& g, const std::vect
       {"the norm (root of the sum of the squares)", [&](const std::vector<double>& v) { return std::sqrt(sum_sq(v)); }},
       {"the rms (root of the mean of the squares)",
        [&](const std::vector<double>& v) { return std::sqrt(sum_sq(v) / static_cast<double>(v.size())); }},
+      {"the variance (the mean of the squared deviations from the mean)", variance},
+      {"the standard deviation (the root of the variance, the mean of the squared deviations from the mean)",
+       [&](const std::vector<double>& v) { return std::sqrt(variance(v)); }},
       {"the largest value", [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); }},
       {"the number of elements", [](const std::vector<double>& v) { return static_cast<double>(v.size()); }},
   };
@@ -1388,6 +1397,39 @@ void id_regions(const Entries& e, std::vector<Region>& out) {
   }
 }
 
+// Where input k is below (or above) a value: when every wrong entry's input
+// value lies below every right active entry's (or above), a branch's edge
+// the rule puts in another place, or one branch of a piecewise rule wrong:
+// "where input 0 is below a value between -1.21 and -0.64 (the largest
+// input at a wrong entry, the smallest at a right one)".
+void threshold_regions(const Entries& e, std::vector<Region>& out) {
+  double wrong_lo = INFINITY, wrong_hi = -INFINITY, right_lo = INFINITY, right_hi = -INFINITY;
+  int64_t wrong = 0, right = 0;
+  for (int64_t r = 0; r < e.a.rows; ++r) {
+    for (int64_t c = 0; c < e.a.cols; ++c) {
+      if (!e.active(r, c)) continue;
+      const double v = e.x[c];
+      if (e.wrong_at(r, c)) wrong_lo = std::min(wrong_lo, v), wrong_hi = std::max(wrong_hi, v), ++wrong;
+      else right_lo = std::min(right_lo, v), right_hi = std::max(right_hi, v), ++right;
+    }
+  }
+  if (wrong < 3 || right < 3) return;  // fewer could sit at one end by chance
+  const std::vector<double>& x = e.x;
+  const std::string k = std::to_string(e.b.input);
+  if (wrong_hi < right_lo) {
+    const double cut = (wrong_hi + right_lo) / 2;
+    out.push_back({fmt::format("where input {} is below a value between {} and {} (the largest input at a wrong "
+                               "entry, the smallest at a right one)", k, number(wrong_hi), number(right_lo)),
+                   [&x, cut](int64_t, int64_t c) { return x[c] < cut; }});
+  }
+  if (wrong_lo > right_hi) {
+    const double cut = (wrong_lo + right_hi) / 2;
+    out.push_back({fmt::format("where input {} is above a value between {} and {} (the largest input at a right "
+                               "entry, the smallest at a wrong one)", k, number(right_hi), number(wrong_lo)),
+                   [&x, cut](int64_t, int64_t c) { return x[c] > cut; }});
+  }
+}
+
 // Where a bool, int64 or 0/1 float input of the same shape as the input (or
 // the output) is true or false; where the input itself is positive, negative or zero.
 void value_regions(const Entries& e, std::vector<Region>& out) {
@@ -1416,6 +1458,7 @@ void value_regions(const Entries& e, std::vector<Region>& out) {
   if (e.same_shape()) {
     out.push_back({"on the diagonal, d output[i] / d input" + k + "[i]", [](int64_t r, int64_t c) { return r == c; }});
   }
+  threshold_regions(e, out);
 }
 
 // Where the output does not depend on the input: the columns of the input

@@ -178,6 +178,30 @@ AllTrue under_an_all_true_mask(const Tensor& q, const Tensor& k, const Tensor& v
   return same ? AllTrue::Plain : zero ? AllTrue::AllZero : AllTrue::Other;
 }
 
+// When every weight (3 queries, 4 keys, head size 4) is that of
+// softmax(q k^T / 2 + m) for one look-alike m of the bool mask KEEP, which:
+// "; every weight is softmax(scale q k^T + m) with m = 1 where the mask is
+// true and 0 where false: the mask added as numbers". "" when none fits.
+std::string bool_mask_form(const Tensor& q, const Tensor& k, const std::vector<double>& w,
+                           const std::vector<bool>& keep) {
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> none(12, 0.0), as_numbers(12), inverted(12);
+  for (size_t e = 0; e < 12; ++e) as_numbers[e] = keep[e] ? 1.0 : 0.0, inverted[e] = keep[e] ? -inf : 0.0;
+  const std::pair<std::vector<double>, const char*> forms[] = {
+      {none, "m = 0 everywhere, as without a mask: the mask is not applied"},
+      {as_numbers, "m = 1 where the mask is true and 0 where it is false: the bool mask added as numbers, where 0 "
+                   "(true) and -inf (false) belong"},
+      {inverted, "m = -inf where the mask is true and 0 where it is false: the mask read the other way round"}};
+  const Tensor scores = mul(matmul(q, transpose(k, -1, -2)), 0.5);
+  for (const auto& [m, text] : forms) {
+    const std::vector<double> want = softmax(add(scores, tensor(m, {3, 4}, DType::Float64)), -1).to_vector<double>();
+    bool all = true;
+    for (size_t e = 0; e < 12 && all; ++e) all = std::abs(w[e] - want[e]) <= 1e-10;
+    if (all) return fmt::format("; every weight is softmax(scale q k^T + m) with {}", text);
+  }
+  return "";
+}
+
 TEST(ex12_sdpa, a_bool_mask_is_true_where_a_query_may_attend) {
   Generator gen(3);
   const Tensor q = randn({1, 1, 3, 4}, DType::Float64, &gen), k = randn({1, 1, 4, 4}, DType::Float64, &gen);
@@ -193,6 +217,7 @@ TEST(ex12_sdpa, a_bool_mask_is_true_where_a_query_may_attend) {
       const bool all_nan = std::all_of(w.begin(), w.end(), [](double x) { return std::isnan(x); });
       ADD_FAILURE() << "query " << e / 4 << " gives key " << e % 4 << " weight " << fmt::format("{:.6g}", w[e])
                     << " though the mask marks it false (bool masks: true = may attend, false = masked)"
+                    << bool_mask_form(q, k, w, keep)
                     << (all_nan && under_an_all_true_mask(q, k, v) == AllTrue::Plain
                             ? "; every weight is nan (each query has a masked key), and with a mask all true the "
                               "weights are right: a false entry gives its key the score +inf or nan, where -inf "

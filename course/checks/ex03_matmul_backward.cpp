@@ -75,8 +75,54 @@ TEST(ex03_matmul_backward, batched_gradcheck) { gradcheck_matmul({2, 3, 4}, {2, 
 TEST(ex03_matmul_backward, broadcast_batch_gradcheck_summed_back) {
   gradcheck_matmul({2, 1, 3, 4}, {3, 4, 2}, 7, "(2, 1, 3, 4) @ (3, 4, 2)");
 }
+// (2, 3, 4) @ (4, 2) with A's gradient right and B's one of four look-alikes
+// of sum_b A[b]^T g[b] (each computed here by loops): which, or "".
+std::string shared_weight_form() {
+  const Tensor a = randn64({2, 3, 4}, 21), b = randn64({4, 2}, 22), g = randn64({2, 3, 2}, 23);
+  backward(matmul(a, b), g);
+  const std::vector<double> av = a.to_vector<double>(), bv = b.to_vector<double>(), gv = g.to_vector<double>();
+  std::vector<double> want_a(24, 0.0), per_batch[2] = {std::vector<double>(8, 0.0), std::vector<double>(8, 0.0)},
+                                       reshaped(8, 0.0);
+  for (int bt = 0; bt < 2; ++bt)
+    for (int i = 0; i < 3; ++i)
+      for (int k = 0; k < 4; ++k)
+        for (int j = 0; j < 2; ++j) {
+          want_a[(bt * 3 + i) * 4 + k] += gv[(bt * 3 + i) * 2 + j] * bv[k * 2 + j];
+          per_batch[bt][k * 2 + j] += av[(bt * 3 + i) * 4 + k] * gv[(bt * 3 + i) * 2 + j];
+        }
+  // A's memory, (6, 4) row-major, read as a (4, 6) matrix R: R[k][r] = A_flat[k * 6 + r].
+  for (int k = 0; k < 4; ++k)
+    for (int r = 0; r < 6; ++r)
+      for (int j = 0; j < 2; ++j) reshaped[k * 2 + j] += av[k * 6 + r] * gv[r * 2 + j];
+  const auto matches = [](const Tensor& t, const std::vector<double>& want) {
+    const std::vector<double> v = t.to_vector<double>();
+    for (size_t i = 0; i < v.size(); ++i)
+      if (!(std::abs(v[i] - want[i]) <= 1e-10 * (1 + std::abs(want[i])))) return false;
+    return true;
+  };
+  if (!a.grad().defined() || !b.grad().defined() || b.grad().numel() != 8 || !matches(a.grad(), want_a)) return "";
+  std::vector<double> sum(8), mean(8);
+  for (int e = 0; e < 8; ++e) sum[e] = per_batch[0][e] + per_batch[1][e], mean[e] = sum[e] / 2;
+  if (matches(b.grad(), sum)) return "";
+  const std::pair<const std::vector<double>*, const char*> forms[] = {
+      {&reshaped, "A's (batch x rows, k) = (6, 4) matrix reshaped to (4, 6) and multiplied by g's (6, 2): a reshape "
+                  "where its transpose belongs (a reshape keeps the memory's order; a transpose swaps the indices)"},
+      {&per_batch[0], "batch 0's share alone, A[0]^T g[0]: the other batch's share is missing"},
+      {&per_batch[1], "the last batch's share alone, A[1]^T g[1]: the other batch's share is missing"},
+      {&mean, "the mean of the batches' shares A[b]^T g[b], where their sum belongs"}};
+  for (const auto& [form, text] : forms)
+    if (matches(b.grad(), *form)) return "(2, 3, 4) @ (4, 2): A's gradient is right; B's is exactly " + std::string(text);
+  return "";
+}
+
 // One weight for every row of a batch, as in a Linear layer.
-TEST(ex03_matmul_backward, shared_weight_gradcheck) { gradcheck_matmul({2, 3, 4}, {4, 2}, 9, "(2, 3, 4) @ (4, 2)"); }
+TEST(ex03_matmul_backward, shared_weight_gradcheck) {
+  if (const std::string form = shared_weight_form(); !form.empty()) {
+    ADD_FAILURE() << form;
+    return;
+  }
+  gradcheck_matmul({2, 3, 4}, {4, 2}, 9, "(2, 3, 4) @ (4, 2)");
+}
 // The shared weight again, its batched operand a transposed view X^T (X
 // (2, 4, 3)): its memory cannot be viewed as one (batch x rows, k) matrix,
 // so flattening it for one GEMM over every row needs a copy.

@@ -2406,6 +2406,51 @@ std::string few_differences(const Entries& e) {
                      clusters.size(), text);
 }
 
+// Input elements that several outputs read (a gather with a repeated index,
+// a shared weight) whose analytical column keeps one reader's share exactly
+// and is 0 at every other reader, while every element read once is right:
+// the shares of one element do not add up. "" unless that fits every entry.
+// AS_CLAUSE: said after a place ("; these wrong entries are ..."), naming no
+// diagnosis of its own.
+std::string one_reader_kept(const Entries& e, bool as_clause) {
+  std::vector<char> shared(static_cast<size_t>(e.a.cols), 0);
+  bool any = false, all_last = true, all_first = true;
+  for (int64_t c = 0; c < e.a.cols; ++c) {
+    std::vector<int64_t> readers;
+    bool wrong = false;
+    for (int64_t r = 0; r < e.a.rows; ++r) {
+      if (!is_zero(e.n.at(r, c), e.o)) readers.push_back(r);
+      else if (e.wrong_at(r, c)) return "";  // a gradient where the output reads nothing
+      wrong = wrong || e.wrong_at(r, c);
+    }
+    if (readers.size() < 2) {
+      if (wrong) return "";
+      continue;
+    }
+    int64_t kept = -1, kept_count = 0;
+    for (const int64_t r : readers) {
+      if (!e.wrong_at(r, c)) kept = r, ++kept_count;
+      else if (!is_zero(e.a.at(r, c), e.o)) return "";
+    }
+    if (kept_count != 1) return "";
+    shared[static_cast<size_t>(c)] = 1, any = true;
+    all_last = all_last && kept == readers.back();
+    all_first = all_first && kept == readers.front();
+  }
+  if (!any) return "";
+  const std::string which = all_last && !all_first ? " (the last)" : all_first && !all_last ? " (the first)" : "";
+  if (as_clause) {
+    return fmt::format("; the wrong entries are those of the elements of input {} that several outputs read ({}): "
+                       "each gets the share of one of those outputs{} and 0 from the others, where the numerical "
+                       "gradient adds every reader's share",
+                       e.b.input, list_indices(e, false, shared), which);
+  }
+  return fmt::format("one reader's share kept: each element of input {} that several outputs read ({}) gets, in the "
+                     "analytical gradient, the share of one of those outputs{} and 0 from the others, where the "
+                     "numerical one adds every reader's share; every element read once is right",
+                     e.b.input, list_indices(e, false, shared), which);
+}
+
 std::string diagnose_structure(const FailingBlock& b) {
   const Entries e = make_entries(b);
   if (e.wrong_count == 0) return "";
@@ -2424,8 +2469,10 @@ std::string diagnose_structure(const FailingBlock& b) {
   if (part && (!place || part->active <= place->active)) return part->text;
   if (place) {
     const bool elementwise = !elementwise_wrong(e, ss).empty();
-    return elementwise ? place->text + " (the function is elementwise: both Jacobians are diagonal)" : place->text;
+    return elementwise ? place->text + " (the function is elementwise: both Jacobians are diagonal)"
+                       : place->text + one_reader_kept(e, true);
   }
+  if (std::string s = one_reader_kept(e, false); !s.empty()) return s;
   if (std::optional<Fit> fit = added_feature_per_group_form(e)) return fit->text;
   const std::string elementwise = elementwise_wrong(e, ss);
   if (elementwise.empty() && e.wrong_count < static_cast<int64_t>(e.a.values.size())) {

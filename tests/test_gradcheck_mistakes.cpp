@@ -59,6 +59,7 @@ const std::vector<std::string>& diagnosis_names() {
       "the right values at the wrong inputs",
       "entries missing",
       "wrong by a few added numbers",
+      "one reader's share kept",
   };
   return names;
 }

@@ -25,7 +25,7 @@ mistakes::Case make() {
           "nearest-neighbour upsampling by 2 along the last dim, x (2, 3) -> y (2, 6), y[:, j] = x[:, j / 2] (integer division): the backward keeps only the first copy of each input, dx[:, i] = g[:, 2i] (a strided slice of g), instead of summing both copies, dx[:, i] = g[:, 2i] + g[:, 2i + 1]",
           inputs,
           [](const std::vector<Tensor>& in) { return Upsample2::apply(in[0]); },
-          std::vector<std::string>{"entries missing", "where the numerical one is 1 at each"}};
+          std::vector<std::string>{"one reader's share kept", "(the first)"}};
 }
 const mistakes::Register reg(make);
 }  // namespace

@@ -30,7 +30,8 @@ mistakes::Case make() {
   x.requires_grad_();
   std::vector<Tensor> inputs{x};
   return {"u9-index-rows-grad-overwrites-repeats", "Row lookup y = x[idx] (index_select along dim 0) with x of shape [5, 3] and the fixed int64 index tensor idx = [4, 0, 4, 2], output shape [4, 3]; the index is a second Tensor argument that gets no gradient. The backward scatters with assignment, dx[idx[r]] = g[r], so row 4, which is looked up twice, keeps only the gradient of its last use. The correct rule accumulates: dx[idx[r]] += g[r] for every r (row 4 gets g[0] + g[2], rows 1 and 3 get zero).", inputs,
-          [](const std::vector<Tensor>& in) { return IndexRows::apply(in[0], tensor_i64({4, 0, 4, 2})); }};
+          [](const std::vector<Tensor>& in) { return IndexRows::apply(in[0], tensor_i64({4, 0, 4, 2})); },
+          std::vector<std::string>{"only some entries wrong", "several outputs read", "(the last)"}};
 }
 const mistakes::Register reg(make);
 }  // namespace

@@ -158,6 +158,10 @@ std::string merge_against_recount(const Counts& before, const BpeModel& model, s
     if (n > most || (n == most && pair > best)) best = pair, most = n;
   const int64_t got = before.count({a, b}) ? before.at({a, b}) : 0;
   if (best == std::pair<std::string, std::string>{a, b}) return "";
+  if (before.empty())  // every word one token: there was no pair to merge
+    return fmt::format("merge {} is {}, though a recount finds no pair left in the words (every word is one token): "
+                       "merge_step found a pair where none occurs, and returned true where false belongs",
+                       rank, pair_str(a, b));
   if (got == most)
     return fmt::format("merge {} is {}, which occurs {} times by a recount of the words, as {} does: of pairs with the "
                        "same count the lexicographically greater (left bytes, right bytes) wins, here {}",

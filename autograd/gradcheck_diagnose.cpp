@@ -2469,8 +2469,10 @@ std::string diagnose_structure(const FailingBlock& b) {
   if (part && (!place || part->active <= place->active)) return part->text;
   if (place) {
     const bool elementwise = !elementwise_wrong(e, ss).empty();
+    // A broadcast input's copies are its readers: the place already says which copies are wrong.
+    const bool broadcast = place->text.find("is broadcast over") != std::string::npos;
     return elementwise ? place->text + " (the function is elementwise: both Jacobians are diagonal)"
-                       : place->text + one_reader_kept(e, true);
+                       : place->text + (broadcast ? "" : one_reader_kept(e, true));
   }
   if (std::string s = one_reader_kept(e, false); !s.empty()) return s;
   if (std::optional<Fit> fit = added_feature_per_group_form(e)) return fit->text;

@@ -426,13 +426,13 @@ std::string group_statistic(const Entries& e, const Grouping& g, const std::vect
     }
   }
   using Stat = std::function<double(const std::vector<double>&)>;
-  const auto variance = [](const std::vector<double>& v) {
-    const double mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+  const auto sum = [](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0); };
+  const auto variance = [&](const std::vector<double>& v) {
+    const double mean = sum(v) / static_cast<double>(v.size());
     double sq = 0;
     for (const double x : v) sq += (x - mean) * (x - mean);
     return sq / static_cast<double>(v.size());
   };
-  const auto sum = [](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0); };
   const auto sum_sq = [](const std::vector<double>& v) {
     return std::inner_product(v.begin(), v.end(), v.begin(), 0.0);
   };
@@ -1178,6 +1178,7 @@ std::string coupling_scaled(const Entries& e, const std::vector<Structure>& ss) 
 struct Place {
   std::string text;
   int64_t active = 0;
+  bool copies = false;  // the place is a broadcast input's copies (it says which readers are wrong)
 };
 
 // "; there analytical = numerical x (i1 + 1) / (j1 + 1)" when, on the
@@ -1278,6 +1279,7 @@ std::optional<Place> one_part_wrong(const Entries& e, const std::vector<Structur
 struct Region {
   std::string where;  // completes "wrong only ..."
   std::function<bool(int64_t, int64_t)> holds;
+  bool copies = false;  // a broadcast input's copies: each copy is one reader of the input's element
 };
 
 // "the first of 4", "the last of 4", "the 2nd of 4"
@@ -1343,7 +1345,7 @@ void broadcast_regions(const Entries& e, std::vector<Region>& out) {
     const std::vector<Shape>* index = &e.out_index;
     out.push_back({fmt::format("at every output index but 0 along dim {}, the dim input {} is broadcast over (all of "
                                "its {} copies but the first)", d, e.b.input, shape[d]),
-                   [index, d](int64_t r, int64_t) { return (*index)[r][d] != 0; }});
+                   [index, d](int64_t r, int64_t) { return (*index)[r][d] != 0; }, true});
   }
 }
 
@@ -1582,7 +1584,7 @@ std::optional<Place> wrong_only_in_one_place(const Entries& e) {
   const std::string relation = n_zero ? "" : wrong_entries_relation(e);
   return Place{fmt::format("only some entries wrong: wrong only {} ({}){}{}; every entry elsewhere is right",
                            best->where, count, none, relation),
-               best_active};
+               best_active, best->copies};
 }
 
 // "; the wrong ones are where |input0| is about 0.75 or less, the right ones
@@ -2469,10 +2471,9 @@ std::string diagnose_structure(const FailingBlock& b) {
   if (part && (!place || part->active <= place->active)) return part->text;
   if (place) {
     const bool elementwise = !elementwise_wrong(e, ss).empty();
-    // A broadcast input's copies are its readers: the place already says which copies are wrong.
-    const bool broadcast = place->text.find("is broadcast over") != std::string::npos;
+    // A broadcast input's copies are its readers: that place already says which copies are wrong.
     return elementwise ? place->text + " (the function is elementwise: both Jacobians are diagonal)"
-                       : place->text + (broadcast ? "" : one_reader_kept(e, true));
+                       : place->text + (place->copies ? "" : one_reader_kept(e, true));
   }
   if (std::string s = one_reader_kept(e, false); !s.empty()) return s;
   if (std::optional<Fit> fit = added_feature_per_group_form(e)) return fit->text;

@@ -133,9 +133,10 @@ std::string pair_left_in_a_word(const MergeState& state, const BpeModel& model, 
       while (since > 0 && holds(history[since - 1][wi], a, b)) --since;
       out += fmt::format("; where[{}] does not list this word (index {}), which has held the pair since {}", merge_str(model, rank),
                          wi, since == 0 ? "the start (before merge 0)" : fmt::format("merge {} {}", since - 1, merge_str(model, since - 1)));
+      if (since == 0) return out;
       // Which side of the pair that merge's new token is on (a pair it made).
       const size_t made = model.vocab.size() - (model.merges.size() - (since - 1));
-      if (since > 0 && (static_cast<size_t>(a) == made) != (static_cast<size_t>(b) == made))
+      if ((static_cast<size_t>(a) == made) != (static_cast<size_t>(b) == made))
         out += fmt::format(", which made the pair's {} token {}", static_cast<size_t>(b) == made ? "right" : "left",
                            literal(model.vocab[made]));
       return out;
